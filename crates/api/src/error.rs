@@ -1,0 +1,146 @@
+//! The one place errors become HTTP responses.
+//!
+//! Policy: domain crates return their own `thiserror` types; handlers convert them into
+//! [`ApiError`] with `?`; [`ApiError::into_response`] is the only code that picks a status and
+//! writes an error body. Client errors say what to fix; server errors are logged here once,
+//! with the cause, and the client gets a generic message (never a key, a URL with a password
+//! or a vendor's raw body).
+
+use axum::Json;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Map, Value};
+use svc_catalogue::wire::{ErrorBody, HttpValidationError};
+use svc_catalogue::{FieldError, InputError};
+
+/// Every error the HTTP layer can answer with.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// The request's input is invalid (422).
+    #[error("invalid request")]
+    Validation(#[from] InputError),
+    /// No route at this path (404).
+    #[error("no route for this path")]
+    NotFound,
+    /// The path exists but not with this method (405).
+    #[error("method not allowed; this path accepts {allow}")]
+    MethodNotAllowed {
+        /// The methods the path accepts, for the `Allow` header.
+        allow: &'static str,
+    },
+    /// The body is larger than the configured limit (413).
+    #[error("request body larger than {limit} bytes")]
+    PayloadTooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// A body that is not JSON (415).
+    #[error("request bodies must be JSON (Content-Type: application/json)")]
+    UnsupportedMediaType,
+    /// The route exists and the input is valid, but its implementation has not landed (501).
+    #[error("route {0} is not implemented yet")]
+    NotImplemented(&'static str),
+    /// A dependency (the store) is unavailable (503).
+    #[error("service unavailable")]
+    Unavailable(String),
+    /// A bug or an unexpected failure (500); the cause is logged, never sent.
+    #[error("internal error")]
+    Internal(String),
+}
+
+impl From<svc_store::StoreError> for ApiError {
+    fn from(err: svc_store::StoreError) -> Self {
+        ApiError::Internal(format!("store: {err}"))
+    }
+}
+
+impl ApiError {
+    /// An error that is the client's fault only in a single field.
+    pub fn field(loc: Vec<svc_catalogue::Loc>, msg: impl Into<String>, kind: &'static str) -> Self {
+        ApiError::Validation(InputError { errors: vec![FieldError { loc, msg: msg.into(), kind }] })
+    }
+
+    fn status(&self) -> StatusCode {
+        match self {
+            ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::NotFound => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn code(&self) -> &'static str {
+        match self {
+            ApiError::Validation(_) => "validation_error",
+            ApiError::NotFound => "not_found",
+            ApiError::MethodNotAllowed { .. } => "method_not_allowed",
+            ApiError::PayloadTooLarge { .. } => "payload_too_large",
+            ApiError::UnsupportedMediaType => "unsupported_media_type",
+            ApiError::NotImplemented(_) => "not_implemented",
+            ApiError::Unavailable(_) => "unavailable",
+            ApiError::Internal(_) => "internal_error",
+        }
+    }
+}
+
+/// Builds the `{"detail","code"}` body.
+pub fn error_body(detail: impl Into<String>, code: &str, extra: Map<String, Value>) -> ErrorBody {
+    ErrorBody { detail: detail.into(), code: code.to_owned(), extra }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        let allow = match &self {
+            ApiError::MethodNotAllowed { allow } => Some(*allow),
+            _ => None,
+        };
+        let mut response = match self {
+            ApiError::Validation(err) => {
+                (status, Json(HttpValidationError { detail: err.errors })).into_response()
+            }
+            ApiError::Internal(cause) => {
+                tracing::error!(error.cause = %cause, "internal error: {cause}");
+                (status, Json(error_body("Internal server error.", "internal_error", Map::new()))).into_response()
+            }
+            ApiError::Unavailable(cause) => {
+                tracing::warn!(error.cause = %cause, "unavailable: {cause}");
+                (status, Json(error_body("Service unavailable.", "unavailable", Map::new()))).into_response()
+            }
+            ApiError::PayloadTooLarge { limit } => {
+                let mut extra = Map::new();
+                extra.insert("limit_bytes".into(), Value::from(limit));
+                let code = ApiError::PayloadTooLarge { limit }.code();
+                (status, Json(error_body(format!("Request body larger than {limit} bytes."), code, extra)))
+                    .into_response()
+            }
+            ApiError::NotImplemented(id) => {
+                let mut extra = Map::new();
+                extra.insert("route".into(), Value::from(id));
+                (status, Json(error_body(format!("Route {id} is not implemented yet."), "not_implemented", extra)))
+                    .into_response()
+            }
+            other => {
+                let code = other.code();
+                (status, Json(error_body(sentence(&other.to_string()), code, Map::new()))).into_response()
+            }
+        };
+        if let Some(allow) = allow {
+            // RFC 9110: a 405 names the methods the resource supports.
+            response.headers_mut().insert(header::ALLOW, HeaderValue::from_static(allow));
+        }
+        response
+    }
+}
+
+fn sentence(s: &str) -> String {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(first) => format!("{}{}.", first.to_uppercase(), chars.as_str()),
+        None => String::new(),
+    }
+}

@@ -1,0 +1,134 @@
+//! The svc HTTP application, built from the catalogue.
+//!
+//! [`app`] returns the whole router, so `svc serve` and the tests run the same app.
+//!
+//! # Layout
+//! - [`pipeline`]: the path every catalogue route takes (read, validate, handle).
+//! - [`handlers`]: route handlers by catalogue id.
+//! - [`error`]: [`ApiError`], the one place errors become responses.
+//! - [`ops`]: health, readiness, metrics and the generated documents.
+//! - [`metrics`]: Prometheus recording.
+//! - [`state`]: [`AppState`].
+
+pub mod error;
+pub mod handlers;
+pub mod metrics;
+pub mod ops;
+pub mod pipeline;
+pub mod state;
+
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderName, Response, header};
+use axum::response::IntoResponse;
+use axum::routing::{MethodFilter, get, on};
+use svc_catalogue::{HttpMethod, Loc, RouteSpec};
+use tower::ServiceBuilder;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
+use tower_http::trace::TraceLayer;
+
+pub use error::ApiError;
+pub use pipeline::Channel;
+pub use state::{ApiConfig, AppState};
+
+/// Headers that carry secrets or payments: redacted from traces.
+const SENSITIVE: [HeaderName; 4] = [
+    header::AUTHORIZATION,
+    HeaderName::from_static("x-api-key"),
+    HeaderName::from_static("payment-signature"),
+    HeaderName::from_static("x-payment"),
+];
+
+/// The router's form of a path template: parameters renamed by position (`{p0}`, `{p1}`).
+/// The contract names the parameter at one position differently on sibling routes
+/// (`/social/user/{username}` beside `/social/user/{user_id}/timeline`), which the router
+/// cannot hold under two names; the pipeline maps positions back to the route's names.
+fn router_path(template: &str) -> String {
+    let mut index = 0;
+    template
+        .split('/')
+        .map(|segment| {
+            if segment.starts_with('{') && segment.ends_with('}') {
+                let renamed = format!("{{p{index}}}");
+                index += 1;
+                renamed
+            } else {
+                segment.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+fn method_router(route: &'static RouteSpec, channel: Channel) -> axum::routing::MethodRouter<AppState> {
+    let filter = match route.method {
+        HttpMethod::Get => MethodFilter::GET,
+        HttpMethod::Post => MethodFilter::POST,
+    };
+    let allow = route.method.as_str();
+    on(filter, move |State(state): State<AppState>, request: Request| pipeline::serve(state, route, channel, request))
+        .fallback(move || async move { ApiError::MethodNotAllowed { allow } })
+}
+
+/// `{path}` values of the chain-data proxy outside the catalogue: a 422 listing the allowed ones.
+async fn unknown_chaindata_path() -> ApiError {
+    let allowed = svc_catalogue::routes::chaindata::allowed_paths().join(", ");
+    ApiError::field(
+        vec![Loc::from("path"), Loc::from("path")],
+        format!("unknown chain-data route; allowed: {allowed}"),
+        "enum",
+    )
+}
+
+/// The whole application.
+pub fn app(state: AppState) -> Router {
+    let mut router: Router<AppState> = Router::new();
+    for route in state.catalogue.routes() {
+        let channel = if route.is_paid() { Channel::X402 } else { Channel::Free };
+        router = router.route(&router_path(route.path), method_router(route, channel));
+        if let Some(twin) = route.credits_path() {
+            router = router.route(&router_path(&twin), method_router(route, Channel::Credits));
+        }
+    }
+    for prefix in [svc_catalogue::routes::chaindata::CHAINDATA_PREFIX, "/api/svc-tools/data-provider/chaindata/"] {
+        router = router.route(&format!("{prefix}{{*rest}}"), axum::routing::any(unknown_chaindata_path));
+    }
+    let router = router
+        .route("/healthz", get(ops::healthz))
+        .route("/readyz", get(ops::readyz))
+        .route("/metrics", get(ops::metrics))
+        .route("/openapi.json", get(ops::openapi_json))
+        .route("/api/x402/catalogue", get(ops::catalogue))
+        .route("/.well-known/x402", get(ops::well_known))
+        .route("/llms.txt", get(ops::llms_txt))
+        .fallback(|| async { ApiError::NotFound })
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed { allow: "GET" } });
+
+    router
+        .layer(
+            ServiceBuilder::new()
+                .layer(SetSensitiveRequestHeadersLayer::new(SENSITIVE))
+                .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+                .layer(TraceLayer::new_for_http().make_span_with(|request: &Request| {
+                    let request_id =
+                        request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+                    tracing::info_span!("request", method = %request.method(), path = %request.uri().path(), request_id)
+                }))
+                .layer(PropagateRequestIdLayer::x_request_id())
+                .layer(axum::middleware::from_fn(metrics::record))
+                .layer(CatchPanicLayer::custom(panic_response)),
+        )
+        .with_state(state)
+}
+
+/// A handler panic becomes a logged 500 in our error shape; the process keeps serving.
+fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response<axum::body::Body> {
+    ApiError::Internal("handler panicked".into()).into_response()
+}
+
+/// How long in-flight requests get to finish after a shutdown signal.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);

@@ -1,0 +1,72 @@
+//! Free operational and discovery routes: health, readiness, metrics, and the documents
+//! generated from the catalogue.
+
+use std::sync::OnceLock;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use serde_json::json;
+use svc_catalogue::{discovery, openapi};
+
+use crate::error::ApiError;
+use crate::pipeline::json_response;
+use crate::state::AppState;
+
+/// `GET /healthz`: the process is up.
+pub async fn healthz() -> Json<serde_json::Value> {
+    Json(json!({ "status": "ok" }))
+}
+
+/// `GET /readyz`: the store answers.
+pub async fn readyz(State(state): State<AppState>) -> Result<Json<serde_json::Value>, ApiError> {
+    state.store.ping().await.map_err(|e| ApiError::Unavailable(format!("store: {e}")))?;
+    Ok(Json(json!({ "status": "ok", "store": state.store.backend().to_string() })))
+}
+
+/// `GET /metrics`: Prometheus text.
+pub async fn metrics(State(state): State<AppState>) -> Response {
+    let mut response = state.metrics.render().into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4"));
+    response
+}
+
+/// `GET /openapi.json`: generated once per process.
+pub async fn openapi_json(State(state): State<AppState>) -> Response {
+    static DOC: OnceLock<Bytes> = OnceLock::new();
+    json_response(DOC.get_or_init(|| Bytes::from(openapi::document_text(state.catalogue))).clone())
+}
+
+/// The base URL for absolute links: the configured public URL, else the request's host.
+fn base_url(state: &AppState, headers: &HeaderMap) -> String {
+    if let Some(url) = &state.config.public_url {
+        return url.clone();
+    }
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).filter(|h| is_host(h)).unwrap_or("localhost");
+    format!("http://{host}")
+}
+
+/// A conservative host[:port] check, so a hostile `Host` header cannot inject text into
+/// the documents.
+fn is_host(h: &str) -> bool {
+    !h.is_empty() && h.len() <= 255 && h.bytes().all(|b| b.is_ascii_alphanumeric() || b"-.:[]".contains(&b))
+}
+
+/// `GET /api/x402/catalogue`.
+pub async fn catalogue(State(state): State<AppState>, headers: HeaderMap) -> Json<serde_json::Value> {
+    Json(discovery::catalogue_document(state.catalogue, &base_url(&state, &headers)))
+}
+
+/// `GET /.well-known/x402`.
+pub async fn well_known(State(state): State<AppState>, headers: HeaderMap) -> Json<serde_json::Value> {
+    Json(discovery::well_known(state.catalogue, &base_url(&state, &headers)))
+}
+
+/// `GET /llms.txt`.
+pub async fn llms_txt(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let mut response = discovery::llms_txt(state.catalogue, &base_url(&state, &headers)).into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    response
+}

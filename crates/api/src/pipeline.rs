@@ -1,0 +1,91 @@
+//! The one path every catalogue route takes: read the request, validate it against the
+//! route's input type, then run its handler. Payment, credits and previews wrap this path in
+//! their own issues; validation stays first so nobody pays for a request that cannot succeed.
+
+use axum::body::Body;
+use axum::extract::{RawPathParams, Request};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use svc_catalogue::{InputSource, RawInput, RouteSpec};
+
+use crate::error::ApiError;
+use crate::metrics::RouteLabel;
+use crate::state::AppState;
+
+/// How a call is billed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Channel {
+    /// `/api/x402/*`: paid per call over x402.
+    X402,
+    /// `/api/svc-tools/*`: billed in account credits.
+    Credits,
+    /// A free route.
+    Free,
+}
+
+/// Serves `route` for one request.
+pub async fn serve(state: AppState, route: &'static RouteSpec, channel: Channel, request: Request) -> Response {
+    let mut response = match run(state, route, channel, request).await {
+        Ok(body) => json_response(body),
+        Err(err) => err.into_response(),
+    };
+    response.extensions_mut().insert(RouteLabel(route.id));
+    response
+}
+
+async fn run(state: AppState, route: &'static RouteSpec, _channel: Channel, request: Request) -> Result<Bytes, ApiError> {
+    let (mut parts, body) = request.into_parts();
+    let params = axum::RequestPartsExt::extract::<RawPathParams>(&mut parts).await.map_err(|_| {
+        ApiError::field(vec!["path".into()], "path parameters must be valid UTF-8 after percent-decoding", "value_error")
+    })?;
+    // The router names parameters by position (`{p0}`, `{p1}`) so routes whose contract names
+    // differ at the same position can coexist; map them back to the route's own names.
+    let names: Vec<&str> = route.path_params().collect();
+    let path: Vec<(&str, &str)> = params
+        .iter()
+        .filter_map(|(key, value)| {
+            let index: usize = key.strip_prefix('p')?.parse().ok()?;
+            Some((*names.get(index)?, value))
+        })
+        .collect();
+
+    let takes_body = !matches!(route.source, InputSource::Query);
+    let body = if takes_body { Some(read_body(&parts.headers, body, state.config.body_limit_bytes).await?) } else { None };
+
+    let raw = RawInput { path: &path, query: parts.uri.query(), body: body.as_deref() };
+    let input = route.parse_input(&raw)?;
+    state.handlers.call(route.id, state.clone(), input).await
+}
+
+/// Reads a JSON body up to `limit` bytes. An empty body is allowed (the input decides whether
+/// it needed one); a non-empty body must be declared JSON.
+async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes, ApiError> {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > limit) {
+        return Err(ApiError::PayloadTooLarge { limit });
+    }
+    let bytes = axum::body::to_bytes(body, limit).await.map_err(|_| ApiError::PayloadTooLarge { limit })?;
+    if !bytes.is_empty() && !is_json(headers) {
+        return Err(ApiError::UnsupportedMediaType);
+    }
+    Ok(bytes)
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    let Some(value) = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let essence = value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+/// A 200 with a JSON body already serialised.
+pub fn json_response(body: Bytes) -> Response {
+    let mut response = (StatusCode::OK, body).into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}

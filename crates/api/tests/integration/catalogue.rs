@@ -1,0 +1,128 @@
+//! The catalogue is complete and everything generated from it agrees with it.
+
+use std::collections::BTreeSet;
+
+use axum::http::StatusCode;
+use serde_json::Value;
+
+use crate::support::TestApp;
+
+fn spec_routes() -> BTreeSet<(String, String)> {
+    include_str!("../fixtures/spec_paths.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let (method, path) = l.split_once(' ').expect("METHOD path");
+            (method.to_owned(), path.to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn the_catalogue_lists_exactly_the_routes_of_the_contract() {
+    let catalogue: BTreeSet<(String, String)> = svc_catalogue::catalogue()
+        .routes()
+        .iter()
+        .map(|r| (r.method.as_str().to_owned(), r.path.to_owned()))
+        .collect();
+    let spec = spec_routes();
+    let missing: Vec<_> = spec.difference(&catalogue).collect();
+    let extra: Vec<_> = catalogue.difference(&spec).collect();
+    assert!(missing.is_empty() && extra.is_empty(), "missing: {missing:?}\nextra: {extra:?}");
+}
+
+#[tokio::test]
+async fn openapi_lists_every_route_and_its_credit_twin_with_a_real_200_schema() {
+    let app = TestApp::new().await;
+    let reply = app.get("/openapi.json").await;
+    assert_eq!(reply.status, StatusCode::OK);
+    let doc = reply.json();
+    assert_eq!(doc["openapi"], "3.1.0");
+    assert_eq!(doc["info"]["version"], "3.0.0");
+    let schemas = &doc["components"]["schemas"];
+    for route in svc_catalogue::catalogue().routes() {
+        let method = route.method.as_str().to_ascii_lowercase();
+        let mut paths = vec![route.path.to_owned()];
+        paths.extend(route.credits_path());
+        for path in paths {
+            let op = &doc["paths"][&path][&method];
+            assert!(op.is_object(), "{method} {path} missing from the document");
+            let schema = &op["responses"]["200"]["content"]["application/json"]["schema"];
+            let resolved = match schema["$ref"].as_str() {
+                Some(r) => &schemas[r.trim_start_matches("#/components/schemas/")],
+                None => schema,
+            };
+            let described = resolved["properties"].as_object().is_some_and(|p| !p.is_empty())
+                || resolved["oneOf"].is_array()
+                || resolved["anyOf"].is_array();
+            assert!(described, "{method} {path}: 200 schema is empty: {resolved}");
+            assert!(op["responses"]["422"].is_object(), "{path} documents 422");
+            if route.is_paid() && !path.starts_with("/api/svc-tools/") {
+                assert!(op["responses"]["402"].is_object(), "{path} documents 402");
+                assert!(op["x-price"]["amount"]["atomic"].is_string() || op["x-price"]["unit"].is_object(), "{path}");
+            }
+        }
+    }
+    // Every $ref resolves.
+    let text = reply.text();
+    for piece in text.split("\"#/components/schemas/").skip(1) {
+        let name = piece.split('"').next().unwrap_or_default();
+        assert!(schemas[name].is_object(), "dangling $ref {name}");
+    }
+}
+
+#[tokio::test]
+async fn the_committed_openapi_json_is_the_generated_one() {
+    let committed = include_str!("../../../../openapi.json");
+    let generated = svc_catalogue::openapi::document_text(svc_catalogue::catalogue());
+    assert!(
+        committed == generated,
+        "openapi.json is stale: run `cargo run -q -p svc-server -- openapi > openapi.json`"
+    );
+}
+
+#[tokio::test]
+async fn chain_data_prices_stay_inside_the_contract_band() {
+    for route in svc_catalogue::catalogue().routes().iter().filter(|r| r.tag == "chaindata") {
+        let usd = route.price.min().atomic();
+        assert!((12_000..=1_200_000).contains(&usd), "{} costs {}", route.id, route.price.min());
+    }
+}
+
+#[tokio::test]
+async fn the_catalogue_document_lists_every_paid_route_with_price_and_schemas() {
+    let app = TestApp::new().await;
+    let doc = app.get("/api/x402/catalogue").await.json();
+    assert_eq!(doc["version"], 1);
+    let resources = doc["resources"].as_array().expect("resources");
+    let paid = svc_catalogue::catalogue().routes().iter().filter(|r| r.is_paid()).count();
+    assert_eq!(resources.len(), paid);
+    for r in resources {
+        assert!(r["url"].as_str().is_some_and(|u| u.starts_with("http://")), "{r}");
+        assert!(r["price"]["atomic"].as_str().is_some_and(|a| a.parse::<u64>().is_ok_and(|n| n > 0)), "{r}");
+        assert_eq!(r["input_schema"]["type"], "object", "{}", r["id"]);
+        assert!(r["output_schema"].is_object(), "{}", r["id"]);
+        assert!(!r["output_schema"].to_string().contains("$ref"), "schemas are self-contained: {}", r["id"]);
+    }
+    let top = resources.iter().find(|r| r["id"] == "alpha.top_picks").expect("top picks");
+    assert_eq!(top["price"]["usd"], "0.5");
+    assert_eq!(top["credits"]["usd"], "0.02");
+    assert_eq!(top["rate_limit_per_minute"], 30);
+}
+
+#[tokio::test]
+async fn well_known_and_llms_txt_point_agents_at_every_paid_route() {
+    let app = TestApp::new().await;
+    let manifest = app.get("/.well-known/x402").await.json();
+    assert_eq!(manifest["version"], 1);
+    let resources: Vec<&str> =
+        manifest["resources"].as_array().expect("list").iter().filter_map(Value::as_str).collect();
+    assert!(resources.contains(&"http://localhost/api/x402/alpha/top-picks"), "{resources:?}");
+    let reply = app.get("/llms.txt").await;
+    assert_eq!(reply.status, StatusCode::OK);
+    let text = reply.text();
+    assert!(text.contains("PAYMENT-SIGNATURE") && text.contains("preview=true"));
+    for route in svc_catalogue::catalogue().routes() {
+        assert!(text.contains(route.path), "llms.txt lists {}", route.path);
+    }
+}

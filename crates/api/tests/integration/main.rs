@@ -1,0 +1,8 @@
+//! Integration tests: the real app, driven through its HTTP interface in-process.
+
+mod catalogue;
+mod errors;
+mod ops;
+mod robustness;
+mod support;
+mod validation;

@@ -1,0 +1,106 @@
+//! `TestApp`: the real router over a fresh SQLite store, driven with `oneshot`.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{HeaderMap, Method, Request, StatusCode};
+use http_body_util::BodyExt as _;
+use serde_json::Value;
+use svc_api::{ApiConfig, AppState};
+use svc_domain::FixedClock;
+use svc_store::Store;
+use tower::ServiceExt as _;
+
+/// 2026-11-22T10:00:00Z.
+pub const NOW_MS: i64 = 1_795_341_600_000;
+
+pub struct TestApp {
+    pub router: Router,
+    pub store: Store,
+    _dir: tempfile::TempDir,
+}
+
+/// One answer.
+pub struct Reply {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl Reply {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!("body is not JSON ({e}): {}", String::from_utf8_lossy(&self.body));
+        })
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+impl TestApp {
+    pub async fn new() -> Self {
+        Self::with_config(ApiConfig::default()).await
+    }
+
+    pub async fn with_config(config: ApiConfig) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = Store::open_sqlite_file(&dir.path().join("svc.db")).await.expect("open sqlite");
+        store.migrate().await.expect("migrate");
+        let state = AppState::new(store.clone(), Arc::new(FixedClock::at_ms(NOW_MS)), config).expect("state");
+        TestApp { router: svc_api::app(state), store, _dir: dir }
+    }
+
+    pub async fn send(&self, request: Request<Body>) -> Reply {
+        let response = self.router.clone().oneshot(request).await.expect("infallible");
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = response.into_body().collect().await.expect("body").to_bytes().to_vec();
+        Reply { status, headers, body }
+    }
+
+    pub async fn get(&self, uri: &str) -> Reply {
+        self.send(Request::get(uri).body(Body::empty()).expect("request")).await
+    }
+
+    pub async fn post_json(&self, uri: &str, body: &str) -> Reply {
+        self.send(
+            Request::post(uri).header("content-type", "application/json").body(Body::from(body.to_owned())).expect("request"),
+        )
+        .await
+    }
+
+    pub async fn call(&self, method: &Method, uri: &str, body: Option<&str>) -> Reply {
+        let mut builder = Request::builder().method(method.clone()).uri(uri);
+        if body.is_some() {
+            builder = builder.header("content-type", "application/json");
+        }
+        self.send(builder.body(body.map_or_else(Body::empty, |b| Body::from(b.to_owned()))).expect("request")).await
+    }
+}
+
+/// Asserts a 422 whose errors include one at `loc`.
+pub fn assert_invalid_at(reply: &Reply, loc: &[Value]) {
+    assert_eq!(reply.status, StatusCode::UNPROCESSABLE_ENTITY, "body: {}", reply.text());
+    let body = reply.json();
+    let errors = body["detail"].as_array().expect("detail is a list");
+    assert!(
+        errors.iter().any(|e| e["loc"].as_array().map(Vec::as_slice) == Some(loc)),
+        "no error at {loc:?} in {body}"
+    );
+    for e in errors {
+        assert!(e["msg"].as_str().is_some_and(|m| !m.is_empty()), "every error has a message: {e}");
+        assert!(e["type"].as_str().is_some_and(|t| !t.is_empty()), "every error has a type: {e}");
+    }
+}
+
+/// Asserts the `{"detail": "...", "code": "..."}` shape with `code`.
+pub fn assert_error(reply: &Reply, status: StatusCode, code: &str) {
+    assert_eq!(reply.status, status, "body: {}", reply.text());
+    assert_eq!(reply.headers.get("content-type").and_then(|v| v.to_str().ok()), Some("application/json"));
+    let body = reply.json();
+    assert_eq!(body["code"], code, "{body}");
+    assert!(body["detail"].as_str().is_some_and(|d| !d.is_empty()), "{body}");
+}

@@ -1,0 +1,146 @@
+//! Documents agents read to find and pay for routes: `/api/x402/catalogue` (catalogue
+//! version 1), `/.well-known/x402` (the discovery manifest agents and indexers look for) and
+//! `/llms.txt` (a plain-text guide). All are generated from the catalogue.
+
+use std::fmt::Write as _;
+
+use schemars::generate::SchemaSettings;
+use serde_json::{Value, json};
+
+use crate::route::{Access, PreviewPolicy, PriceRule, RatePolicy, RouteSpec};
+use crate::{Catalogue, HttpMethod};
+
+/// Version of the catalogue document, from the contract.
+pub const CATALOGUE_VERSION: u32 = 1;
+
+/// A standalone JSON Schema (no `$ref`s to resolve) of a route's input or output.
+fn inline_schema(schema: crate::route::SchemaFn) -> Value {
+    let mut generator = SchemaSettings::draft2020_12()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+        })
+        .into_generator();
+    schema(&mut generator).to_value()
+}
+
+fn price_json(rule: PriceRule) -> Value {
+    let min = rule.min();
+    let max = rule.max();
+    json!({
+        "usd": min.to_string(),
+        "atomic": min.atomic().to_string(),
+        "max_usd": max.to_string(),
+        "max_atomic": max.atomic().to_string(),
+        "asset": "USDC",
+        "dynamic": matches!(rule, PriceRule::PerUnit { .. }),
+    })
+}
+
+fn url(base_url: &str, path: &str) -> String {
+    format!("{}{path}", base_url.trim_end_matches('/'))
+}
+
+/// One paid resource as the catalogue lists it.
+pub fn resource(route: &RouteSpec, base_url: &str) -> Value {
+    json!({
+        "id": route.id,
+        "method": route.method.as_str(),
+        "url": url(base_url, route.path),
+        "group": route.group,
+        "tag": route.tag,
+        "description": route.description,
+        "price": price_json(route.price),
+        "credits": route.credits_path().map(|p| json!({
+            "url": url(base_url, &p),
+            "usd": route.credit_price.to_string(),
+            "atomic": route.credit_price.atomic().to_string(),
+        })),
+        "preview": match route.preview {
+            PreviewPolicy::Truncate { .. } => "truncated",
+            PreviewPolicy::QuoteOnly => "quote_only",
+        },
+        "rate_limit_per_minute": match route.rate {
+            RatePolicy::PerMinute(n) => Some(n),
+            RatePolicy::Default => None,
+        },
+        "input_schema": inline_schema(route.input.schema),
+        "output_schema": inline_schema(route.output.schema),
+    })
+}
+
+/// `GET /api/x402/catalogue`: every paid resource.
+pub fn catalogue_document(catalogue: &Catalogue, base_url: &str) -> Value {
+    let resources: Vec<Value> =
+        catalogue.routes().iter().filter(|r| r.access == Access::Paid).map(|r| resource(r, base_url)).collect();
+    json!({
+        "version": CATALOGUE_VERSION,
+        "x402Version": 2,
+        "count": resources.len(),
+        "resources": resources,
+    })
+}
+
+/// `GET /.well-known/x402`: the manifest indexers look for, pointing at the full catalogue.
+pub fn well_known(catalogue: &Catalogue, base_url: &str) -> Value {
+    let resources: Vec<String> = catalogue
+        .routes()
+        .iter()
+        .filter(|r| r.access == Access::Paid)
+        .map(|r| url(base_url, r.path))
+        .collect();
+    json!({
+        "version": CATALOGUE_VERSION,
+        "x402Version": 2,
+        "resources": resources,
+        "catalogue": url(base_url, "/api/x402/catalogue"),
+        "openapi": url(base_url, "/openapi.json"),
+        "llms": url(base_url, "/llms.txt"),
+        "instructions": "Call any resource; it answers 402 with an x402 v2 challenge (JSON body and base64 \
+            PAYMENT-REQUIRED header). Sign an EIP-3009 USDC authorization for one of `accepts` and retry with \
+            the PAYMENT-SIGNATURE header. Add ?preview=true for a free truncated preview (5/hour/IP).",
+    })
+}
+
+/// `GET /llms.txt`: how an agent pays, previews, and what each route costs.
+pub fn llms_txt(catalogue: &Catalogue, base_url: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# svc\n");
+    let _ = writeln!(
+        out,
+        "> Crypto market data and on-chain actions for software agents, paid per call in USDC over x402.\n"
+    );
+    let _ = writeln!(out, "## How to pay (x402 v2)\n");
+    let _ = writeln!(out, "1. Call a route. Without payment it answers 402 with a challenge: JSON body and base64 `PAYMENT-REQUIRED` header.");
+    let _ = writeln!(out, "2. Pick one entry of `accepts` (USDC on Base `eip155:8453` or on Solana) and sign it: an EIP-3009 `transferWithAuthorization` on EVM, a partially signed transfer on Solana.");
+    let _ = writeln!(out, "3. Retry the same request with header `PAYMENT-SIGNATURE: base64(PaymentPayload)` (`X-PAYMENT` also works).");
+    let _ = writeln!(out, "4. A 200 carries `PAYMENT-RESPONSE` with the settlement. You are charged only when the route succeeds; invalid input is refused with 422 before any challenge.");
+    let _ = writeln!(out, "\nVolume discounts by paid calls in the trailing 30 days: 100-999 calls 20% off, 1,000+ calls 40% off.\n");
+    let _ = writeln!(out, "## Free preview\n");
+    let _ = writeln!(out, "Add `?preview=true` to any paid route: real data, truncated, with the price. 5 previews per hour per IP.\n");
+    let _ = writeln!(out, "## Credits\n");
+    let _ = writeln!(out, "Every paid route has a twin under `/api/svc-tools/*` billed in account credits with an API key (`X-API-Key` or `Authorization: Bearer`).\n");
+    let _ = writeln!(out, "## Documents\n");
+    let _ = writeln!(out, "- OpenAPI 3.1: {}", url(base_url, "/openapi.json"));
+    let _ = writeln!(out, "- Catalogue (input/output schemas, prices): {}", url(base_url, "/api/x402/catalogue"));
+    let _ = writeln!(out, "- Discovery manifest: {}\n", url(base_url, "/.well-known/x402"));
+    let _ = writeln!(out, "## Routes (price per call in USD)\n");
+    let mut tag = "";
+    for route in catalogue.routes() {
+        if route.tag != tag {
+            tag = route.tag;
+            let _ = writeln!(out, "\n### {tag}\n");
+        }
+        let price = match (route.access, route.price) {
+            (Access::Free, _) => "free".to_owned(),
+            (Access::Paid, PriceRule::Fixed(m)) => m.to_string(),
+            (Access::Paid, PriceRule::PerUnit { unit, max }) => format!("{unit} per unit, at most {max}"),
+        };
+        let method = match route.method {
+            HttpMethod::Get => "GET",
+            HttpMethod::Post => "POST",
+        };
+        let _ = writeln!(out, "- {method} {} — {price} — {}", route.path, route.description);
+    }
+    out
+}

@@ -1,0 +1,383 @@
+//! Turning raw request parts into a route's validated input, or into the 422 a client can act
+//! on. Path, query and body fields are gathered into one JSON object, query strings are
+//! coerced by the input's own schema (as FastAPI does: `max_results=20` is an integer because
+//! the schema says so), then serde and the type's `garde` rules run. Every error carries a
+//! `loc` such as `["body","payload","chains"]`, so the client knows which field to fix.
+
+use std::any::Any;
+use std::collections::HashMap;
+
+use schemars::generate::SchemaSettings;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::route::{InputSource, RouteInput, RouteSpec};
+
+/// Query parameters that steer svc itself and are never part of a route's input.
+pub const RESERVED_QUERY: &[&str] = &["preview"];
+
+/// Raw request parts, as the HTTP layer found them.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RawInput<'a> {
+    /// Path parameters by name, as matched by the router (already percent-decoded).
+    pub path: &'a [(&'a str, &'a str)],
+    /// The raw query string, without `?`.
+    pub query: Option<&'a str>,
+    /// The raw body; `None` or empty when there is none.
+    pub body: Option<&'a [u8]>,
+}
+
+/// One step of an error location: a field name or an array index.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum Loc {
+    /// An object key.
+    Key(String),
+    /// An array index.
+    Index(usize),
+}
+
+impl From<&str> for Loc {
+    fn from(s: &str) -> Self {
+        Loc::Key(s.to_owned())
+    }
+}
+
+/// One invalid field, in the FastAPI shape clients of the original service parse.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[schemars(rename = "ValidationError")]
+pub struct FieldError {
+    /// Where: `["body","payload","chains"]`, `["query","max_results"]`, `["path","tweet_id"]`.
+    pub loc: Vec<Loc>,
+    /// What is wrong, for a human.
+    pub msg: String,
+    /// What is wrong, for a machine: `missing`, `enum`, `type_error`, `value_error`, `json_invalid`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+}
+
+impl FieldError {
+    /// An error at a location relative to the input's root (the origin is added later).
+    pub fn new(loc: impl IntoIterator<Item = Loc>, msg: impl Into<String>, kind: &'static str) -> Self {
+        FieldError { loc: loc.into_iter().collect(), msg: msg.into(), kind }
+    }
+}
+
+/// A request whose input is invalid: answered 422 with every error found.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid request: {} error(s)", errors.len())]
+pub struct InputError {
+    /// The errors, at least one.
+    pub errors: Vec<FieldError>,
+}
+
+impl InputError {
+    fn one(err: FieldError) -> Self {
+        InputError { errors: vec![err] }
+    }
+}
+
+/// A validated input, its type erased so one pipeline serves every route. The handler takes
+/// it back with [`ValidInput::downcast`]; the catalogue checks at start-up that each handler
+/// is registered for its route's input type.
+pub struct ValidInput {
+    value: Box<dyn Any + Send + Sync>,
+    units: u64,
+}
+
+impl std::fmt::Debug for ValidInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ValidInput").field("units", &self.units).finish_non_exhaustive()
+    }
+}
+
+impl ValidInput {
+    /// Wraps an input (for tests and internal callers).
+    pub fn new<T: RouteInput>(input: T) -> Self {
+        let units = input.price_units();
+        ValidInput { value: Box::new(input), units }
+    }
+
+    /// Price units for [`crate::PriceRule::PerUnit`].
+    pub fn price_units(&self) -> u64 {
+        self.units
+    }
+
+    /// Takes the input back as its concrete type.
+    pub fn downcast<T: 'static>(self) -> Result<T, Self> {
+        match self.value.downcast::<T>() {
+            Ok(v) => Ok(*v),
+            Err(value) => Err(ValidInput { value, units: self.units }),
+        }
+    }
+}
+
+/// The JSON type a top-level input field has, for coercing query strings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scalar {
+    Integer,
+    Number,
+    Boolean,
+    Text,
+    /// Comma-separated or repeated values of the inner kind.
+    List(ScalarItem),
+}
+
+/// Item kind of a list field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ScalarItem {
+    Integer,
+    Number,
+    Text,
+}
+
+/// Reads the top-level property kinds of `T`'s schema.
+pub(crate) fn scalar_kinds<T: schemars::JsonSchema>() -> HashMap<String, Scalar> {
+    let schema = SchemaSettings::draft2020_12()
+        .with(|s| s.inline_subschemas = true)
+        .into_generator()
+        .into_root_schema_for::<T>();
+    let mut kinds = HashMap::new();
+    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        for (name, prop) in props {
+            kinds.insert(name.clone(), scalar_of(prop));
+        }
+    }
+    kinds
+}
+
+fn json_types(schema: &Value) -> Vec<&str> {
+    let mut out = Vec::new();
+    match schema.get("type") {
+        Some(Value::String(t)) => out.push(t.as_str()),
+        Some(Value::Array(ts)) => out.extend(ts.iter().filter_map(Value::as_str)),
+        _ => {}
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(Value::Array(subs)) = schema.get(key) {
+            for sub in subs {
+                out.extend(json_types(sub));
+            }
+        }
+    }
+    out
+}
+
+fn scalar_of(schema: &Value) -> Scalar {
+    let types = json_types(schema);
+    if types.contains(&"array") {
+        let item = schema.get("items").map(json_types).unwrap_or_default();
+        return Scalar::List(if item.contains(&"integer") {
+            ScalarItem::Integer
+        } else if item.contains(&"number") {
+            ScalarItem::Number
+        } else {
+            ScalarItem::Text
+        });
+    }
+    if types.contains(&"integer") {
+        Scalar::Integer
+    } else if types.contains(&"number") {
+        Scalar::Number
+    } else if types.contains(&"boolean") {
+        Scalar::Boolean
+    } else {
+        Scalar::Text
+    }
+}
+
+/// Coerces a query or path string by the field's schema kind. A string that does not parse
+/// stays a string, so serde reports the type error with its location.
+fn coerce(kind: Option<&Scalar>, raw: &str) -> Value {
+    fn number(raw: &str, integer: bool) -> Option<Value> {
+        if integer {
+            raw.parse::<i64>().ok().map(Value::from).or_else(|| raw.parse::<u64>().ok().map(Value::from))
+        } else {
+            raw.parse::<f64>().ok().filter(|f| f.is_finite()).and_then(|f| serde_json::Number::from_f64(f).map(Value::Number))
+        }
+    }
+    let item = |raw: &str, kind: ScalarItem| -> Value {
+        let parsed = match kind {
+            ScalarItem::Integer => number(raw, true),
+            ScalarItem::Number => number(raw, false),
+            ScalarItem::Text => None,
+        };
+        parsed.unwrap_or_else(|| Value::String(raw.to_owned()))
+    };
+    match kind {
+        Some(Scalar::Integer) => number(raw, true).unwrap_or_else(|| raw.into()),
+        Some(Scalar::Number) => number(raw, false).unwrap_or_else(|| raw.into()),
+        Some(Scalar::Boolean) => match raw {
+            "true" | "1" => Value::Bool(true),
+            "false" | "0" => Value::Bool(false),
+            _ => raw.into(),
+        },
+        Some(Scalar::List(k)) => Value::Array(raw.split(',').filter(|s| !s.is_empty()).map(|s| item(s, *k)).collect()),
+        Some(Scalar::Text) | None => raw.into(),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    Path,
+    Query,
+    Body,
+}
+
+impl Origin {
+    fn name(self) -> &'static str {
+        match self {
+            Origin::Path => "path",
+            Origin::Query => "query",
+            Origin::Body => "body",
+        }
+    }
+}
+
+/// Parses and validates `raw` as input type `I` of `spec`.
+pub(crate) fn parse<I: RouteInput>(spec: &RouteSpec, raw: &RawInput<'_>) -> Result<ValidInput, InputError> {
+    let kinds = spec.scalars();
+    let mut fields = Map::new();
+    let mut origins: HashMap<String, Origin> = HashMap::new();
+
+    for (name, value) in raw.path {
+        fields.insert((*name).to_owned(), coerce(kinds.get(*name), value));
+        origins.insert((*name).to_owned(), Origin::Path);
+    }
+
+    if matches!(spec.source, InputSource::Query | InputSource::QueryOrBody) {
+        let pairs: Vec<(String, String)> = serde_urlencoded::from_str(raw.query.unwrap_or("")).map_err(|_| {
+            InputError::one(FieldError::new([Loc::from("query")], "the query string is not valid URL encoding", "value_error"))
+        })?;
+        for (name, value) in pairs {
+            if RESERVED_QUERY.contains(&name.as_str()) || origins.get(&name) == Some(&Origin::Path) {
+                continue;
+            }
+            let coerced = coerce(kinds.get(&name), &value);
+            match (fields.get_mut(&name), kinds.get(&name)) {
+                // A repeated list parameter (`?ids=1&ids=2`) appends.
+                (Some(Value::Array(items)), Some(Scalar::List(_))) => {
+                    if let Value::Array(more) = coerced {
+                        items.extend(more);
+                    }
+                }
+                (Some(_), _) => {}
+                (None, _) => {
+                    fields.insert(name.clone(), coerced);
+                    origins.insert(name, Origin::Query);
+                }
+            }
+        }
+    }
+
+    let body = raw.body.filter(|b| !b.iter().all(u8::is_ascii_whitespace));
+    match (spec.source, body) {
+        (InputSource::Body, None) => {
+            return Err(InputError::one(FieldError::new([Loc::from("body")], "Field required: a JSON object body", "missing")));
+        }
+        (InputSource::Body | InputSource::OptionalBody | InputSource::QueryOrBody, Some(bytes)) => {
+            let value: Value = serde_json::from_slice(bytes).map_err(|e| {
+                InputError::one(FieldError::new([Loc::from("body")], format!("JSON decode error: {e}"), "json_invalid"))
+            })?;
+            let Value::Object(object) = value else {
+                return Err(InputError::one(FieldError::new([Loc::from("body")], "Input should be a JSON object", "model_attributes_type")));
+            };
+            for (name, value) in object {
+                if fields.contains_key(&name) {
+                    // Path and query win over the body.
+                    continue;
+                }
+                origins.insert(name.clone(), Origin::Body);
+                fields.insert(name, value);
+            }
+        }
+        _ => {}
+    }
+
+    let default_origin = match spec.source {
+        InputSource::Query | InputSource::QueryOrBody => Origin::Query,
+        InputSource::Body | InputSource::OptionalBody => Origin::Body,
+    };
+    let path_names: Vec<&str> = spec.path_params().collect();
+    let root = |first: Option<&Loc>| -> Loc {
+        let origin = match first {
+            Some(Loc::Key(k)) if path_names.contains(&k.as_str()) => Origin::Path,
+            Some(Loc::Key(k)) => origins.get(k).copied().unwrap_or(default_origin),
+            _ => default_origin,
+        };
+        Loc::from(origin.name())
+    };
+    let rooted = |mut err: FieldError| -> FieldError {
+        let first = root(err.loc.first());
+        err.loc.insert(0, first);
+        err
+    };
+
+    let input: I = serde_path_to_error::deserialize(Value::Object(fields)).map_err(|e| InputError::one(rooted(serde_error(&e))))?;
+
+    let mut errors: Vec<FieldError> = match garde::Validate::validate(&input) {
+        Ok(()) => Vec::new(),
+        Err(report) => report.iter().map(|(path, error)| garde_error(path, error)).collect(),
+    };
+    errors.extend(input.check());
+    if errors.is_empty() {
+        Ok(ValidInput::new(input))
+    } else {
+        Err(InputError { errors: errors.into_iter().map(rooted).collect() })
+    }
+}
+
+/// Maps a serde error with its path into a field error relative to the input root.
+fn serde_error(err: &serde_path_to_error::Error<serde_json::Error>) -> FieldError {
+    use serde_path_to_error::Segment;
+    let mut loc: Vec<Loc> = err
+        .path()
+        .iter()
+        .filter_map(|seg| match seg {
+            Segment::Seq { index } => Some(Loc::Index(*index)),
+            Segment::Map { key } => Some(Loc::Key(key.clone())),
+            Segment::Enum { variant } => Some(Loc::Key(variant.clone())),
+            Segment::Unknown => None,
+        })
+        .collect();
+    let text = err.inner().to_string();
+    // serde_json appends " at line 1 column 2" only for text input; we deserialise a Value, so
+    // the message is the bare reason.
+    if let Some(field) = between_backticks(&text, "missing field `") {
+        loc.push(Loc::Key(field));
+        return FieldError::new(loc, "Field required", "missing");
+    }
+    let kind = if text.starts_with("unknown variant") {
+        "enum"
+    } else if text.starts_with("invalid type") || text.starts_with("invalid length") {
+        "type_error"
+    } else {
+        "value_error"
+    };
+    FieldError::new(loc, text, kind)
+}
+
+fn between_backticks(text: &str, prefix: &str) -> Option<String> {
+    let rest = text.strip_prefix(prefix)?;
+    rest.split_once('`').map(|(name, _)| name.to_owned())
+}
+
+fn garde_error(path: &garde::Path, error: &garde::Error) -> FieldError {
+    // garde's Path serialises as [[kind, component], ...] from the root down.
+    let loc = serde_json::to_value(path)
+        .ok()
+        .and_then(|v| v.as_array().cloned())
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|pair| {
+            let kind = pair.get(0).and_then(Value::as_str)?.to_owned();
+            let comp = pair.get(1).and_then(Value::as_str)?.to_owned();
+            match kind.as_str() {
+                "index" => comp.parse().ok().map(Loc::Index),
+                "key" => Some(Loc::Key(comp)),
+                _ => None,
+            }
+        })
+        .collect::<Vec<_>>();
+    FieldError::new(loc, error.message().to_owned(), "value_error")
+}

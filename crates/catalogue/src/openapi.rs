@@ -1,0 +1,243 @@
+//! The OpenAPI 3.1 document, generated from the catalogue. Schemas come from the route types
+//! through schemars (JSON Schema 2020-12, which OpenAPI 3.1 uses as is), so the document
+//! describes exactly what validation enforces and what handlers return.
+
+use schemars::generate::{SchemaGenerator, SchemaSettings};
+use schemars::{JsonSchema, Schema};
+use serde_json::{Map, Value, json};
+
+use crate::route::{Access, HttpMethod, InputSource, PriceRule, RouteSpec};
+use crate::wire::{ErrorBody, HttpValidationError, PaymentRequired};
+use crate::{Catalogue, input};
+
+/// Version of the interface description, from the contract.
+pub const API_VERSION: &str = "3.0.0";
+
+fn generator() -> SchemaGenerator {
+    SchemaSettings::draft2020_12()
+        .with(|s| {
+            s.definitions_path = "#/components/schemas/".into();
+            s.meta_schema = None;
+        })
+        .into_generator()
+}
+
+fn schema_ref(name: &str) -> Value {
+    json!({ "$ref": format!("#/components/schemas/{name}") })
+}
+
+/// The properties of a route's input object, with the names that are required.
+fn input_object(route: &RouteSpec, schemas: &mut SchemaGenerator) -> (Map<String, Value>, Vec<String>) {
+    let reference = (route.input.schema)(schemas);
+    let name = (route.input.name)();
+    let def = schemas.definitions().get(name.as_ref()).cloned();
+    let object = match (def, reference.as_object()) {
+        (Some(def), _) => def,
+        (None, Some(inline)) => Value::Object(inline.clone()),
+        (None, None) => Value::Null,
+    };
+    let props = object.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
+    let required = object
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default();
+    (props, required)
+}
+
+fn price_extension(rule: PriceRule) -> Value {
+    let money = |m: svc_domain::Money| json!({ "usd": m.to_string(), "atomic": m.atomic().to_string() });
+    match rule {
+        PriceRule::Fixed(m) => json!({ "rule": "fixed", "asset": "USDC", "amount": money(m) }),
+        PriceRule::PerUnit { unit, max } => {
+            json!({ "rule": "per_unit", "asset": "USDC", "unit": money(unit), "max": money(max) })
+        }
+    }
+}
+
+fn parameters(route: &RouteSpec, schemas: &mut SchemaGenerator, preview: bool) -> Vec<Value> {
+    let (props, required) = input_object(route, schemas);
+    let path_names: Vec<&str> = route.path_params().collect();
+    let mut params = Vec::new();
+    for name in &path_names {
+        let schema = props.get(*name).cloned().unwrap_or_else(|| json!({ "type": "string" }));
+        let description = schema.get("description").cloned().unwrap_or(Value::Null);
+        params.push(json!({ "name": name, "in": "path", "required": true, "description": description, "schema": schema }));
+    }
+    if matches!(route.source, InputSource::Query | InputSource::QueryOrBody) {
+        for (name, schema) in &props {
+            if path_names.contains(&name.as_str()) {
+                continue;
+            }
+            let description = schema.get("description").cloned().unwrap_or(Value::Null);
+            params.push(json!({
+                "name": name,
+                "in": "query",
+                "required": required.contains(name),
+                "description": description,
+                "schema": schema,
+            }));
+        }
+    }
+    if preview {
+        params.push(json!({
+            "name": "preview",
+            "in": "query",
+            "required": false,
+            "description": "`true` for a free, truncated preview of real data with the price (5 per hour per IP).",
+            "schema": { "type": "boolean" },
+        }));
+    }
+    params.iter_mut().for_each(|p| {
+        if let Some(obj) = p.as_object_mut() {
+            obj.retain(|_, v| !v.is_null());
+        }
+    });
+    params
+}
+
+fn request_body(route: &RouteSpec, schemas: &mut SchemaGenerator) -> Option<Value> {
+    let required = match route.source {
+        InputSource::Body => true,
+        InputSource::OptionalBody => false,
+        InputSource::Query | InputSource::QueryOrBody => return None,
+    };
+    let path_names: Vec<&str> = route.path_params().collect();
+    let schema = if path_names.is_empty() {
+        (route.input.schema)(schemas).to_value()
+    } else {
+        // Path parameters are part of the input type but not of the body.
+        let (mut props, required_fields) = input_object(route, schemas);
+        props.retain(|k, _| !path_names.contains(&k.as_str()));
+        let required_fields: Vec<String> =
+            required_fields.into_iter().filter(|k| !path_names.contains(&k.as_str())).collect();
+        json!({ "type": "object", "properties": props, "required": required_fields })
+    };
+    Some(json!({ "required": required, "content": { "application/json": { "schema": schema } } }))
+}
+
+fn error_response(description: &str) -> Value {
+    json!({ "description": description, "content": { "application/json": { "schema": schema_ref("ErrorBody") } } })
+}
+
+fn operation(route: &RouteSpec, schemas: &mut SchemaGenerator, credits: bool) -> Value {
+    let output = (route.output.schema)(schemas).to_value();
+    let mut responses = Map::new();
+    responses.insert(
+        "200".into(),
+        json!({ "description": "Success.", "content": { "application/json": { "schema": output } } }),
+    );
+    let mut op = Map::new();
+    op.insert("operationId".into(), json!(if credits { format!("{}.credits", route.id) } else { route.id.to_owned() }));
+    op.insert("summary".into(), json!(route.description));
+    op.insert("tags".into(), json!([route.tag]));
+    match (route.access, credits) {
+        (Access::Free, _) => {}
+        (Access::Paid, false) => {
+            responses.insert(
+                "402".into(),
+                json!({
+                    "description": "Payment required: the x402 challenge, also base64-encoded in the PAYMENT-REQUIRED header.",
+                    "headers": { "PAYMENT-REQUIRED": { "schema": { "type": "string" }, "description": "Base64 of the JSON challenge." } },
+                    "content": { "application/json": { "schema": schema_ref("PaymentRequired") } },
+                }),
+            );
+            responses.insert("429".into(), error_response("Rate or preview quota exceeded."));
+            op.insert("security".into(), json!([{ "x402": [] }]));
+            op.insert("x-price".into(), price_extension(route.price));
+        }
+        (Access::Paid, true) => {
+            responses.insert("401".into(), error_response("Missing, unknown, revoked or expired API key."));
+            responses.insert("402".into(), error_response("Insufficient credits."));
+            responses.insert("429".into(), error_response("Rate limit exceeded."));
+            op.insert("security".into(), json!([{ "apiKey": [] }, { "bearer": [] }]));
+            op.insert(
+                "x-price".into(),
+                json!({ "rule": "credits", "asset": "USD credits", "amount": {
+                    "usd": route.credit_price.to_string(), "atomic": route.credit_price.atomic().to_string() } }),
+            );
+        }
+    }
+    responses.insert(
+        "422".into(),
+        json!({ "description": "Validation error.", "content": { "application/json": { "schema": schema_ref("HTTPValidationError") } } }),
+    );
+    responses.insert("default".into(), error_response("Any other error."));
+    let params = parameters(route, schemas, route.access == Access::Paid && !credits);
+    if !params.is_empty() {
+        op.insert("parameters".into(), Value::Array(params));
+    }
+    if let Some(body) = request_body(route, schemas) {
+        op.insert("requestBody".into(), body);
+    }
+    op.insert("responses".into(), Value::Object(responses));
+    Value::Object(op)
+}
+
+fn method_key(m: HttpMethod) -> &'static str {
+    match m {
+        HttpMethod::Get => "get",
+        HttpMethod::Post => "post",
+    }
+}
+
+fn insert_component<T: JsonSchema>(schemas: &mut SchemaGenerator) {
+    let _: Schema = schemas.subschema_for::<T>();
+}
+
+/// The whole document.
+pub fn document(catalogue: &Catalogue) -> Value {
+    let mut schemas = generator();
+    let mut paths: Map<String, Value> = Map::new();
+    for route in catalogue.routes() {
+        let entry = paths.entry(route.path.to_owned()).or_insert_with(|| json!({}));
+        if let Some(obj) = entry.as_object_mut() {
+            obj.insert(method_key(route.method).into(), operation(route, &mut schemas, false));
+        }
+        if let Some(twin) = route.credits_path() {
+            let entry = paths.entry(twin).or_insert_with(|| json!({}));
+            if let Some(obj) = entry.as_object_mut() {
+                obj.insert(method_key(route.method).into(), operation(route, &mut schemas, true));
+            }
+        }
+    }
+    insert_component::<ErrorBody>(&mut schemas);
+    insert_component::<HttpValidationError>(&mut schemas);
+    insert_component::<PaymentRequired>(&mut schemas);
+    insert_component::<input::FieldError>(&mut schemas);
+    let mut tags: Vec<&str> = catalogue.routes().iter().map(|r| r.tag).collect();
+    tags.dedup();
+    let mut seen = std::collections::HashSet::new();
+    tags.retain(|t| seen.insert(*t));
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "svc",
+            "version": API_VERSION,
+            "description": "Crypto market data and on-chain actions for software agents, paid per call in USDC over x402 \
+                (HTTP 402 challenge, signed EIP-3009 payment, retry), or in account credits under /api/svc-tools/*. \
+                Every paid route accepts ?preview=true for a free, truncated preview (5 per hour per IP).",
+        },
+        "servers": [{ "url": "/" }],
+        "tags": tags.iter().map(|t| json!({ "name": t })).collect::<Vec<_>>(),
+        "paths": paths,
+        "components": {
+            "schemas": schemas.take_definitions(true),
+            "securitySchemes": {
+                "x402": {
+                    "type": "apiKey", "in": "header", "name": "PAYMENT-SIGNATURE",
+                    "description": "x402 v2 payment: base64 JSON PaymentPayload answering the 402 challenge (X-PAYMENT is also accepted).",
+                },
+                "apiKey": { "type": "apiKey", "in": "header", "name": "X-API-Key", "description": "Account API key (credit-billed routes)." },
+                "bearer": { "type": "http", "scheme": "bearer", "description": "Account API key as a bearer token." },
+            },
+        },
+    })
+}
+
+/// The document as pretty JSON with a trailing newline, as committed in `openapi.json`.
+pub fn document_text(catalogue: &Catalogue) -> String {
+    let mut text = serde_json::to_string_pretty(&document(catalogue)).unwrap_or_default();
+    text.push('\n');
+    text
+}

@@ -1,0 +1,324 @@
+//! What one catalogue entry says about a route. Every fact a router, a paywall, a validator or
+//! a document needs is here, so none of them is written twice.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use svc_domain::Money;
+
+use crate::input::{self, InputError, Scalar, ValidInput};
+
+/// The HTTP methods the catalogue uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum HttpMethod {
+    /// Reads, with inputs in the path and query.
+    Get,
+    /// Everything with a JSON body.
+    Post,
+}
+
+impl HttpMethod {
+    /// Upper-case method name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HttpMethod::Get => "GET",
+            HttpMethod::Post => "POST",
+        }
+    }
+}
+
+/// The product group of a route; the contract quotes a price band per group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Group {
+    /// Signal products computed by svc (0.05–0.50).
+    Signals,
+    /// Data resold or reshaped from upstream vendors.
+    Data,
+    /// Quotes, simulations and exchange actions.
+    Infrastructure,
+    /// No payment needed.
+    Free,
+}
+
+/// How a route is paid for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Paid per call over x402, with a credit-billed twin under `/api/svc-tools/*`.
+    Paid,
+    /// Free for everyone.
+    Free,
+}
+
+/// How the per-call x402 price is derived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PriceRule {
+    /// The same price for every call.
+    Fixed(Money),
+    /// `unit` times the input's [`RouteInput::price_units`], capped at `max`; for actions whose
+    /// cost grows with their size (orders in one exchange request).
+    PerUnit {
+        /// Price of one unit.
+        unit: Money,
+        /// The most one call can cost.
+        max: Money,
+    },
+}
+
+impl PriceRule {
+    /// The list price for an input of `units` units.
+    pub fn price(self, units: u64) -> Money {
+        match self {
+            PriceRule::Fixed(m) => m,
+            PriceRule::PerUnit { unit, max } => unit.checked_mul(units.max(1)).map_or(max, |p| p.min(max)),
+        }
+    }
+
+    /// The lowest price a call can have, as quoted in listings.
+    pub fn min(self) -> Money {
+        self.price(1)
+    }
+
+    /// The highest price a call can have.
+    pub fn max(self) -> Money {
+        match self {
+            PriceRule::Fixed(m) => m,
+            PriceRule::PerUnit { max, .. } => max,
+        }
+    }
+}
+
+/// Where a route's input fields come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputSource {
+    /// Path and query parameters only.
+    Query,
+    /// Path and query parameters; a JSON body may carry the same fields (query wins).
+    QueryOrBody,
+    /// Path parameters and a JSON object body that must be present.
+    Body,
+    /// Path parameters and a JSON object body that may be absent (all fields optional).
+    OptionalBody,
+}
+
+/// What a free preview returns: real data, cut down, so an agent can judge it before paying.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PreviewPolicy {
+    /// Keep at most `max_items` of every array in the answer and drop the named fields.
+    Truncate {
+        /// Items kept per array.
+        max_items: usize,
+        /// Fields removed wherever they appear (e.g. `thesis`).
+        omit: &'static [&'static str],
+    },
+    /// Validate and quote the price only; the route acts (an order, a transaction) and a
+    /// preview must never act.
+    QuoteOnly,
+}
+
+/// The rate limit a route applies per client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RatePolicy {
+    /// The configured default.
+    Default,
+    /// A fixed number of requests per minute (top picks: 30, from the contract).
+    PerMinute(u32),
+}
+
+/// An input type of a route: deserialised from the request, validated by its `garde` rules
+/// and by [`RouteInput::check`], described by its JSON Schema.
+pub trait RouteInput: DeserializeOwned + JsonSchema + garde::Validate<Context = ()> + Send + Sync + 'static {
+    /// Rules across fields that attribute rules cannot express ("`walletAddresses` or
+    /// `entityId`"). Locations are relative to the input's root.
+    fn check(&self) -> Vec<input::FieldError> {
+        Vec::new()
+    }
+
+    /// How many price units this input costs under [`PriceRule::PerUnit`].
+    fn price_units(&self) -> u64 {
+        1
+    }
+}
+
+/// An output type of a route: what a 200 carries.
+pub trait RouteOutput: Serialize + JsonSchema + Send + 'static {}
+impl<T: Serialize + JsonSchema + Send + 'static> RouteOutput for T {}
+
+/// A schema for a type, either as a `$ref` into a shared generator or standalone.
+pub type SchemaFn = fn(&mut SchemaGenerator) -> Schema;
+
+/// Parses raw request parts into a validated, type-erased input.
+pub type ParseFn = fn(&RouteSpec, &input::RawInput<'_>) -> Result<ValidInput, InputError>;
+
+/// Type-level facts about a route's input or output, captured when the entry is declared.
+#[derive(Clone, Copy)]
+pub struct TypeSpec {
+    /// The Rust type, so a handler registered for the wrong type is caught at start-up.
+    pub type_id: fn() -> TypeId,
+    /// The schema's name, e.g. `TopPicksResponse`.
+    pub name: fn() -> std::borrow::Cow<'static, str>,
+    /// The schema (a `$ref` when the generator collects definitions).
+    pub schema: SchemaFn,
+}
+
+impl std::fmt::Debug for TypeSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&(self.name)())
+    }
+}
+
+impl TypeSpec {
+    fn of<T: JsonSchema + Any>() -> Self {
+        TypeSpec { type_id: TypeId::of::<T>, name: T::schema_name, schema: |g| g.subschema_for::<T>() }
+    }
+}
+
+/// One route: the single place its facts live.
+#[derive(Debug, Clone)]
+pub struct RouteSpec {
+    /// Stable identifier, also the OpenAPI operation id and the key of the price table.
+    pub id: &'static str,
+    /// HTTP method.
+    pub method: HttpMethod,
+    /// Path template (`{name}` for parameters) under `/api/x402/...` or `/api/public/...`.
+    pub path: &'static str,
+    /// Product group.
+    pub group: Group,
+    /// Paid or free.
+    pub access: Access,
+    /// x402 price rule, from the price table.
+    pub price: PriceRule,
+    /// Price of the credit-billed twin, from the price table.
+    pub credit_price: Money,
+    /// Where input fields come from.
+    pub source: InputSource,
+    /// The input type.
+    pub input: TypeSpec,
+    /// The 200 output type.
+    pub output: TypeSpec,
+    /// One line for humans and agents.
+    pub description: &'static str,
+    /// Preview behaviour.
+    pub preview: PreviewPolicy,
+    /// Rate limit.
+    pub rate: RatePolicy,
+    /// Tag grouping routes in documents (`signals`, `chaindata`, `social`, ...).
+    pub tag: &'static str,
+    pub(crate) parse: ParseFn,
+    pub(crate) scalars: Arc<HashMap<String, Scalar>>,
+}
+
+impl RouteSpec {
+    /// Declares a route. Prices start unset and are filled from the price table when the
+    /// catalogue is assembled; a route missing from the table fails the catalogue's tests.
+    pub fn new<I: RouteInput, O: RouteOutput>(
+        id: &'static str,
+        method: HttpMethod,
+        path: &'static str,
+        source: InputSource,
+        description: &'static str,
+    ) -> Self {
+        RouteSpec {
+            id,
+            method,
+            path,
+            group: Group::Data,
+            access: Access::Paid,
+            price: PriceRule::Fixed(Money::ZERO),
+            credit_price: Money::ZERO,
+            source,
+            input: TypeSpec::of::<I>(),
+            output: TypeSpec::of::<O>(),
+            description,
+            preview: PreviewPolicy::Truncate { max_items: 3, omit: &[] },
+            rate: RatePolicy::Default,
+            tag: "",
+            parse: input::parse::<I>,
+            scalars: Arc::new(input::scalar_kinds::<I>()),
+        }
+    }
+
+    /// A paid `GET` whose inputs are path and query parameters.
+    pub fn get<I: RouteInput, O: RouteOutput>(id: &'static str, path: &'static str, description: &'static str) -> Self {
+        Self::new::<I, O>(id, HttpMethod::Get, path, InputSource::Query, description)
+    }
+
+    /// A paid `POST` with a required JSON body.
+    pub fn post<I: RouteInput, O: RouteOutput>(id: &'static str, path: &'static str, description: &'static str) -> Self {
+        Self::new::<I, O>(id, HttpMethod::Post, path, InputSource::Body, description)
+    }
+
+    /// Sets the group.
+    pub fn group(mut self, group: Group) -> Self {
+        self.group = group;
+        if group == Group::Free {
+            self.access = Access::Free;
+        }
+        self
+    }
+
+    /// Sets the documentation tag.
+    pub fn tag(mut self, tag: &'static str) -> Self {
+        self.tag = tag;
+        self
+    }
+
+    /// Sets the input source (e.g. an optional body).
+    pub fn source(mut self, source: InputSource) -> Self {
+        self.source = source;
+        self
+    }
+
+    /// Sets the preview policy.
+    pub fn preview(mut self, preview: PreviewPolicy) -> Self {
+        self.preview = preview;
+        self
+    }
+
+    /// Sets the rate policy.
+    pub fn rate(mut self, rate: RatePolicy) -> Self {
+        self.rate = rate;
+        self
+    }
+
+    /// Parses and validates raw request parts into this route's input type.
+    pub fn parse_input(&self, raw: &input::RawInput<'_>) -> Result<ValidInput, InputError> {
+        (self.parse)(self, raw)
+    }
+
+    pub(crate) fn scalars(&self) -> &HashMap<String, Scalar> {
+        &self.scalars
+    }
+
+    /// Names of the path parameters, in order.
+    pub fn path_params(&self) -> impl Iterator<Item = &'static str> {
+        path_param_names(self.path)
+    }
+
+    /// The path of the credit-billed twin: `/api/x402/svc-tools/X` and `/api/x402/alpha/X`
+    /// both become `/api/svc-tools/X`. Free routes have none.
+    pub fn credits_path(&self) -> Option<String> {
+        if self.access != Access::Paid {
+            return None;
+        }
+        ["/api/x402/svc-tools/", "/api/x402/alpha/"]
+            .iter()
+            .find_map(|prefix| self.path.strip_prefix(prefix))
+            .map(|rest| format!("/api/svc-tools/{rest}"))
+    }
+
+    /// Whether a route is paid.
+    pub fn is_paid(&self) -> bool {
+        self.access == Access::Paid
+    }
+}
+
+/// Names of `{param}` segments in a path template, in order.
+pub fn path_param_names(path: &'static str) -> impl Iterator<Item = &'static str> {
+    path.split('/').filter_map(|seg| seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
+}

@@ -1,0 +1,61 @@
+//! Volume discounts: the more a caller paid for in the trailing 30 days, the less each call
+//! costs. The tiers are the contract's: 1–99 calls 0 %, 100–999 calls 20 %, 1,000 or more 40 %.
+
+use serde::Serialize;
+
+use crate::Money;
+
+/// The window over which paid calls are counted for a discount.
+pub const DISCOUNT_WINDOW_MS: i64 = 30 * 24 * 60 * 60 * 1000;
+
+/// A caller's discount tier, derived from its paid calls in the trailing window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DiscountTier {
+    /// Fewer than 100 calls: list price.
+    Standard,
+    /// 100–999 calls: 20 % off.
+    Volume,
+    /// 1,000 calls or more: 40 % off.
+    Whale,
+}
+
+impl DiscountTier {
+    /// The tier for a number of paid calls in the window.
+    pub fn for_calls(calls: u64) -> Self {
+        match calls {
+            0..=99 => DiscountTier::Standard,
+            100..=999 => DiscountTier::Volume,
+            _ => DiscountTier::Whale,
+        }
+    }
+
+    /// Percent taken off the list price.
+    pub fn percent_off(self) -> u8 {
+        match self {
+            DiscountTier::Standard => 0,
+            DiscountTier::Volume => 20,
+            DiscountTier::Whale => 40,
+        }
+    }
+
+    /// The price this tier pays for a list price.
+    pub fn apply(self, list: Money) -> Money {
+        list.discounted(self.percent_off())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tier_boundaries_follow_the_contract() {
+        assert_eq!(DiscountTier::for_calls(0), DiscountTier::Standard);
+        assert_eq!(DiscountTier::for_calls(99), DiscountTier::Standard);
+        assert_eq!(DiscountTier::for_calls(100), DiscountTier::Volume);
+        assert_eq!(DiscountTier::for_calls(999), DiscountTier::Volume);
+        assert_eq!(DiscountTier::for_calls(1000), DiscountTier::Whale);
+        assert_eq!(DiscountTier::Whale.apply(Money::from_atomic(500_000)).atomic(), 300_000);
+    }
+}

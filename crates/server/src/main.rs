@@ -1,0 +1,106 @@
+//! The `svc` binary: parses configuration, sets up logging and runs a subcommand. Everything
+//! else lives in the library crates, so tests build the same app as `svc serve`.
+
+mod config;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use clap::Parser as _;
+use svc_api::{ApiConfig, AppState};
+use svc_domain::SystemClock;
+use svc_store::Store;
+use tokio::net::TcpListener;
+use tracing_subscriber::EnvFilter;
+
+use crate::config::{Cli, Command, LogFormat, ServeArgs, StoreArgs};
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve(args) => serve(args).await,
+        Command::Migrate(store) => {
+            init_logging(LogFormat::Text);
+            open_store(&store).await.map(|_| tracing::info!("migrations applied"))
+        }
+        Command::Openapi => {
+            let text = svc_catalogue::openapi::document_text(svc_catalogue::catalogue());
+            use std::io::Write as _;
+            std::io::stdout().write_all(text.as_bytes()).context("writing the document")
+        }
+    }
+}
+
+fn init_logging(format: LogFormat) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    match format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}
+
+/// Opens the store (creating the SQLite data directory if needed) and migrates it.
+async fn open_store(args: &StoreArgs) -> anyhow::Result<Store> {
+    if args.database_url.is_none() {
+        std::fs::create_dir_all(&args.data_dir)
+            .with_context(|| format!("creating data directory {}", args.data_dir.display()))?;
+    }
+    let store = Store::connect(&args.url()).await.context("opening the store")?;
+    store.migrate().await.context("migrating the store")?;
+    Ok(store)
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    init_logging(args.log_format);
+    let store = open_store(&args.store).await?;
+    let config = ApiConfig { body_limit_bytes: args.body_limit_bytes, public_url: args.public_url.clone() };
+    let state = AppState::new(store.clone(), Arc::new(SystemClock), config)?;
+    let app = svc_api::app(state).into_make_service_with_connect_info::<SocketAddr>();
+
+    let listener = TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
+    let local = listener.local_addr()?;
+    tracing::info!(listen = %local, store = %store.backend(), "svc listening on http://{local}");
+
+    let (signal_tx, signal_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async {
+                let _ = signal_rx.await;
+            })
+            .await
+    });
+    shutdown_signal().await;
+    tracing::info!("shutting down: finishing in-flight requests");
+    let _ = signal_tx.send(());
+    match tokio::time::timeout(svc_api::SHUTDOWN_GRACE, server).await {
+        Ok(joined) => joined.context("server task")?.context("serving")?,
+        Err(_) => tracing::warn!("in-flight requests still running after the grace period; exiting"),
+    }
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+}

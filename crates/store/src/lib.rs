@@ -1,0 +1,185 @@
+//! Persistence for svc: SQLite by default (one file, zero setup), PostgreSQL for replicas,
+//! behind one [`Store`].
+//!
+//! # Portable SQL
+//! Every query is written once and runs on both backends: `$1` placeholders (SQLite accepts
+//! them), `INSERT … ON CONFLICT … DO NOTHING` with `rows_affected()` for idempotency,
+//! `RETURNING`, `CAST(SUM(x) AS BIGINT)` (PostgreSQL's `SUM(bigint)` is `numeric`), no `ILIKE`.
+//! Money is `BIGINT` USDC atomic units, never a float. Time is `BIGINT` unix milliseconds
+//! passed in by the caller: the store never reads the clock, so tests control time. Ids are
+//! `TEXT`. Only DDL differs, in `migrations/sqlite` and `migrations/postgres`, reviewed side
+//! by side.
+//!
+//! # Layout
+//! - [`Store`]: connection, migration, readiness.
+//! - [`payments`]: the payment ledger and its double-spend guard.
+//! - [`usage`]: served calls, for volume discounts.
+//! - [`tokens`]: token market data behind the free stats route.
+
+pub mod payments;
+pub mod tokens;
+pub mod usage;
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+
+pub use payments::{NewPayment, PaymentRecord, PaymentStatus, Reservation};
+pub use tokens::TokenStat;
+pub use usage::Usage;
+
+/// Runs the same expression against whichever pool is active, so a query is written once.
+macro_rules! with_pool {
+    ($db:expr, |$pool:ident| $body:expr) => {
+        match $db {
+            $crate::Db::Sqlite($pool) => $body,
+            $crate::Db::Postgres($pool) => $body,
+        }
+    };
+}
+pub(crate) use with_pool;
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database refused or failed a query.
+    #[error("database: {0}")]
+    Database(#[from] sqlx::Error),
+    /// A migration could not be applied.
+    #[error("migration: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// The URL names no backend svc speaks. The URL itself is not repeated: it may hold a password.
+    #[error("unsupported database URL scheme {scheme:?}: use sqlite://<path> or postgres://…")]
+    UnsupportedUrl {
+        /// The scheme found.
+        scheme: String,
+    },
+    /// A value does not fit the column (e.g. an amount above `i64::MAX`).
+    #[error("value out of range for {0}")]
+    OutOfRange(&'static str),
+}
+
+/// The active connection pool.
+#[derive(Clone)]
+pub(crate) enum Db {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// Which database a store runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// The embedded default.
+    Sqlite,
+    /// For replicas.
+    Postgres,
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        })
+    }
+}
+
+/// The persistence handle. Cheap to clone (pools are shared).
+#[derive(Clone)]
+pub struct Store {
+    pub(crate) db: Db,
+}
+
+impl std::fmt::Debug for Store {
+    /// Names the backend only: a connection URL may carry a password.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("backend", &self.backend()).finish()
+    }
+}
+
+impl Store {
+    /// Connects to `sqlite://<path>` (created if missing) or `postgres://…`.
+    pub async fn connect(url: &str) -> Result<Store, StoreError> {
+        let scheme = url.split_once(':').map_or("", |(s, _)| s);
+        match scheme {
+            "sqlite" => {
+                let path = url.trim_start_matches("sqlite:").trim_start_matches("//");
+                Self::open_sqlite_file(Path::new(path)).await
+            }
+            "postgres" | "postgresql" => {
+                let options = PgConnectOptions::from_str(url)?;
+                Self::connect_postgres(options).await
+            }
+            other => Err(StoreError::UnsupportedUrl { scheme: other.chars().take(20).collect() }),
+        }
+    }
+
+    /// Opens (creating if needed) a SQLite database file in WAL mode: readers never wait for
+    /// the writer, and `synchronous = NORMAL` is durable across process crashes in WAL.
+    pub async fn open_sqlite_file(path: &Path) -> Result<Store, StoreError> {
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(5));
+        let pool = SqlitePoolOptions::new().max_connections(8).connect_with(options).await?;
+        Ok(Store { db: Db::Sqlite(pool) })
+    }
+
+    /// Connects to PostgreSQL with explicit options (tests use them to pin a schema).
+    pub async fn connect_postgres(options: PgConnectOptions) -> Result<Store, StoreError> {
+        let pool = PgPoolOptions::new().max_connections(16).acquire_timeout(Duration::from_secs(10)).connect_with(options).await?;
+        Ok(Store { db: Db::Postgres(pool) })
+    }
+
+    /// Applies the embedded migrations of the active backend. Idempotent.
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        match &self.db {
+            Db::Sqlite(pool) => sqlx::migrate!("migrations/sqlite").run(pool).await?,
+            Db::Postgres(pool) => sqlx::migrate!("migrations/postgres").run(pool).await?,
+        }
+        Ok(())
+    }
+
+    /// A round trip to the database, for readiness checks.
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        let one: i32 = with_pool!(&self.db, |p| sqlx::query_scalar("SELECT 1").fetch_one(p).await)?;
+        debug_assert_eq!(one, 1);
+        Ok(())
+    }
+
+    /// Which backend this store runs on.
+    pub fn backend(&self) -> Backend {
+        match self.db {
+            Db::Sqlite(_) => Backend::Sqlite,
+            Db::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// Runs SQL text as is (DDL in tests and administration); never with user input.
+    #[doc(hidden)]
+    pub async fn execute_unprepared(&self, sql: &str) -> Result<(), StoreError> {
+        with_pool!(&self.db, |p| sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned())).execute(p).await.map(|_| ()))?;
+        Ok(())
+    }
+
+    /// Closes the pool, waiting for connections to be returned.
+    pub async fn close(&self) {
+        with_pool!(&self.db, |p| p.close().await);
+    }
+}
+
+/// Converts an amount or count for a `BIGINT` column.
+pub(crate) fn to_i64(value: u64, what: &'static str) -> Result<i64, StoreError> {
+    i64::try_from(value).map_err(|_| StoreError::OutOfRange(what))
+}
+
+/// Converts a `BIGINT` read back into an amount or count.
+pub(crate) fn to_u64(value: i64, what: &'static str) -> Result<u64, StoreError> {
+    u64::try_from(value).map_err(|_| StoreError::OutOfRange(what))
+}

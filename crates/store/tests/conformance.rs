@@ -1,0 +1,215 @@
+//! The store's conformance suite: every test is written once and runs on SQLite (a temp
+//! file) and on PostgreSQL when `TEST_DATABASE_URL` is set, each PostgreSQL test in its own
+//! fresh schema so tests run in parallel.
+
+use std::str::FromStr;
+
+use sqlx::postgres::PgConnectOptions;
+use svc_store::{NewPayment, PaymentStatus, Reservation, Store, StoreError, TokenStat, Usage};
+
+/// A store for one test, cleaned up on drop.
+struct Fixture {
+    store: Store,
+    _dir: Option<tempfile::TempDir>,
+    schema: Option<(String, String)>,
+}
+
+impl Fixture {
+    async fn sqlite() -> Fixture {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = Store::open_sqlite_file(&dir.path().join("svc.db")).await.expect("open");
+        store.migrate().await.expect("migrate");
+        Fixture { store, _dir: Some(dir), schema: None }
+    }
+
+    async fn postgres() -> Option<Fixture> {
+        let Ok(url) = std::env::var("TEST_DATABASE_URL") else {
+            eprintln!("skipped: TEST_DATABASE_URL is not set, so the PostgreSQL variant does not run");
+            return None;
+        };
+        let schema = format!("s_{}", uuid::Uuid::new_v4().simple());
+        let admin = Store::connect(&url).await.expect("connect");
+        admin.execute_unprepared(&format!("CREATE SCHEMA {schema}")).await.expect("create schema");
+        admin.close().await;
+        let options = PgConnectOptions::from_str(&url).expect("url").options([("search_path", schema.as_str())]);
+        let store = Store::connect_postgres(options).await.expect("connect in schema");
+        store.migrate().await.expect("migrate");
+        Some(Fixture { store, _dir: None, schema: Some((url, schema)) })
+    }
+
+    async fn finish(self) {
+        self.store.close().await;
+        if let Some((url, schema)) = self.schema {
+            let admin = Store::connect(&url).await.expect("connect");
+            admin.execute_unprepared(&format!("DROP SCHEMA {schema} CASCADE")).await.expect("drop schema");
+            admin.close().await;
+        }
+    }
+}
+
+/// Declares `name` as a test on both backends.
+macro_rules! conformance {
+    ($name:ident) => {
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn on_sqlite() {
+                let f = super::Fixture::sqlite().await;
+                super::$name(&f.store).await;
+                f.finish().await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn on_postgres() {
+                if let Some(f) = super::Fixture::postgres().await {
+                    super::$name(&f.store).await;
+                    f.finish().await;
+                }
+            }
+        }
+    };
+}
+
+fn payment(id: &str, nonce: &str, at: i64) -> NewPayment {
+    NewPayment {
+        id: id.into(),
+        route_id: "alpha.top_picks".into(),
+        network: "eip155:8453".into(),
+        payer: "0x2c75aa27a0e1f0b3e0e1f0b3e0e1f0b3e0e15c23".into(),
+        nonce: nonce.into(),
+        amount: 500_000,
+        asset: "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913".into(),
+        pay_to: "0x209693bc6afc0c5328ba36faf03c514ef312287c".into(),
+        now_ms: at,
+    }
+}
+
+conformance!(migrations_are_idempotent);
+async fn migrations_are_idempotent(store: &Store) {
+    store.migrate().await.expect("second run");
+    store.ping().await.expect("ping");
+}
+
+conformance!(a_nonce_is_reserved_once_and_the_duplicate_names_the_first_payment);
+async fn a_nonce_is_reserved_once_and_the_duplicate_names_the_first_payment(store: &Store) {
+    assert_eq!(store.reserve_payment(&payment("p1", "0xaa", 1)).await.expect("reserve"), Reservation::Reserved);
+    match store.reserve_payment(&payment("p2", "0xaa", 2)).await.expect("reserve") {
+        Reservation::Duplicate(first) => {
+            assert_eq!(first.id, "p1");
+            assert_eq!(first.status, PaymentStatus::Reserved);
+            assert_eq!(first.amount, 500_000);
+        }
+        other => panic!("expected a duplicate, got {other:?}"),
+    }
+    // Same nonce on another network is another authorization.
+    let mut other = payment("p3", "0xaa", 3);
+    other.network = "eip155:84532".into();
+    assert_eq!(store.reserve_payment(&other).await.expect("reserve"), Reservation::Reserved);
+}
+
+conformance!(fifty_concurrent_reservations_of_one_nonce_let_exactly_one_through);
+async fn fifty_concurrent_reservations_of_one_nonce_let_exactly_one_through(store: &Store) {
+    let tasks: Vec<_> = (0..50)
+        .map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move { store.reserve_payment(&payment(&format!("c{i}"), "0xbb", i)).await })
+        })
+        .collect();
+    let mut reserved = 0;
+    for task in tasks {
+        if task.await.expect("join").expect("reserve") == Reservation::Reserved {
+            reserved += 1;
+        }
+    }
+    assert_eq!(reserved, 1);
+}
+
+conformance!(a_released_nonce_can_be_reserved_again_but_a_settled_one_never_is);
+async fn a_released_nonce_can_be_reserved_again_but_a_settled_one_never_is(store: &Store) {
+    store.reserve_payment(&payment("r1", "0xcc", 1)).await.expect("reserve");
+    assert!(store.release_payment("r1").await.expect("release"));
+    assert!(!store.release_payment("r1").await.expect("release twice"));
+    assert_eq!(store.reserve_payment(&payment("r2", "0xcc", 2)).await.expect("retry"), Reservation::Reserved);
+    assert!(store.finish_payment("r2", PaymentStatus::Settled, Some("0xtx"), None, 3).await.expect("finish"));
+    assert!(!store.release_payment("r2").await.expect("release settled"));
+    let settled = store.payment("r2").await.expect("read").expect("exists");
+    assert_eq!((settled.status, settled.tx_hash.as_deref(), settled.updated_at), (PaymentStatus::Settled, Some("0xtx"), 3));
+}
+
+conformance!(a_payment_is_finished_exactly_once);
+async fn a_payment_is_finished_exactly_once(store: &Store) {
+    store.reserve_payment(&payment("f1", "0xdd", 1)).await.expect("reserve");
+    assert!(store.finish_payment("f1", PaymentStatus::Failed, None, Some("settle_failed"), 2).await.expect("finish"));
+    assert!(!store.finish_payment("f1", PaymentStatus::Settled, Some("0x"), None, 3).await.expect("again"));
+    assert_eq!(store.payment("f1").await.expect("read").map(|p| p.status), Some(PaymentStatus::Failed));
+    assert_eq!(store.payment("nope").await.expect("read"), None);
+}
+
+conformance!(a_payers_payments_come_newest_first_and_paid_calls_count_in_the_window);
+async fn a_payers_payments_come_newest_first_and_paid_calls_count_in_the_window(store: &Store) {
+    for (i, status) in [PaymentStatus::Settled, PaymentStatus::Unsettled, PaymentStatus::Failed, PaymentStatus::Settled]
+        .into_iter()
+        .enumerate()
+    {
+        let id = format!("w{i}");
+        let at = 1_000 * (i as i64 + 1);
+        store.reserve_payment(&payment(&id, &format!("0xe{i}"), at)).await.expect("reserve");
+        store.finish_payment(&id, status, None, None, at).await.expect("finish");
+    }
+    let payer = "0x2c75aa27a0e1f0b3e0e1f0b3e0e1f0b3e0e15c23";
+    let ids: Vec<String> = store.payments_by_payer(payer, 3).await.expect("list").into_iter().map(|p| p.id).collect();
+    assert_eq!(ids, ["w3", "w2", "w1"]);
+    assert_eq!(store.count_paid_calls_since(payer, 0).await.expect("count"), 3);
+    assert_eq!(store.count_paid_calls_since(payer, 2_000).await.expect("count"), 2, "window start is inclusive");
+    assert_eq!(store.count_paid_calls_since(payer, 4_001).await.expect("count"), 0);
+    assert_eq!(store.count_paid_calls_since("0xsomeoneelse", 0).await.expect("count"), 0);
+}
+
+conformance!(usage_counts_and_spend_respect_the_window);
+async fn usage_counts_and_spend_respect_the_window(store: &Store) {
+    for (i, amount) in [12_000u64, 500_000, 5_000].into_iter().enumerate() {
+        let usage = Usage {
+            id: format!("u{i}"),
+            caller: "wallet:0xabc".into(),
+            route_id: "social.search".into(),
+            channel: "x402".into(),
+            amount,
+            at_ms: 100 * (i as i64 + 1),
+        };
+        store.record_usage(&usage).await.expect("record");
+    }
+    assert_eq!(store.count_usage_since("wallet:0xabc", 0).await.expect("count"), 3);
+    assert_eq!(store.count_usage_since("wallet:0xabc", 200).await.expect("count"), 2);
+    assert_eq!(store.spend_since("wallet:0xabc", 200).await.expect("spend"), 505_000);
+    assert_eq!(store.spend_since("ip:127.0.0.1", 0).await.expect("spend"), 0);
+}
+
+conformance!(token_stats_upsert_replaces_and_list_by_rank);
+async fn token_stats_upsert_replaces_and_list_by_rank(store: &Store) {
+    let stat = |symbol: &str, rank: i32, price: &str| TokenStat {
+        chain: "solana".into(),
+        address: format!("{symbol}-mint"),
+        symbol: symbol.into(),
+        name: symbol.into(),
+        price_usd: price.into(),
+        change_24h_pct: None,
+        volume_24h_usd: Some("10".into()),
+        market_cap_usd: None,
+        liquidity_usd: None,
+        rank,
+        updated_at: 5,
+    };
+    store.upsert_token_stat(&stat("B", 2, "1")).await.expect("upsert");
+    store.upsert_token_stat(&stat("A", 1, "2")).await.expect("upsert");
+    store.upsert_token_stat(&stat("B", 3, "1.5")).await.expect("replace");
+    let rows = store.token_stats(10).await.expect("list");
+    assert_eq!(rows.iter().map(|r| (r.symbol.as_str(), r.price_usd.as_str())).collect::<Vec<_>>(), [("A", "2"), ("B", "1.5")]);
+    assert_eq!(store.token_stats(1).await.expect("list").len(), 1);
+}
+
+#[tokio::test]
+async fn an_unsupported_url_is_refused_without_echoing_its_password() {
+    let err = Store::connect("mysql://user:secret@host/db").await.expect_err("refused");
+    assert!(matches!(err, StoreError::UnsupportedUrl { .. }));
+    assert!(!err.to_string().contains("secret"), "{err}");
+    assert!(!format!("{err:?}").contains("secret"), "{err:?}");
+}
