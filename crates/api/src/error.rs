@@ -100,9 +100,7 @@ impl IntoResponse for ApiError {
             _ => None,
         };
         let mut response = match self {
-            ApiError::Validation(err) => {
-                (status, Json(HttpValidationError { detail: err.errors })).into_response()
-            }
+            ApiError::Validation(err) => (status, Json(HttpValidationError { detail: err.errors })).into_response(),
             ApiError::Internal(cause) => {
                 tracing::error!(error.cause = %cause, "internal error: {cause}");
                 (status, Json(error_body("Internal server error.", "internal_error", Map::new()))).into_response()

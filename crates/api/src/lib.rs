@@ -8,7 +8,7 @@
 //! - [`error`]: [`ApiError`], the one place errors become responses.
 //! - [`ops`]: health, readiness, metrics and the generated documents.
 //! - [`metrics`]: Prometheus recording.
-//! - [`state`]: [`AppState`].
+//! - [`state`]: the shared [`AppState`].
 
 pub mod error;
 pub mod handlers;

@@ -34,10 +34,19 @@ pub async fn serve(state: AppState, route: &'static RouteSpec, channel: Channel,
     response
 }
 
-async fn run(state: AppState, route: &'static RouteSpec, _channel: Channel, request: Request) -> Result<Bytes, ApiError> {
+async fn run(
+    state: AppState,
+    route: &'static RouteSpec,
+    _channel: Channel,
+    request: Request,
+) -> Result<Bytes, ApiError> {
     let (mut parts, body) = request.into_parts();
     let params = axum::RequestPartsExt::extract::<RawPathParams>(&mut parts).await.map_err(|_| {
-        ApiError::field(vec!["path".into()], "path parameters must be valid UTF-8 after percent-decoding", "value_error")
+        ApiError::field(
+            vec!["path".into()],
+            "path parameters must be valid UTF-8 after percent-decoding",
+            "value_error",
+        )
     })?;
     // The router names parameters by position (`{p0}`, `{p1}`) so routes whose contract names
     // differ at the same position can coexist; map them back to the route's own names.
@@ -51,7 +60,8 @@ async fn run(state: AppState, route: &'static RouteSpec, _channel: Channel, requ
         .collect();
 
     let takes_body = !matches!(route.source, InputSource::Query);
-    let body = if takes_body { Some(read_body(&parts.headers, body, state.config.body_limit_bytes).await?) } else { None };
+    let body =
+        if takes_body { Some(read_body(&parts.headers, body, state.config.body_limit_bytes).await?) } else { None };
 
     let raw = RawInput { path: &path, query: parts.uri.query(), body: body.as_deref() };
     let input = route.parse_input(&raw)?;
@@ -61,10 +71,8 @@ async fn run(state: AppState, route: &'static RouteSpec, _channel: Channel, requ
 /// Reads a JSON body up to `limit` bytes. An empty body is allowed (the input decides whether
 /// it needed one); a non-empty body must be declared JSON.
 async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes, ApiError> {
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
+    let declared =
+        headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok());
     if declared.is_some_and(|n| n > limit) {
         return Err(ApiError::PayloadTooLarge { limit });
     }

@@ -61,7 +61,11 @@ impl std::fmt::Debug for AppState {
 impl AppState {
     /// Builds the state, checking that every route with a handler takes the catalogue's
     /// input type and returns its output type (a mismatch is a build bug, caught at start).
-    pub fn new(store: Store, clock: Arc<dyn Clock>, config: ApiConfig) -> Result<Self, crate::handlers::HandlerMismatch> {
+    pub fn new(
+        store: Store,
+        clock: Arc<dyn Clock>,
+        config: ApiConfig,
+    ) -> Result<Self, crate::handlers::HandlerMismatch> {
         let catalogue = svc_catalogue::catalogue();
         let handlers = crate::handlers::all();
         handlers.verify(catalogue)?;

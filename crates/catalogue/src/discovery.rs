@@ -83,12 +83,8 @@ pub fn catalogue_document(catalogue: &Catalogue, base_url: &str) -> Value {
 
 /// `GET /.well-known/x402`: the manifest indexers look for, pointing at the full catalogue.
 pub fn well_known(catalogue: &Catalogue, base_url: &str) -> Value {
-    let resources: Vec<String> = catalogue
-        .routes()
-        .iter()
-        .filter(|r| r.access == Access::Paid)
-        .map(|r| url(base_url, r.path))
-        .collect();
+    let resources: Vec<String> =
+        catalogue.routes().iter().filter(|r| r.access == Access::Paid).map(|r| url(base_url, r.path)).collect();
     json!({
         "version": CATALOGUE_VERSION,
         "x402Version": 2,
@@ -111,15 +107,36 @@ pub fn llms_txt(catalogue: &Catalogue, base_url: &str) -> String {
         "> Crypto market data and on-chain actions for software agents, paid per call in USDC over x402.\n"
     );
     let _ = writeln!(out, "## How to pay (x402 v2)\n");
-    let _ = writeln!(out, "1. Call a route. Without payment it answers 402 with a challenge: JSON body and base64 `PAYMENT-REQUIRED` header.");
-    let _ = writeln!(out, "2. Pick one entry of `accepts` (USDC on Base `eip155:8453` or on Solana) and sign it: an EIP-3009 `transferWithAuthorization` on EVM, a partially signed transfer on Solana.");
-    let _ = writeln!(out, "3. Retry the same request with header `PAYMENT-SIGNATURE: base64(PaymentPayload)` (`X-PAYMENT` also works).");
-    let _ = writeln!(out, "4. A 200 carries `PAYMENT-RESPONSE` with the settlement. You are charged only when the route succeeds; invalid input is refused with 422 before any challenge.");
-    let _ = writeln!(out, "\nVolume discounts by paid calls in the trailing 30 days: 100-999 calls 20% off, 1,000+ calls 40% off.\n");
+    let _ = writeln!(
+        out,
+        "1. Call a route. Without payment it answers 402 with a challenge: JSON body and base64 `PAYMENT-REQUIRED` header."
+    );
+    let _ = writeln!(
+        out,
+        "2. Pick one entry of `accepts` (USDC on Base `eip155:8453` or on Solana) and sign it: an EIP-3009 `transferWithAuthorization` on EVM, a partially signed transfer on Solana."
+    );
+    let _ = writeln!(
+        out,
+        "3. Retry the same request with header `PAYMENT-SIGNATURE: base64(PaymentPayload)` (`X-PAYMENT` also works)."
+    );
+    let _ = writeln!(
+        out,
+        "4. A 200 carries `PAYMENT-RESPONSE` with the settlement. You are charged only when the route succeeds; invalid input is refused with 422 before any challenge."
+    );
+    let _ = writeln!(
+        out,
+        "\nVolume discounts by paid calls in the trailing 30 days: 100-999 calls 20% off, 1,000+ calls 40% off.\n"
+    );
     let _ = writeln!(out, "## Free preview\n");
-    let _ = writeln!(out, "Add `?preview=true` to any paid route: real data, truncated, with the price. 5 previews per hour per IP.\n");
+    let _ = writeln!(
+        out,
+        "Add `?preview=true` to any paid route: real data, truncated, with the price. 5 previews per hour per IP.\n"
+    );
     let _ = writeln!(out, "## Credits\n");
-    let _ = writeln!(out, "Every paid route has a twin under `/api/svc-tools/*` billed in account credits with an API key (`X-API-Key` or `Authorization: Bearer`).\n");
+    let _ = writeln!(
+        out,
+        "Every paid route has a twin under `/api/svc-tools/*` billed in account credits with an API key (`X-API-Key` or `Authorization: Bearer`).\n"
+    );
     let _ = writeln!(out, "## Documents\n");
     let _ = writeln!(out, "- OpenAPI 3.1: {}", url(base_url, "/openapi.json"));
     let _ = writeln!(out, "- Catalogue (input/output schemas, prices): {}", url(base_url, "/api/x402/catalogue"));

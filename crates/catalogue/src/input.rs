@@ -193,7 +193,10 @@ fn coerce(kind: Option<&Scalar>, raw: &str) -> Value {
         if integer {
             raw.parse::<i64>().ok().map(Value::from).or_else(|| raw.parse::<u64>().ok().map(Value::from))
         } else {
-            raw.parse::<f64>().ok().filter(|f| f.is_finite()).and_then(|f| serde_json::Number::from_f64(f).map(Value::Number))
+            raw.parse::<f64>()
+                .ok()
+                .filter(|f| f.is_finite())
+                .and_then(|f| serde_json::Number::from_f64(f).map(Value::Number))
         }
     }
     let item = |raw: &str, kind: ScalarItem| -> Value {
@@ -247,7 +250,11 @@ pub(crate) fn parse<I: RouteInput>(spec: &RouteSpec, raw: &RawInput<'_>) -> Resu
 
     if matches!(spec.source, InputSource::Query | InputSource::QueryOrBody) {
         let pairs: Vec<(String, String)> = serde_urlencoded::from_str(raw.query.unwrap_or("")).map_err(|_| {
-            InputError::one(FieldError::new([Loc::from("query")], "the query string is not valid URL encoding", "value_error"))
+            InputError::one(FieldError::new(
+                [Loc::from("query")],
+                "the query string is not valid URL encoding",
+                "value_error",
+            ))
         })?;
         for (name, value) in pairs {
             if RESERVED_QUERY.contains(&name.as_str()) || origins.get(&name) == Some(&Origin::Path) {
@@ -273,14 +280,22 @@ pub(crate) fn parse<I: RouteInput>(spec: &RouteSpec, raw: &RawInput<'_>) -> Resu
     let body = raw.body.filter(|b| !b.iter().all(u8::is_ascii_whitespace));
     match (spec.source, body) {
         (InputSource::Body, None) => {
-            return Err(InputError::one(FieldError::new([Loc::from("body")], "Field required: a JSON object body", "missing")));
+            return Err(InputError::one(FieldError::new(
+                [Loc::from("body")],
+                "Field required: a JSON object body",
+                "missing",
+            )));
         }
         (InputSource::Body | InputSource::OptionalBody | InputSource::QueryOrBody, Some(bytes)) => {
             let value: Value = serde_json::from_slice(bytes).map_err(|e| {
                 InputError::one(FieldError::new([Loc::from("body")], format!("JSON decode error: {e}"), "json_invalid"))
             })?;
             let Value::Object(object) = value else {
-                return Err(InputError::one(FieldError::new([Loc::from("body")], "Input should be a JSON object", "model_attributes_type")));
+                return Err(InputError::one(FieldError::new(
+                    [Loc::from("body")],
+                    "Input should be a JSON object",
+                    "model_attributes_type",
+                )));
             };
             for (name, value) in object {
                 if fields.contains_key(&name) {
@@ -313,7 +328,8 @@ pub(crate) fn parse<I: RouteInput>(spec: &RouteSpec, raw: &RawInput<'_>) -> Resu
         err
     };
 
-    let input: I = serde_path_to_error::deserialize(Value::Object(fields)).map_err(|e| InputError::one(rooted(serde_error(&e))))?;
+    let input: I = serde_path_to_error::deserialize(Value::Object(fields))
+        .map_err(|e| InputError::one(rooted(serde_error(&e))))?;
 
     let mut errors: Vec<FieldError> = match garde::Validate::validate(&input) {
         Ok(()) => Vec::new(),

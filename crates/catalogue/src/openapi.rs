@@ -62,7 +62,9 @@ fn parameters(route: &RouteSpec, schemas: &mut SchemaGenerator, preview: bool) -
     for name in &path_names {
         let schema = props.get(*name).cloned().unwrap_or_else(|| json!({ "type": "string" }));
         let description = schema.get("description").cloned().unwrap_or(Value::Null);
-        params.push(json!({ "name": name, "in": "path", "required": true, "description": description, "schema": schema }));
+        params.push(
+            json!({ "name": name, "in": "path", "required": true, "description": description, "schema": schema }),
+        );
     }
     if matches!(route.source, InputSource::Query | InputSource::QueryOrBody) {
         for (name, schema) in &props {

@@ -27,12 +27,7 @@ enum Entry {
     /// `"0.012"`: the same price over x402 and in credits.
     Same(Money),
     /// `{ x402 = "0.50", credits = "0.02" }` or `{ unit = "0.01", max = "0.05" }`.
-    Table {
-        x402: Option<Money>,
-        credits: Option<Money>,
-        unit: Option<Money>,
-        max: Option<Money>,
-    },
+    Table { x402: Option<Money>, credits: Option<Money>, unit: Option<Money>, max: Option<Money> },
 }
 
 #[derive(Debug, Deserialize)]

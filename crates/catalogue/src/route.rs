@@ -249,7 +249,11 @@ impl RouteSpec {
     }
 
     /// A paid `POST` with a required JSON body.
-    pub fn post<I: RouteInput, O: RouteOutput>(id: &'static str, path: &'static str, description: &'static str) -> Self {
+    pub fn post<I: RouteInput, O: RouteOutput>(
+        id: &'static str,
+        path: &'static str,
+        description: &'static str,
+    ) -> Self {
         Self::new::<I, O>(id, HttpMethod::Post, path, InputSource::Body, description)
     }
 

@@ -103,10 +103,7 @@ impl FromStr for Chain {
     type Err = AddressError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Chain::ALL
-            .into_iter()
-            .find(|c| c.as_str() == s)
-            .ok_or_else(|| AddressError::UnknownChain(s.to_owned()))
+        Chain::ALL.into_iter().find(|c| c.as_str() == s).ok_or_else(|| AddressError::UnknownChain(s.to_owned()))
     }
 }
 
@@ -186,11 +183,7 @@ pub enum Address {
 impl Address {
     /// Parses `s` as an address valid on `chain`.
     pub fn parse_for(chain: Chain, s: &str) -> Result<Address, AddressError> {
-        if chain.is_evm() {
-            s.parse().map(Address::Evm)
-        } else {
-            s.parse().map(Address::Solana)
-        }
+        if chain.is_evm() { s.parse().map(Address::Evm) } else { s.parse().map(Address::Solana) }
     }
 
     /// Parses either shape, for fields that take an address of any chain.
@@ -245,7 +238,12 @@ macro_rules! string_codec {
 }
 
 string_codec!(EvmAddress, "EvmAddress", "^0[xX][0-9a-fA-F]{40}$", "A 20-byte EVM address, 0x-prefixed hex.");
-string_codec!(SolanaAddress, "SolanaAddress", "^[1-9A-HJ-NP-Za-km-z]{32,44}$", "A 32-byte Solana public key in base58.");
+string_codec!(
+    SolanaAddress,
+    "SolanaAddress",
+    "^[1-9A-HJ-NP-Za-km-z]{32,44}$",
+    "A 32-byte Solana public key in base58."
+);
 string_codec!(
     Address,
     "Address",
@@ -282,11 +280,20 @@ mod tests {
 
     #[test]
     fn near_misses_are_refused() {
-        for bad in ["0x833589fcd6edb6e08f4c7c32d4f71b54bda0291", "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913aa", "0xZZ3589fcd6edb6e08f4c7c32d4f71b54bda02913", ""] {
+        for bad in [
+            "0x833589fcd6edb6e08f4c7c32d4f71b54bda0291",
+            "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913aa",
+            "0xZZ3589fcd6edb6e08f4c7c32d4f71b54bda02913",
+            "",
+        ] {
             assert!(bad.parse::<EvmAddress>().is_err(), "{bad}");
         }
         // 0, O, I and l are not base58 digits.
-        for bad in ["0PjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", "EPjFWdd5AufqSSqeM2qN1xzy", "11111111111111111111111111111111111111111111111"] {
+        for bad in [
+            "0PjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
+            "EPjFWdd5AufqSSqeM2qN1xzy",
+            "11111111111111111111111111111111111111111111111",
+        ] {
             assert!(bad.parse::<SolanaAddress>().is_err(), "{bad}");
         }
     }

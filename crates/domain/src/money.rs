@@ -108,11 +108,7 @@ impl FromStr for Money {
             let padded = format!("{frac:0<6}");
             padded.parse().map_err(|_| syntax())?
         };
-        whole
-            .checked_mul(UNITS_PER_USDC)
-            .and_then(|w| w.checked_add(frac_units))
-            .map(Money)
-            .ok_or(MoneyError::Overflow)
+        whole.checked_mul(UNITS_PER_USDC).and_then(|w| w.checked_add(frac_units)).map(Money).ok_or(MoneyError::Overflow)
     }
 }
 

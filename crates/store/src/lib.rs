@@ -133,7 +133,11 @@ impl Store {
 
     /// Connects to PostgreSQL with explicit options (tests use them to pin a schema).
     pub async fn connect_postgres(options: PgConnectOptions) -> Result<Store, StoreError> {
-        let pool = PgPoolOptions::new().max_connections(16).acquire_timeout(Duration::from_secs(10)).connect_with(options).await?;
+        let pool = PgPoolOptions::new()
+            .max_connections(16)
+            .acquire_timeout(Duration::from_secs(10))
+            .connect_with(options)
+            .await?;
         Ok(Store { db: Db::Postgres(pool) })
     }
 

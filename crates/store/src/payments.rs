@@ -101,7 +101,7 @@ pub enum Reservation {
     /// This request holds the authorization now.
     Reserved,
     /// The authorization was already used (or is in use); here is the earlier payment.
-    Duplicate(PaymentRecord),
+    Duplicate(Box<PaymentRecord>),
 }
 
 #[derive(sqlx::FromRow)]
@@ -143,7 +143,8 @@ impl TryFrom<Row> for PaymentRecord {
     }
 }
 
-const COLUMNS: &str = "id, route_id, network, payer, nonce, amount, asset, pay_to, status, tx_hash, error, created_at, updated_at";
+const COLUMNS: &str =
+    "id, route_id, network, payer, nonce, amount, asset, pay_to, status, tx_hash, error, created_at, updated_at";
 
 impl Store {
     /// Reserves an authorization: inserts the payment unless (network, payer, nonce) exists.
@@ -175,7 +176,7 @@ impl Store {
             .bind(&new.nonce)
             .fetch_one(p)
             .await)?;
-        Ok(Reservation::Duplicate(row.try_into()?))
+        Ok(Reservation::Duplicate(Box::new(row.try_into()?)))
     }
 
     /// Frees a reserved authorization after the handler failed, so the client can retry the
@@ -214,8 +215,10 @@ impl Store {
     /// One payment by id.
     pub async fn payment(&self, id: &str) -> Result<Option<PaymentRecord>, StoreError> {
         let sql = format!("SELECT {COLUMNS} FROM payments WHERE id = $1");
-        let row: Option<Row> =
-            with_pool!(&self.db, |p| sqlx::query_as(sqlx::AssertSqlSafe(sql.clone())).bind(id).fetch_optional(p).await)?;
+        let row: Option<Row> = with_pool!(&self.db, |p| sqlx::query_as(sqlx::AssertSqlSafe(sql.clone()))
+            .bind(id)
+            .fetch_optional(p)
+            .await)?;
         row.map(TryInto::try_into).transpose()
     }
 

@@ -132,7 +132,10 @@ async fn a_released_nonce_can_be_reserved_again_but_a_settled_one_never_is(store
     assert!(store.finish_payment("r2", PaymentStatus::Settled, Some("0xtx"), None, 3).await.expect("finish"));
     assert!(!store.release_payment("r2").await.expect("release settled"));
     let settled = store.payment("r2").await.expect("read").expect("exists");
-    assert_eq!((settled.status, settled.tx_hash.as_deref(), settled.updated_at), (PaymentStatus::Settled, Some("0xtx"), 3));
+    assert_eq!(
+        (settled.status, settled.tx_hash.as_deref(), settled.updated_at),
+        (PaymentStatus::Settled, Some("0xtx"), 3)
+    );
 }
 
 conformance!(a_payment_is_finished_exactly_once);
@@ -202,7 +205,10 @@ async fn token_stats_upsert_replaces_and_list_by_rank(store: &Store) {
     store.upsert_token_stat(&stat("A", 1, "2")).await.expect("upsert");
     store.upsert_token_stat(&stat("B", 3, "1.5")).await.expect("replace");
     let rows = store.token_stats(10).await.expect("list");
-    assert_eq!(rows.iter().map(|r| (r.symbol.as_str(), r.price_usd.as_str())).collect::<Vec<_>>(), [("A", "2"), ("B", "1.5")]);
+    assert_eq!(
+        rows.iter().map(|r| (r.symbol.as_str(), r.price_usd.as_str())).collect::<Vec<_>>(),
+        [("A", "2"), ("B", "1.5")]
+    );
     assert_eq!(store.token_stats(1).await.expect("list").len(), 1);
 }
 

@@ -53,7 +53,9 @@ impl Handlers {
             Box::pin(async move {
                 let input = input.downcast::<I>().map_err(|_| ApiError::Internal(format!("input type of {id}")))?;
                 let output = handler(state, input).await?;
-                serde_json::to_vec(&output).map(Bytes::from).map_err(|e| ApiError::Internal(format!("encode {id}: {e}")))
+                serde_json::to_vec(&output)
+                    .map(Bytes::from)
+                    .map_err(|e| ApiError::Internal(format!("encode {id}: {e}")))
             })
         });
         self.by_id.insert(id, Entry { input: TypeId::of::<I>(), output: TypeId::of::<O>(), call });

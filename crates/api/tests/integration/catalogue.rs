@@ -20,11 +20,8 @@ fn spec_routes() -> BTreeSet<(String, String)> {
 
 #[test]
 fn the_catalogue_lists_exactly_the_routes_of_the_contract() {
-    let catalogue: BTreeSet<(String, String)> = svc_catalogue::catalogue()
-        .routes()
-        .iter()
-        .map(|r| (r.method.as_str().to_owned(), r.path.to_owned()))
-        .collect();
+    let catalogue: BTreeSet<(String, String)> =
+        svc_catalogue::catalogue().routes().iter().map(|r| (r.method.as_str().to_owned(), r.path.to_owned())).collect();
     let spec = spec_routes();
     let missing: Vec<_> = spec.difference(&catalogue).collect();
     let extra: Vec<_> = catalogue.difference(&spec).collect();

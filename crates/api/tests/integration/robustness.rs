@@ -19,7 +19,8 @@ fn fill(template: &str, value: &str) -> String {
 fn shared() -> &'static (tokio::runtime::Runtime, TestApp) {
     static SHARED: OnceLock<(tokio::runtime::Runtime, TestApp)> = OnceLock::new();
     SHARED.get_or_init(|| {
-        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("runtime");
+        let runtime =
+            tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("runtime");
         let app = runtime.block_on(TestApp::new());
         (runtime, app)
     })

@@ -67,7 +67,10 @@ impl TestApp {
 
     pub async fn post_json(&self, uri: &str, body: &str) -> Reply {
         self.send(
-            Request::post(uri).header("content-type", "application/json").body(Body::from(body.to_owned())).expect("request"),
+            Request::post(uri)
+                .header("content-type", "application/json")
+                .body(Body::from(body.to_owned()))
+                .expect("request"),
         )
         .await
     }

@@ -46,7 +46,14 @@ async fn signals_refuse_an_unknown_data_product_naming_the_valid_ones() {
 async fn chain_data_enforces_each_route_kinds_payload_rule() {
     let app = TestApp::new().await;
     let base = "/api/x402/svc-tools/data-provider/chaindata";
-    refused_on_both(&app, "POST", &format!("{base}/smart-money/netflow"), Some(r#"{"payload":{}}"#), &["body", "payload", "chains"]).await;
+    refused_on_both(
+        &app,
+        "POST",
+        &format!("{base}/smart-money/netflow"),
+        Some(r#"{"payload":{}}"#),
+        &["body", "payload", "chains"],
+    )
+    .await;
     refused_on_both(&app, "POST", &format!("{base}/smart-money/netflow"), Some("{}"), &["body", "payload"]).await;
     refused_on_both(
         &app,
@@ -64,13 +71,21 @@ async fn chain_data_enforces_each_route_kinds_payload_rule() {
         &["body", "payload", "token_address"],
     )
     .await;
-    refused_on_both(&app, "POST", &format!("{base}/tgm/holders"), Some(r#"{"payload":{"chain":"solana"}}"#), &["body", "payload", "token_address"]).await;
+    refused_on_both(
+        &app,
+        "POST",
+        &format!("{base}/tgm/holders"),
+        Some(r#"{"payload":{"chain":"solana"}}"#),
+        &["body", "payload", "token_address"],
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn an_unknown_chain_data_route_lists_the_allowed_ones() {
     let app = TestApp::new().await;
-    let reply = app.post_json("/api/x402/svc-tools/data-provider/chaindata/smart-money/everything", r#"{"payload":{}}"#).await;
+    let reply =
+        app.post_json("/api/x402/svc-tools/data-provider/chaindata/smart-money/everything", r#"{"payload":{}}"#).await;
     assert_invalid_at(&reply, &loc(&["path", "path"]));
     let msg = reply.json()["detail"][0]["msg"].as_str().unwrap_or_default().to_owned();
     assert!(msg.contains("smart-money/netflow") && msg.contains("tgm/token-ohlcv"), "{msg}");
@@ -92,7 +107,9 @@ async fn infrastructure_routes_check_enums_addresses_and_amounts() {
         &app,
         "POST",
         &format!("{tools}/swap-quote"),
-        Some(r#"{"input_mint":"not-a-mint","output_mint":"EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v","amount":1000}"#),
+        Some(
+            r#"{"input_mint":"not-a-mint","output_mint":"EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v","amount":1000}"#,
+        ),
         &["body", "input_mint"],
     )
     .await;
@@ -112,19 +129,34 @@ async fn infrastructure_routes_check_enums_addresses_and_amounts() {
 async fn prediction_markets_require_their_keys() {
     let app = TestApp::new().await;
     refused_on_both(&app, "POST", "/api/x402/svc-tools/predmkt/search", Some("{}"), &["body", "keyword"]).await;
-    refused_on_both(&app, "POST", "/api/x402/svc-tools/predmkt/quote", Some(r#"{"condition_id":"0x12"}"#), &["body", "condition_id"]).await;
+    refused_on_both(
+        &app,
+        "POST",
+        "/api/x402/svc-tools/predmkt/quote",
+        Some(r#"{"condition_id":"0x12"}"#),
+        &["body", "condition_id"],
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn social_routes_check_ranges_ids_and_lists() {
     let app = TestApp::new().await;
     let social = "/api/x402/svc-tools/social";
-    refused_on_both(&app, "GET", &format!("{social}/search?query=sol&max_results=5"), None, &["query", "max_results"]).await;
+    refused_on_both(&app, "GET", &format!("{social}/search?query=sol&max_results=5"), None, &["query", "max_results"])
+        .await;
     refused_on_both(&app, "GET", &format!("{social}/search"), None, &["query", "query"]).await;
     refused_on_both(&app, "GET", &format!("{social}/tweet/abc"), None, &["path", "tweet_id"]).await;
     let ids = (1..=51).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
     refused_on_both(&app, "GET", &format!("{social}/tweets?ids={ids}"), None, &["query", "ids"]).await;
-    refused_on_both(&app, "GET", &format!("{social}/user/12345/timeline?max_results=101"), None, &["query", "max_results"]).await;
+    refused_on_both(
+        &app,
+        "GET",
+        &format!("{social}/user/12345/timeline?max_results=101"),
+        None,
+        &["query", "max_results"],
+    )
+    .await;
 }
 
 #[tokio::test]

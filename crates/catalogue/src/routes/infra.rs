@@ -1,8 +1,1241 @@
-//! Placeholder, filled in by its family author.
+//! Infrastructure: swap quotes (Solana aggregators, EVM router), DeFi discovery and quotes,
+//! token prices, transaction simulation and validation, two derivatives-exchange proxies and
+//! a launchpad lookup.
 
-use crate::RouteSpec;
+use std::collections::BTreeMap;
 
-/// The routes of this family.
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use svc_domain::{Chain, EvmAddress, SolanaAddress};
+
+use super::common::{NoInput, Timestamp};
+use crate::{FieldError, Group, InputSource, Loc, PreviewPolicy, RouteInput, RouteSpec};
+
+/// The infrastructure routes.
 pub fn routes() -> Vec<RouteSpec> {
-    Vec::new()
+    let infra = |r: RouteSpec, tag: &'static str| r.group(Group::Infrastructure).tag(tag);
+    vec![
+        infra(RouteSpec::post::<SwapQuoteRequest, SwapQuoteResponse>("infra.swap_quote", tools!("/swap-quote"),
+            "Solana swap quote from two aggregators queried in parallel: the preferred one if it answers, else the best output, and both quotes."), "swap"),
+        infra(RouteSpec::post::<EvmSwapQuoteRequest, EvmSwapQuoteResponse>("infra.evm_swap_quote", tools!("/evm/swap-quote"),
+            "EVM swap quote on Base or Ethereum from human amounts: output, minimum out, price impact, gas and the transaction to sign."), "swap"),
+        infra(RouteSpec::post::<DefiDiscoverRequest, DefiDiscoverResponse>("infra.defi_discover", tools!("/defi/discover"),
+            "Find yield pools by network, protocol, APY and TVL, on Solana or any EVM chain.").source(InputSource::OptionalBody), "defi"),
+        infra(RouteSpec::post::<DefiQuoteRequest, DefiQuoteResponse>("infra.defi_quote", tools!("/defi/quote"),
+            "Quote a deposit, withdrawal, borrow or repayment on a DeFi protocol, with the transaction and approvals to sign."), "defi"),
+        infra(RouteSpec::post::<DefiNontokenizedRequest, DefiNontokenizedResponse>("infra.defi_nontokenized", tools!("/defi/nontokenized"),
+            "List non-tokenized DeFi positions (vaults, lending markets) by network and protocol.").source(InputSource::OptionalBody), "defi"),
+        infra(RouteSpec::post::<TokenPriceRequest, TokenPriceResponse>("infra.evm_token_price", tools!("/evm/token-price"),
+            "USD price of an EVM token with its symbol, name and decimals."), "defi"),
+        infra(RouteSpec::post::<ShieldSimulateRequest, ShieldScanResponse>("infra.shield_simulate", tools!("/shield/simulate"),
+            "Simulate an EVM transaction before signing: asset changes in USD and a security verdict."), "shield"),
+        infra(RouteSpec::post::<ShieldValidateRequest, ShieldScanResponse>("infra.shield_validate", tools!("/shield/validate"),
+            "Security verdict on an EVM transaction (benign, warning, malicious) with the features found."), "shield"),
+        infra(RouteSpec::post::<NoInput, OrderbookMarketsResponse>("infra.orderbookdex_markets", tools!("/orderbookdex/markets"),
+            "Perpetual markets of the order-book exchange: prices, 24 h change and volume, open interest, funding, tick and step sizes.")
+            .source(InputSource::OptionalBody), "orderbookdex"),
+        infra(RouteSpec::post::<OrderbookProxyRequest, OrderbookProxyResponse>("infra.orderbookdex_proxy", tools!("/orderbookdex/proxy"),
+            "Read-only access to public indexer paths of the order-book exchange (order books, candles, funding, trades)."), "orderbookdex"),
+        infra(RouteSpec::post::<PerpInfoRequest, PerpInfoResponse>("infra.perpdex_info", tools!("/perpdex/info"),
+            "Read-only market and account data of the perp exchange: metadata, mids, books, candles, positions, fills, funding."), "perpdex"),
+        infra(RouteSpec::post::<PerpExchangeRequest, PerpExchangeResponse>("infra.perpdex_exchange", tools!("/perpdex/exchange"),
+            "Place or cancel orders or set leverage on the perp exchange; svc builds and signs the action with its own agent key.")
+            .preview(PreviewPolicy::QuoteOnly), "perpdex"),
+        infra(RouteSpec::get::<LaunchpadCoinPath, LaunchpadCoinResponse>("infra.launchpad_coin", tools!("/launchpad/coin/{mint}"),
+            "State of a launchpad coin by mint: bonding-curve progress, reserves, market cap, creator and pool."), "launchpad"),
+    ]
+}
+
+fn fifty() -> u32 {
+    50
+}
+
+fn twenty() -> u32 {
+    20
+}
+
+fn base() -> Chain {
+    Chain::Base
+}
+
+fn slippage_default() -> String {
+    "50".to_owned()
+}
+
+fn decimal_amount_errors(field: &str, value: &str) -> Vec<FieldError> {
+    let valid = !value.is_empty()
+        && value.split_once('.').map_or(value.bytes().all(|b| b.is_ascii_digit()), |(w, f)| {
+            !w.is_empty() && !f.is_empty() && (w.bytes().chain(f.bytes())).all(|b| b.is_ascii_digit())
+        })
+        && value.bytes().any(|b| (b'1'..=b'9').contains(&b));
+    if valid {
+        Vec::new()
+    } else {
+        vec![FieldError::new([Loc::from(field)], "a positive decimal amount such as \"1.5\"", "value_error")]
+    }
+}
+
+fn evm_only(field: &str, chain: Chain) -> Vec<FieldError> {
+    if chain.is_evm() {
+        Vec::new()
+    } else {
+        vec![FieldError::new([Loc::from(field)], "must be an EVM network", "value_error")]
+    }
+}
+
+/// Which Solana aggregator to prefer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Aggregator {
+    /// The default.
+    #[default]
+    Jupiter,
+    /// The second aggregator.
+    Okx,
+}
+
+/// Input of `POST {tools}/swap-quote`.
+#[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
+pub struct SwapQuoteRequest {
+    /// Mint to sell.
+    #[garde(skip)]
+    pub input_mint: SolanaAddress,
+    /// Mint to buy.
+    #[garde(skip)]
+    pub output_mint: SolanaAddress,
+    /// Amount to sell, in the input token's smallest unit.
+    #[garde(range(min = 1))]
+    pub amount: u64,
+    /// Slippage tolerance in basis points (0–10000, default 50).
+    #[serde(default = "fifty")]
+    #[garde(range(max = 10_000))]
+    pub slippage_bps: u32,
+    /// Aggregator to prefer when it answers.
+    #[serde(default)]
+    #[garde(skip)]
+    pub preferred_aggregator: Aggregator,
+}
+
+impl RouteInput for SwapQuoteRequest {
+    fn check(&self) -> Vec<FieldError> {
+        if self.input_mint == self.output_mint {
+            return vec![FieldError::new([Loc::from("output_mint")], "must differ from input_mint", "value_error")];
+        }
+        Vec::new()
+    }
+}
+
+/// An EVM token: an address or `eth` for the native coin.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum EvmToken {
+    /// The native coin, written `eth`.
+    Native(NativeEth),
+    /// An ERC-20 contract.
+    Contract(EvmAddress),
+}
+
+/// The literal `eth`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum NativeEth {
+    /// Native ETH.
+    Eth,
+}
+
+/// Networks of the EVM swap quote.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SwapNetwork {
+    /// Base (default).
+    #[default]
+    Base,
+    /// Ethereum mainnet.
+    Ethereum,
+}
+
+/// Input of `POST {tools}/evm/swap-quote`.
+#[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
+pub struct EvmSwapQuoteRequest {
+    /// Network (default `base`).
+    #[serde(default)]
+    #[garde(skip)]
+    pub network: SwapNetwork,
+    /// Token to sell: an address or `eth`.
+    #[garde(skip)]
+    pub token_in: EvmToken,
+    /// Token to buy: an address or `eth`.
+    #[garde(skip)]
+    pub token_out: EvmToken,
+    /// Amount to sell in human units (`"1.5"`), converted by the token's decimals.
+    #[garde(length(max = 78))]
+    pub amount: String,
+    /// Slippage in basis points as a string (0–10000, default `"50"`).
+    #[serde(default = "slippage_default")]
+    #[garde(pattern("^[0-9]{1,5}$"))]
+    pub slippage: String,
+}
+
+impl RouteInput for EvmSwapQuoteRequest {
+    fn check(&self) -> Vec<FieldError> {
+        let mut errors = decimal_amount_errors("amount", &self.amount);
+        if self.token_in == self.token_out {
+            errors.push(FieldError::new([Loc::from("token_out")], "must differ from token_in", "value_error"));
+        }
+        if self.slippage.parse::<u32>().is_ok_and(|s| s > 10_000) {
+            errors.push(FieldError::new([Loc::from("slippage")], "at most 10000 basis points", "value_error"));
+        }
+        errors
+    }
+}
+
+/// Input of `POST {tools}/defi/discover` (body optional).
+#[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
+pub struct DefiDiscoverRequest {
+    /// `solana` or an EVM chain (default `base`).
+    #[serde(default = "base")]
+    #[garde(skip)]
+    pub network: Chain,
+    /// Protocol slugs to include (e.g. `aave-v3`); all when absent.
+    #[garde(inner(length(max = 20), inner(length(min = 1, max = 64))))]
+    pub protocols: Option<Vec<String>>,
+    /// Minimum APY, percent (EVM only).
+    #[garde(inner(range(min = 0.0)))]
+    pub min_apy: Option<f64>,
+    /// Minimum TVL, USD (EVM only).
+    #[garde(inner(range(min = 0.0)))]
+    pub min_tvl: Option<f64>,
+    /// Pools per page (1–100, default 20).
+    #[serde(default = "twenty")]
+    #[garde(range(min = 1, max = 100))]
+    pub page_size: u32,
+}
+
+impl RouteInput for DefiDiscoverRequest {
+    fn check(&self) -> Vec<FieldError> {
+        let mut errors = Vec::new();
+        if !self.network.is_evm() {
+            for (field, given) in [("min_apy", self.min_apy.is_some()), ("min_tvl", self.min_tvl.is_some())] {
+                if given {
+                    errors.push(FieldError::new([Loc::from(field)], "only applies to EVM networks", "value_error"));
+                }
+            }
+        }
+        errors
+    }
+}
+
+/// DeFi actions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DefiAction {
+    /// Supply tokens.
+    Deposit,
+    /// Take supplied tokens back.
+    Withdraw,
+    /// Borrow against collateral.
+    Borrow,
+    /// Repay a loan.
+    Repay,
+}
+
+/// Input of `POST {tools}/defi/quote`.
+#[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
+pub struct DefiQuoteRequest {
+    /// EVM network (default `base`).
+    #[serde(default = "base")]
+    #[garde(skip)]
+    pub network: Chain,
+    /// Protocol slug, e.g. `aave-v3`.
+    #[garde(pattern("^[a-z0-9][a-z0-9-]{0,63}$"))]
+    pub protocol: String,
+    /// What to do.
+    #[garde(skip)]
+    pub action: DefiAction,
+    /// Amount in human units (`"100"`).
+    #[garde(length(max = 78))]
+    pub amount: String,
+    /// Token moved (address or `eth`); the protocol's main asset when absent.
+    #[garde(skip)]
+    pub token: Option<EvmToken>,
+    /// Wallet that will sign the transaction.
+    #[garde(skip)]
+    pub from_address: Option<EvmAddress>,
+}
+
+impl RouteInput for DefiQuoteRequest {
+    fn check(&self) -> Vec<FieldError> {
+        let mut errors = evm_only("network", self.network);
+        errors.extend(decimal_amount_errors("amount", &self.amount));
+        errors
+    }
+}
+
+/// Input of `POST {tools}/defi/nontokenized` (body optional).
+#[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
+pub struct DefiNontokenizedRequest {
+    /// EVM network (default `base`).
+    #[serde(default = "base")]
+    #[garde(skip)]
+    pub network: Chain,
+    /// Protocol slugs; all when absent.
+    #[garde(inner(length(max = 20), inner(length(min = 1, max = 64))))]
+    pub protocols: Option<Vec<String>>,
+}
+
+impl RouteInput for DefiNontokenizedRequest {
+    fn check(&self) -> Vec<FieldError> {
+        evm_only("network", self.network)
+    }
+}
+
+/// Input of `POST {tools}/evm/token-price`.
+#[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
+pub struct TokenPriceRequest {
+    /// EVM network (default `base`).
+    #[serde(default = "base")]
+    #[garde(skip)]
+    pub network: Chain,
+    /// Token contract.
+    #[garde(skip)]
+    pub token_address: EvmAddress,
+}
+
+impl RouteInput for TokenPriceRequest {
+    fn check(&self) -> Vec<FieldError> {
+        evm_only("network", self.network)
+    }
+}
+
+/// An EVM transaction to scan.
+#[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
+pub struct ShieldTxData {
+    /// Sender (defaults to `from_address`).
+    #[garde(skip)]
+    pub from: Option<EvmAddress>,
+    /// Recipient or contract.
+    #[garde(skip)]
+    pub to: EvmAddress,
+    /// Calldata, `0x`-prefixed hex.
+    #[serde(default)]
+    #[garde(pattern("^0x([0-9a-fA-F]{2})*$"), length(max = 262_144))]
+    pub data: String,
+    /// Value in wei, hex (`0x…`) or decimal.
+    #[garde(inner(pattern("^(0x[0-9a-fA-F]{1,64}|[0-9]{1,78})$")))]
+    pub value: Option<String>,
+}
+
+/// Input of `POST {tools}/shield/simulate`.
+#[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
+pub struct ShieldSimulateRequest {
+    /// EVM network (default `base`).
+    #[serde(default = "base")]
+    #[garde(skip)]
+    pub network: Chain,
+    /// The transaction.
+    #[garde(dive)]
+    pub tx_data: ShieldTxData,
+    /// Account whose balance changes are reported.
+    #[garde(skip)]
+    pub from_address: EvmAddress,
+}
+
+impl RouteInput for ShieldSimulateRequest {
+    fn check(&self) -> Vec<FieldError> {
+        evm_only("network", self.network)
+    }
+}
+
+/// Input of `POST {tools}/shield/validate`.
+#[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
+pub struct ShieldValidateRequest {
+    /// EVM network (default `base`).
+    #[serde(default = "base")]
+    #[garde(skip)]
+    pub network: Chain,
+    /// The transaction.
+    #[garde(dive)]
+    pub tx_data: ShieldTxData,
+}
+
+impl RouteInput for ShieldValidateRequest {
+    fn check(&self) -> Vec<FieldError> {
+        evm_only("network", self.network)
+    }
+}
+
+/// Methods of the indexer proxy.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum ProxyMethod {
+    /// Read (the only one proxied).
+    #[default]
+    Get,
+    /// Named by the contract but refused: the indexer is read-only.
+    Post,
+}
+
+/// A scalar query parameter.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ProxyParam {
+    /// Text.
+    Text(String),
+    /// Number.
+    Number(f64),
+    /// Flag.
+    Flag(bool),
+}
+
+/// Input of `POST {tools}/orderbookdex/proxy`.
+#[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
+pub struct OrderbookProxyRequest {
+    /// Indexer path starting with `/v4/`, e.g. `/v4/orderbooks/perpetualMarket/BTC-USD`.
+    #[garde(length(min = 4, max = 200))]
+    pub endpoint: String,
+    /// `GET` (default); `POST` is refused.
+    #[serde(default)]
+    #[garde(skip)]
+    pub method: ProxyMethod,
+    /// Query parameters (at most 20 scalars).
+    #[serde(default)]
+    #[garde(length(max = 20))]
+    pub params: BTreeMap<String, ProxyParam>,
+}
+
+impl RouteInput for OrderbookProxyRequest {
+    fn check(&self) -> Vec<FieldError> {
+        let e = &self.endpoint;
+        let safe = e.starts_with("/v4/")
+            && e.bytes().all(|b| b.is_ascii_alphanumeric() || b"/_-.".contains(&b))
+            && !e.contains("..")
+            && !e.contains("//");
+        let mut errors = Vec::new();
+        if !safe {
+            errors.push(FieldError::new(
+                [Loc::from("endpoint")],
+                "must be an indexer path starting with /v4/ made of letters, digits, '/', '_', '-' and '.', without '..' or '//'",
+                "value_error",
+            ));
+        }
+        if self.method == ProxyMethod::Post {
+            errors.push(FieldError::new([Loc::from("method")], "only GET is proxied", "value_error"));
+        }
+        for key in self.params.keys() {
+            if key.is_empty() || key.len() > 64 || !key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                errors.push(FieldError::new(
+                    [Loc::from("params"), Loc::Key(key.clone())],
+                    "parameter names are 1-64 letters, digits or '_'",
+                    "value_error",
+                ));
+            }
+        }
+        errors
+    }
+}
+
+/// Input of `POST {tools}/perpdex/info`.
+#[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
+pub struct PerpInfoRequest {
+    /// The read-only request.
+    #[garde(dive)]
+    pub body: PerpInfoQuery,
+}
+
+impl RouteInput for PerpInfoRequest {}
+
+/// Read-only info requests, by `type`.
+#[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum PerpInfoQuery {
+    /// Perp universe.
+    Meta,
+    /// Universe with live contexts (funding, open interest, prices).
+    MetaAndAssetCtxs,
+    /// Mid prices of every coin.
+    AllMids,
+    /// Spot universe.
+    SpotMeta,
+    /// Order book of a coin.
+    L2Book {
+        /// Coin, e.g. `BTC`.
+        #[garde(length(min = 1, max = 32))]
+        coin: String,
+    },
+    /// Candles of a coin.
+    CandleSnapshot {
+        /// Candle request.
+        #[garde(dive)]
+        req: PerpCandleRequest,
+    },
+    /// Funding history of a coin.
+    FundingHistory {
+        /// Coin.
+        #[garde(length(min = 1, max = 32))]
+        coin: String,
+        /// From, unix ms.
+        #[serde(rename = "startTime")]
+        #[garde(skip)]
+        start_time: u64,
+        /// To, unix ms.
+        #[serde(rename = "endTime")]
+        #[garde(skip)]
+        end_time: Option<u64>,
+    },
+    /// Positions and margin of a user.
+    ClearinghouseState {
+        /// User address.
+        #[garde(skip)]
+        user: EvmAddress,
+    },
+    /// Spot balances of a user.
+    SpotClearinghouseState {
+        /// User address.
+        #[garde(skip)]
+        user: EvmAddress,
+    },
+    /// Open orders of a user.
+    OpenOrders {
+        /// User address.
+        #[garde(skip)]
+        user: EvmAddress,
+    },
+    /// Fills of a user.
+    UserFills {
+        /// User address.
+        #[garde(skip)]
+        user: EvmAddress,
+    },
+    /// Funding payments of a user.
+    UserFunding {
+        /// User address.
+        #[garde(skip)]
+        user: EvmAddress,
+        /// From, unix ms.
+        #[serde(rename = "startTime")]
+        #[garde(skip)]
+        start_time: u64,
+    },
+}
+
+/// A candle request.
+#[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
+#[serde(rename_all = "camelCase")]
+pub struct PerpCandleRequest {
+    /// Coin.
+    #[garde(length(min = 1, max = 32))]
+    pub coin: String,
+    /// Interval: 1m 5m 15m 1h 4h 1d.
+    #[garde(pattern("^(1m|3m|5m|15m|30m|1h|2h|4h|8h|12h|1d|3d|1w|1M)$"))]
+    pub interval: String,
+    /// From, unix ms.
+    #[garde(skip)]
+    pub start_time: u64,
+    /// To, unix ms.
+    #[garde(skip)]
+    pub end_time: u64,
+}
+
+/// Input of `POST {tools}/perpdex/exchange`: an action svc signs itself. Client signatures
+/// are refused: unknown fields (`signature`, `nonce`, `action`) are an error.
+#[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
+#[serde(deny_unknown_fields)]
+pub struct PerpExchangeRequest {
+    /// The action.
+    #[garde(dive)]
+    pub body: PerpAction,
+}
+
+impl RouteInput for PerpExchangeRequest {
+    fn price_units(&self) -> u64 {
+        match &self.body {
+            PerpAction::Order { orders } => orders.len() as u64,
+            PerpAction::Cancel { cancels } => cancels.len() as u64,
+            PerpAction::UpdateLeverage { .. } => 1,
+        }
+    }
+}
+
+/// Exchange actions, by `type`.
+#[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
+#[serde(tag = "type", rename_all = "camelCase", deny_unknown_fields)]
+pub enum PerpAction {
+    /// Place 1–20 orders.
+    Order {
+        /// The orders.
+        #[garde(length(min = 1, max = 20), dive)]
+        orders: Vec<PerpOrder>,
+    },
+    /// Cancel 1–20 orders.
+    Cancel {
+        /// The cancels.
+        #[garde(length(min = 1, max = 20), dive)]
+        cancels: Vec<PerpCancel>,
+    },
+    /// Set a coin's leverage.
+    UpdateLeverage {
+        /// Coin.
+        #[garde(length(min = 1, max = 32))]
+        coin: String,
+        /// Cross (true) or isolated margin.
+        #[garde(skip)]
+        is_cross: bool,
+        /// Leverage, 1–50.
+        #[garde(range(min = 1, max = 50))]
+        leverage: u32,
+    },
+}
+
+/// One order.
+#[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
+#[serde(deny_unknown_fields)]
+pub struct PerpOrder {
+    /// Coin, e.g. `ETH`.
+    #[garde(length(min = 1, max = 32))]
+    pub coin: String,
+    /// Buy (true) or sell.
+    #[garde(skip)]
+    pub is_buy: bool,
+    /// Size in coin units, decimal string.
+    #[garde(pattern("^[0-9]{1,12}(\\.[0-9]{1,8})?$"))]
+    pub sz: String,
+    /// Limit price, decimal string.
+    #[garde(pattern("^[0-9]{1,12}(\\.[0-9]{1,8})?$"))]
+    pub limit_px: String,
+    /// Time in force (default `Gtc`).
+    #[serde(default)]
+    #[garde(skip)]
+    pub tif: PerpTif,
+    /// Only reduce a position.
+    #[serde(default)]
+    #[garde(skip)]
+    pub reduce_only: bool,
+    /// Client order id, `0x` and 32 hex digits.
+    #[garde(inner(pattern("^0x[0-9a-fA-F]{32}$")))]
+    pub cloid: Option<String>,
+}
+
+/// Time in force.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum PerpTif {
+    /// Good till cancelled.
+    #[default]
+    Gtc,
+    /// Immediate or cancel.
+    Ioc,
+    /// Add liquidity only.
+    Alo,
+}
+
+/// One cancel.
+#[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
+#[serde(deny_unknown_fields)]
+pub struct PerpCancel {
+    /// Coin.
+    #[garde(length(min = 1, max = 32))]
+    pub coin: String,
+    /// Order id.
+    #[garde(skip)]
+    pub oid: u64,
+}
+
+/// Path of `GET {tools}/launchpad/coin/{mint}`.
+#[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
+pub struct LaunchpadCoinPath {
+    /// Coin mint.
+    #[garde(skip)]
+    pub mint: SolanaAddress,
+}
+
+impl RouteInput for LaunchpadCoinPath {}
+
+/// A quote from one aggregator.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct SwapAggregatorQuote {
+    /// Aggregator.
+    pub aggregator: Aggregator,
+    /// Output amount, smallest units, when it answered.
+    pub out_amount: Option<String>,
+    /// How it answered.
+    pub status: SwapQuoteStatus,
+    /// Time taken, ms.
+    pub latency_ms: u64,
+}
+
+/// How an aggregator answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SwapQuoteStatus {
+    /// Quoted.
+    Ok,
+    /// Failed.
+    Error,
+    /// Too slow.
+    Timeout,
+}
+
+/// Answer of `swap-quote`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct SwapQuoteResponse {
+    /// Aggregator whose quote is returned.
+    pub aggregator: Aggregator,
+    /// Mint sold.
+    pub input_mint: String,
+    /// Mint bought.
+    pub output_mint: String,
+    /// Amount sold, smallest units.
+    pub in_amount: String,
+    /// Amount bought, smallest units.
+    pub out_amount: String,
+    /// Minimum bought after slippage.
+    pub other_amount_threshold: String,
+    /// Price impact, percent.
+    pub price_impact_pct: f64,
+    /// Slippage applied, bps.
+    pub slippage_bps: u32,
+    /// Venues the route goes through, in order.
+    pub route: Vec<String>,
+    /// Every aggregator's answer.
+    pub quotes: Vec<SwapAggregatorQuote>,
+}
+
+/// A transaction to sign.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct EvmTx {
+    /// Sender.
+    pub from: Option<String>,
+    /// Contract called.
+    pub to: String,
+    /// Calldata.
+    pub data: String,
+    /// Value in wei.
+    pub value: String,
+}
+
+/// Answer of `evm/swap-quote`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct EvmSwapQuoteResponse {
+    /// Network.
+    pub network: SwapNetwork,
+    /// Token sold (address, or `eth`).
+    pub token_in: String,
+    /// Token bought.
+    pub token_out: String,
+    /// Amount sold, atomic units.
+    pub amount_in: String,
+    /// Expected amount bought, atomic units.
+    pub amount_out: String,
+    /// Minimum bought after slippage.
+    pub min_amount_out: String,
+    /// Price impact, percent.
+    pub price_impact: Option<f64>,
+    /// Gas estimate.
+    pub gas: Option<String>,
+    /// The transaction.
+    pub tx: EvmTx,
+}
+
+/// Answer of `defi/discover`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct DefiDiscoverResponse {
+    /// Pools, highest APY first.
+    pub pools: Vec<DefiPool>,
+    /// Page size applied.
+    pub page_size: u32,
+    /// Pools matching in total.
+    pub total: u64,
+}
+
+/// A yield pool.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct DefiPool {
+    /// Chain.
+    pub chain: String,
+    /// Protocol slug.
+    pub protocol: String,
+    /// Pool name or symbol.
+    pub symbol: String,
+    /// Pool address or id.
+    pub pool: String,
+    /// Total APY, percent.
+    pub apy: Option<f64>,
+    /// Base APY, percent.
+    pub apy_base: Option<f64>,
+    /// Reward APY, percent.
+    pub apy_reward: Option<f64>,
+    /// TVL, USD.
+    pub tvl_usd: f64,
+    /// Underlying token addresses.
+    pub underlying_tokens: Vec<String>,
+}
+
+/// Answer of `defi/quote`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct DefiQuoteResponse {
+    /// Network.
+    pub network: Chain,
+    /// Protocol.
+    pub protocol: String,
+    /// Action.
+    pub action: DefiAction,
+    /// Amount in, atomic units.
+    pub amount_in: String,
+    /// Amounts out by token address.
+    pub amounts_out: BTreeMap<String, String>,
+    /// Price impact, percent.
+    pub price_impact: Option<f64>,
+    /// Gas estimate.
+    pub gas: Option<String>,
+    /// Transaction to sign.
+    pub tx: EvmTx,
+    /// Token approvals needed first.
+    pub approvals: Vec<DefiApproval>,
+}
+
+/// A token approval.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct DefiApproval {
+    /// Token.
+    pub token: String,
+    /// Spender.
+    pub spender: String,
+    /// Amount, atomic units.
+    pub amount: String,
+}
+
+/// Answer of `defi/nontokenized`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct DefiNontokenizedResponse {
+    /// Positions.
+    pub positions: Vec<DefiPosition>,
+}
+
+/// A non-tokenized position.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct DefiPosition {
+    /// Chain id.
+    pub chain_id: u64,
+    /// Project.
+    pub project: String,
+    /// Protocol slug.
+    pub protocol: String,
+    /// Position contract.
+    pub address: String,
+    /// Position id within the contract.
+    pub position_id: Option<String>,
+    /// Name.
+    pub name: String,
+    /// Underlying tokens.
+    pub underlying_tokens: Vec<String>,
+}
+
+/// Answer of `evm/token-price`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct TokenPriceResponse {
+    /// Network.
+    pub network: Chain,
+    /// Token.
+    pub address: String,
+    /// Ticker.
+    pub symbol: String,
+    /// Name.
+    pub name: String,
+    /// Decimals.
+    pub decimals: u8,
+    /// Price, USD.
+    pub price_usd: f64,
+    /// When priced.
+    pub timestamp: Timestamp,
+}
+
+/// Security verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum ShieldVerdict {
+    /// Nothing found.
+    Benign,
+    /// Worth a look.
+    Warning,
+    /// Do not sign.
+    Malicious,
+    /// The scan failed.
+    Error,
+}
+
+/// Answer of `shield/simulate` and `shield/validate`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ShieldScanResponse {
+    /// Verdict.
+    pub result_type: ShieldVerdict,
+    /// Attack class, when malicious.
+    pub classification: Option<String>,
+    /// Explanation.
+    pub description: Option<String>,
+    /// Findings.
+    pub features: Vec<ShieldFeature>,
+    /// Balance changes (simulate only).
+    pub simulation: Option<ShieldSimulation>,
+}
+
+/// A finding.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ShieldFeature {
+    /// Severity: Malicious, Warning, Benign or Info.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Finding id.
+    pub feature_id: String,
+    /// Explanation.
+    pub description: String,
+    /// Address concerned.
+    pub address: Option<String>,
+}
+
+/// Simulated balance changes of the account.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ShieldSimulation {
+    /// Per asset.
+    pub assets_diffs: Vec<ShieldAssetDiff>,
+    /// Totals, USD.
+    pub total_usd_diff: ShieldUsdDiff,
+}
+
+/// One asset's change.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ShieldAssetDiff {
+    /// Token address (absent for the native coin).
+    pub address: Option<String>,
+    /// Ticker.
+    pub symbol: String,
+    /// Received, human units.
+    pub amount_in: String,
+    /// Sent, human units.
+    pub amount_out: String,
+    /// Net value, USD.
+    pub usd: f64,
+}
+
+/// USD totals.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ShieldUsdDiff {
+    /// Received.
+    #[serde(rename = "in")]
+    pub received: f64,
+    /// Sent.
+    pub out: f64,
+    /// Net.
+    pub total: f64,
+}
+
+/// Answer of `orderbookdex/markets`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct OrderbookMarketsResponse {
+    /// Markets.
+    pub markets: Vec<OrderbookMarket>,
+}
+
+/// A perpetual market.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct OrderbookMarket {
+    /// Ticker, e.g. `BTC-USD`.
+    pub ticker: String,
+    /// Trading status.
+    pub status: String,
+    /// Oracle price, USD.
+    pub oracle_price: f64,
+    /// 24-hour price change, USD.
+    pub price_change_24h: f64,
+    /// 24-hour volume, USD.
+    pub volume_24h: f64,
+    /// Open interest, base units.
+    pub open_interest: f64,
+    /// Next funding rate.
+    pub next_funding_rate: f64,
+    /// Price increment.
+    pub tick_size: f64,
+    /// Size increment.
+    pub step_size: f64,
+    /// Initial margin fraction.
+    pub initial_margin_fraction: f64,
+    /// Maintenance margin fraction.
+    pub maintenance_margin_fraction: f64,
+}
+
+/// Answer of `orderbookdex/proxy`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct OrderbookProxyResponse {
+    /// Path requested.
+    pub endpoint: String,
+    /// Upstream HTTP status.
+    pub status: u16,
+    /// The indexer's answer.
+    pub data: OrderbookProxyData,
+}
+
+/// The indexer answers svc proxies.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum OrderbookProxyData {
+    /// `/v4/orderbooks/perpetualMarket/{ticker}`.
+    Orderbook {
+        /// Bids.
+        bids: Vec<OrderbookLevel>,
+        /// Asks.
+        asks: Vec<OrderbookLevel>,
+    },
+    /// `/v4/candles/perpetualMarkets/{ticker}`.
+    Candles {
+        /// Candles.
+        candles: Vec<OrderbookCandle>,
+    },
+    /// `/v4/historicalFunding/{ticker}`.
+    Funding {
+        /// Funding rates.
+        #[serde(rename = "historicalFunding")]
+        historical_funding: Vec<OrderbookFunding>,
+    },
+    /// `/v4/trades/perpetualMarket/{ticker}`.
+    Trades {
+        /// Trades.
+        trades: Vec<OrderbookTrade>,
+    },
+}
+
+/// A book level (strings as the indexer sends them).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct OrderbookLevel {
+    /// Price.
+    pub price: String,
+    /// Size.
+    pub size: String,
+}
+
+/// A candle.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OrderbookCandle {
+    /// Start.
+    pub started_at: String,
+    /// Open.
+    pub open: String,
+    /// High.
+    pub high: String,
+    /// Low.
+    pub low: String,
+    /// Close.
+    pub close: String,
+    /// Volume, USD.
+    pub usd_volume: String,
+}
+
+/// A funding rate.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OrderbookFunding {
+    /// Ticker.
+    pub ticker: String,
+    /// Rate.
+    pub rate: String,
+    /// Oracle price.
+    pub price: String,
+    /// When.
+    pub effective_at: String,
+}
+
+/// A trade.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OrderbookTrade {
+    /// Trade id.
+    pub id: String,
+    /// BUY or SELL.
+    pub side: String,
+    /// Size.
+    pub size: String,
+    /// Price.
+    pub price: String,
+    /// When.
+    pub created_at: String,
+}
+
+/// Answer of `perpdex/info`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct PerpInfoResponse {
+    /// The request type.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The exchange's answer.
+    pub data: PerpInfoData,
+}
+
+/// Answers of the info types svc forwards.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum PerpInfoData {
+    /// `meta`: the perp universe.
+    Meta {
+        /// Assets.
+        universe: Vec<PerpAsset>,
+    },
+    /// `l2Book`.
+    Book {
+        /// Coin.
+        coin: String,
+        /// `[bids, asks]`.
+        levels: Vec<Vec<PerpLevel>>,
+        /// Time, unix ms.
+        time: u64,
+    },
+    /// `clearinghouseState`: positions and margin.
+    Account {
+        /// Positions.
+        #[serde(rename = "assetPositions")]
+        asset_positions: Vec<PerpAssetPosition>,
+        /// Withdrawable USD.
+        withdrawable: String,
+    },
+    /// `candleSnapshot`, `userFills`, `openOrders`, `fundingHistory`: rows.
+    Rows(Vec<BTreeMap<String, PerpScalar>>),
+    /// `allMids` and other name → value maps.
+    Map(BTreeMap<String, String>),
+}
+
+/// A scalar cell of a row answer.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum PerpScalar {
+    /// Text or decimal string.
+    Text(String),
+    /// Number.
+    Number(f64),
+    /// Flag.
+    Flag(bool),
+}
+
+/// A perp asset.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PerpAsset {
+    /// Coin.
+    pub name: String,
+    /// Size decimals.
+    pub sz_decimals: u8,
+    /// Largest leverage.
+    pub max_leverage: u32,
+}
+
+/// A book level.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct PerpLevel {
+    /// Price.
+    pub px: String,
+    /// Size.
+    pub sz: String,
+    /// Orders at this level.
+    pub n: u32,
+}
+
+/// A position.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct PerpAssetPosition {
+    /// Position details.
+    pub position: PerpPosition,
+}
+
+/// Position details.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PerpPosition {
+    /// Coin.
+    pub coin: String,
+    /// Signed size.
+    pub szi: String,
+    /// Entry price.
+    pub entry_px: Option<String>,
+    /// Liquidation price.
+    pub liquidation_px: Option<String>,
+    /// Unrealised PnL, USD.
+    pub unrealized_pnl: String,
+    /// Position value, USD.
+    pub position_value: String,
+}
+
+/// Answer of `perpdex/exchange`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct PerpExchangeResponse {
+    /// `ok` or `err`.
+    pub status: String,
+    /// One status per order or cancel.
+    pub statuses: Vec<PerpOrderStatus>,
+    /// Nonce svc signed with.
+    pub nonce: u64,
+}
+
+/// The outcome of one order or cancel.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PerpOrderStatus {
+    /// Resting on the book.
+    Resting {
+        /// Order id.
+        oid: u64,
+    },
+    /// Filled.
+    Filled {
+        /// Size filled.
+        total_sz: String,
+        /// Average price.
+        avg_px: String,
+        /// Order id.
+        oid: u64,
+    },
+    /// Cancelled or accepted without a fill.
+    Success,
+    /// Refused.
+    Error(String),
+}
+
+/// Answer of `launchpad/coin/{mint}`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct LaunchpadCoinResponse {
+    /// Mint.
+    pub mint: String,
+    /// Name.
+    pub name: String,
+    /// Ticker.
+    pub symbol: String,
+    /// Description.
+    pub description: Option<String>,
+    /// Image.
+    pub image_uri: Option<String>,
+    /// Creator wallet.
+    pub creator: String,
+    /// Created.
+    pub created_at: Timestamp,
+    /// Bonding curve finished (graduated to a pool).
+    pub complete: bool,
+    /// Pool address once graduated.
+    pub pool: Option<String>,
+    /// Market cap, USD.
+    pub market_cap_usd: f64,
+    /// Virtual SOL reserves, lamports.
+    pub virtual_sol_reserves: u64,
+    /// Virtual token reserves, smallest units.
+    pub virtual_token_reserves: u64,
+    /// Total supply, smallest units.
+    pub total_supply: u64,
+    /// Became king of the hill.
+    pub king_of_the_hill_at: Option<Timestamp>,
+    /// Social links.
+    pub socials: LaunchpadSocials,
+}
+
+/// Social links of a coin.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct LaunchpadSocials {
+    /// X profile.
+    pub twitter: Option<String>,
+    /// Telegram.
+    pub telegram: Option<String>,
+    /// Website.
+    pub website: Option<String>,
 }

@@ -9,13 +9,15 @@ use crate::{Group, RouteSpec};
 
 /// The free routes.
 pub fn routes() -> Vec<RouteSpec> {
-    vec![RouteSpec::get::<NoInput, TokenStatsResponse>(
-        "public.tokens_stats",
-        "/api/public/tokens/stats",
-        "Market data for the top tokens: price, 24 h change, volume, market cap and liquidity. Free.",
-    )
-    .group(Group::Free)
-    .tag("public")]
+    vec![
+        RouteSpec::get::<NoInput, TokenStatsResponse>(
+            "public.tokens_stats",
+            "/api/public/tokens/stats",
+            "Market data for the top tokens: price, 24 h change, volume, market cap and liquidity. Free.",
+        )
+        .group(Group::Free)
+        .tag("public"),
+    ]
 }
 
 /// `GET /api/public/tokens/stats`.
