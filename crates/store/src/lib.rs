@@ -57,9 +57,14 @@ pub enum StoreError {
         /// The scheme found.
         scheme: String,
     },
-    /// A value does not fit the column (e.g. an amount above `i64::MAX`).
+    /// A value does not fit the column (an amount above `i64::MAX`, a negative count read back)
+    /// or is not allowed there (`Reserved` as a final payment status).
     #[error("value out of range for {0}")]
     OutOfRange(&'static str),
+    /// The same key kept changing under a short retry loop (reserved and released over and
+    /// over by others). Rare; the caller may retry.
+    #[error("too much contention on {0}, try again")]
+    Contended(&'static str),
 }
 
 /// The active connection pool.
@@ -101,20 +106,37 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
-    /// Connects to `sqlite://<path>` (created if missing) or `postgres://…`.
+    /// Connects to `sqlite://<path>` (the file is created if missing), `sqlite::memory:`
+    /// (tests only: one private in-memory database) or `postgres://…` / `postgresql://…`.
+    ///
+    /// Errors never repeat the URL, since it may carry a password.
     pub async fn connect(url: &str) -> Result<Store, StoreError> {
-        let scheme = url.split_once(':').map_or("", |(s, _)| s);
-        match scheme {
+        match url.split_once(':').map_or("", |(scheme, _)| scheme) {
+            "sqlite" if url == "sqlite::memory:" => Self::open_sqlite_memory().await,
             "sqlite" => {
-                let path = url.trim_start_matches("sqlite:").trim_start_matches("//");
+                let path = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")).unwrap_or(url);
                 Self::open_sqlite_file(Path::new(path)).await
             }
             "postgres" | "postgresql" => {
                 let options = PgConnectOptions::from_str(url)?;
                 Self::connect_postgres(options).await
             }
-            other => Err(StoreError::UnsupportedUrl { scheme: other.chars().take(20).collect() }),
+            other => Err(StoreError::UnsupportedUrl { scheme: printable_scheme(other) }),
         }
+    }
+
+    /// One in-memory SQLite database for tests. A single connection that never expires, since
+    /// each SQLite connection to `:memory:` is a separate database and closing it loses the data.
+    async fn open_sqlite_memory() -> Result<Store, StoreError> {
+        let options = SqliteConnectOptions::from_str("sqlite::memory:")?.foreign_keys(true);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(1)
+            .min_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .connect_with(options)
+            .await?;
+        Ok(Store { db: Db::Sqlite(pool) })
     }
 
     /// Opens (creating if needed) a SQLite database file in WAL mode: readers never wait for
@@ -176,6 +198,16 @@ impl Store {
     pub async fn close(&self) {
         with_pool!(&self.db, |p| p.close().await);
     }
+}
+
+/// The scheme of a refused URL, safe to show. When the input is malformed, the text before the
+/// first colon could be anything, so only a short, well-formed scheme (RFC 3986: a letter, then
+/// letters, digits, `+`, `-`, `.`) is echoed; never anything after the colon.
+fn printable_scheme(candidate: &str) -> String {
+    let well_formed = candidate.len() <= 20
+        && candidate.starts_with(|c: char| c.is_ascii_alphabetic())
+        && candidate.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    if well_formed { candidate.to_owned() } else { "<not a URL scheme>".to_owned() }
 }
 
 /// Converts an amount or count for a `BIGINT` column.

@@ -21,7 +21,8 @@ pub enum PaymentStatus {
 }
 
 impl PaymentStatus {
-    fn as_str(self) -> &'static str {
+    /// The text stored in the `status` column.
+    pub fn as_str(self) -> &'static str {
         match self {
             PaymentStatus::Reserved => "reserved",
             PaymentStatus::Settled => "settled",
@@ -29,20 +30,45 @@ impl PaymentStatus {
             PaymentStatus::Failed => "failed",
         }
     }
+}
 
-    fn parse(s: &str) -> Result<Self, StoreError> {
+impl std::fmt::Display for PaymentStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A `status` column value this version does not know: a newer schema, or a hand-edited row.
+/// Reported rather than guessed, since a payment's status decides whether it may be released.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown payment status {0:?}")]
+pub struct UnknownPaymentStatus(pub String);
+
+impl std::str::FromStr for PaymentStatus {
+    type Err = UnknownPaymentStatus;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
         Ok(match s {
             "reserved" => PaymentStatus::Reserved,
             "settled" => PaymentStatus::Settled,
             "unsettled" => PaymentStatus::Unsettled,
             "failed" => PaymentStatus::Failed,
-            _ => return Err(StoreError::OutOfRange("payment status")),
+            other => return Err(UnknownPaymentStatus(other.to_owned())),
         })
     }
 }
 
+/// Lets [`PaymentRecord`] decode the `status` column directly (`#[sqlx(try_from = "String")]`).
+impl TryFrom<String> for PaymentStatus {
+    type Error = UnknownPaymentStatus;
+
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse()
+    }
+}
+
 /// A payment about to be reserved.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NewPayment {
     /// Payment id (the caller makes it, e.g. a UUIDv7).
     pub id: String,
@@ -64,8 +90,9 @@ pub struct NewPayment {
     pub now_ms: i64,
 }
 
-/// A stored payment.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A stored payment. Decoded straight from a row; the `BIGINT` amount is converted with a
+/// checked `u64::try_from` (a negative amount is a decode error, never a wrapped number).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
 pub struct PaymentRecord {
     /// Payment id.
     pub id: String,
@@ -78,12 +105,14 @@ pub struct PaymentRecord {
     /// Authorization nonce or transaction signature.
     pub nonce: String,
     /// Amount in atomic units.
+    #[sqlx(try_from = "i64")]
     pub amount: u64,
     /// Token.
     pub asset: String,
     /// Recipient.
     pub pay_to: String,
     /// Status.
+    #[sqlx(try_from = "String")]
     pub status: PaymentStatus,
     /// Settlement transaction, once settled.
     pub tx_hash: Option<String>,
@@ -95,7 +124,8 @@ pub struct PaymentRecord {
     pub updated_at: i64,
 }
 
-/// The outcome of a reservation.
+/// The outcome of a reservation. The record is boxed because it is large and `Reserved`, the
+/// common case, is empty.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reservation {
     /// This request holds the authorization now.
@@ -104,79 +134,60 @@ pub enum Reservation {
     Duplicate(Box<PaymentRecord>),
 }
 
-#[derive(sqlx::FromRow)]
-struct Row {
-    id: String,
-    route_id: String,
-    network: String,
-    payer: String,
-    nonce: String,
-    amount: i64,
-    asset: String,
-    pay_to: String,
-    status: String,
-    tx_hash: Option<String>,
-    error: Option<String>,
-    created_at: i64,
-    updated_at: i64,
+/// `SELECT <every payments column> FROM payments <rest>`, as one `&'static str`, so the
+/// column list is written once and queries need no `AssertSqlSafe`.
+macro_rules! select_payments {
+    ($rest:literal) => {
+        concat!(
+            "SELECT id, route_id, network, payer, nonce, amount, asset, pay_to, status, tx_hash, error, ",
+            "created_at, updated_at FROM payments ",
+            $rest
+        )
+    };
 }
-
-impl TryFrom<Row> for PaymentRecord {
-    type Error = StoreError;
-
-    fn try_from(r: Row) -> Result<Self, StoreError> {
-        Ok(PaymentRecord {
-            amount: to_u64(r.amount, "payment amount")?,
-            status: PaymentStatus::parse(&r.status)?,
-            id: r.id,
-            route_id: r.route_id,
-            network: r.network,
-            payer: r.payer,
-            nonce: r.nonce,
-            asset: r.asset,
-            pay_to: r.pay_to,
-            tx_hash: r.tx_hash,
-            error: r.error,
-            created_at: r.created_at,
-            updated_at: r.updated_at,
-        })
-    }
-}
-
-const COLUMNS: &str =
-    "id, route_id, network, payer, nonce, amount, asset, pay_to, status, tx_hash, error, created_at, updated_at";
 
 impl Store {
-    /// Reserves an authorization: inserts the payment unless (network, payer, nonce) exists.
+    /// Reserves an authorization: inserts the payment unless (network, payer, nonce) exists,
+    /// in which case the earlier payment is returned. Atomic across connections and replicas:
+    /// the unique key decides, not a read-then-write.
     pub async fn reserve_payment(&self, new: &NewPayment) -> Result<Reservation, StoreError> {
-        const SQL: &str = "INSERT INTO payments (id, route_id, network, payer, nonce, amount, asset, pay_to, status, \
-                           created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'reserved', $9, $9) \
-                           ON CONFLICT (network, payer, nonce) DO NOTHING";
+        const INSERT: &str = "INSERT INTO payments (id, route_id, network, payer, nonce, amount, asset, pay_to, \
+                              status, created_at, updated_at) \
+                              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'reserved', $9, $9) \
+                              ON CONFLICT (network, payer, nonce) DO NOTHING";
+        const FIRST: &str = select_payments!("WHERE network = $1 AND payer = $2 AND nonce = $3");
         let amount = to_i64(new.amount, "payment amount")?;
-        let inserted = with_pool!(&self.db, |p| sqlx::query(SQL)
-            .bind(&new.id)
-            .bind(&new.route_id)
-            .bind(&new.network)
-            .bind(&new.payer)
-            .bind(&new.nonce)
-            .bind(amount)
-            .bind(&new.asset)
-            .bind(&new.pay_to)
-            .bind(new.now_ms)
-            .execute(p)
-            .await
-            .map(|r| r.rows_affected()))?;
-        if inserted == 1 {
-            return Ok(Reservation::Reserved);
+        // The conflicting row can vanish between the two statements only if its holder released
+        // it; then the authorization is free again, so try once more instead of reporting a
+        // duplicate that no longer exists.
+        for _ in 0..3 {
+            let inserted = with_pool!(&self.db, |p| sqlx::query(INSERT)
+                .bind(&new.id)
+                .bind(&new.route_id)
+                .bind(&new.network)
+                .bind(&new.payer)
+                .bind(&new.nonce)
+                .bind(amount)
+                .bind(&new.asset)
+                .bind(&new.pay_to)
+                .bind(new.now_ms)
+                .execute(p)
+                .await
+                .map(|r| r.rows_affected()))?;
+            if inserted == 1 {
+                return Ok(Reservation::Reserved);
+            }
+            let first: Option<PaymentRecord> = with_pool!(&self.db, |p| sqlx::query_as(FIRST)
+                .bind(&new.network)
+                .bind(&new.payer)
+                .bind(&new.nonce)
+                .fetch_optional(p)
+                .await)?;
+            if let Some(first) = first {
+                return Ok(Reservation::Duplicate(Box::new(first)));
+            }
         }
-        let sql = format!("SELECT {COLUMNS} FROM payments WHERE network = $1 AND payer = $2 AND nonce = $3");
-        let row: Row = with_pool!(&self.db, |p| sqlx::query_as(sqlx::AssertSqlSafe(sql.clone()))
-            .bind(&new.network)
-            .bind(&new.payer)
-            .bind(&new.nonce)
-            .fetch_one(p)
-            .await)?;
-        Ok(Reservation::Duplicate(Box::new(row.try_into()?)))
+        Err(StoreError::Contended("payment reservation"))
     }
 
     /// Frees a reserved authorization after the handler failed, so the client can retry the
@@ -189,7 +200,8 @@ impl Store {
     }
 
     /// Moves a reserved payment to its final status. Returns false if it was not reserved
-    /// (already finished, or released), so a payment is finished exactly once.
+    /// (already finished, or released), so a payment is finished exactly once. `Reserved` is not
+    /// a final status and is refused with [`StoreError::OutOfRange`].
     pub async fn finish_payment(
         &self,
         id: &str,
@@ -200,6 +212,9 @@ impl Store {
     ) -> Result<bool, StoreError> {
         const SQL: &str = "UPDATE payments SET status = $2, tx_hash = $3, error = $4, updated_at = $5 \
                            WHERE id = $1 AND status = 'reserved'";
+        if status == PaymentStatus::Reserved {
+            return Err(StoreError::OutOfRange("final payment status"));
+        }
         let n = with_pool!(&self.db, |p| sqlx::query(SQL)
             .bind(id)
             .bind(status.as_str())
@@ -214,28 +229,20 @@ impl Store {
 
     /// One payment by id.
     pub async fn payment(&self, id: &str) -> Result<Option<PaymentRecord>, StoreError> {
-        let sql = format!("SELECT {COLUMNS} FROM payments WHERE id = $1");
-        let row: Option<Row> = with_pool!(&self.db, |p| sqlx::query_as(sqlx::AssertSqlSafe(sql.clone()))
-            .bind(id)
-            .fetch_optional(p)
-            .await)?;
-        row.map(TryInto::try_into).transpose()
+        const SQL: &str = select_payments!("WHERE id = $1");
+        Ok(with_pool!(&self.db, |p| sqlx::query_as(SQL).bind(id).fetch_optional(p).await)?)
     }
 
     /// A payer's payments, newest first.
     pub async fn payments_by_payer(&self, payer: &str, limit: u32) -> Result<Vec<PaymentRecord>, StoreError> {
-        let sql = format!("SELECT {COLUMNS} FROM payments WHERE payer = $1 ORDER BY created_at DESC, id DESC LIMIT $2");
-        let rows: Vec<Row> = with_pool!(&self.db, |p| sqlx::query_as(sqlx::AssertSqlSafe(sql.clone()))
-            .bind(payer)
-            .bind(i64::from(limit))
-            .fetch_all(p)
-            .await)?;
-        rows.into_iter().map(TryInto::try_into).collect()
+        const SQL: &str = select_payments!("WHERE payer = $1 ORDER BY created_at DESC, id DESC LIMIT $2");
+        Ok(with_pool!(&self.db, |p| sqlx::query_as(SQL).bind(payer).bind(i64::from(limit)).fetch_all(p).await)?)
     }
 
-    /// Successful paid calls of a payer since `since_ms` (settled, or served unsettled in
-    /// verify-only mode), for volume discounts.
-    pub async fn count_paid_calls_since(&self, payer: &str, since_ms: i64) -> Result<u64, StoreError> {
+    /// Successful paid calls of a payer since `since_ms` inclusive, for volume discounts.
+    /// Counts `settled` and also `unsettled` (served in verify-only mode): both are calls the
+    /// payer paid for and got an answer to.
+    pub async fn count_settled_payments_since(&self, payer: &str, since_ms: i64) -> Result<u64, StoreError> {
         const SQL: &str = "SELECT COUNT(*) FROM payments WHERE payer = $1 AND created_at >= $2 \
                            AND status IN ('settled', 'unsettled')";
         let n: i64 = with_pool!(&self.db, |p| sqlx::query_scalar(SQL).bind(payer).bind(since_ms).fetch_one(p).await)?;

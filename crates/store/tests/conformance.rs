@@ -5,7 +5,7 @@
 use std::str::FromStr;
 
 use sqlx::postgres::PgConnectOptions;
-use svc_store::{NewPayment, PaymentStatus, Reservation, Store, StoreError, TokenStat, Usage};
+use svc_store::{Backend, NewPayment, PaymentStatus, Reservation, Store, StoreError, TokenStat, Usage};
 
 /// A store for one test, cleaned up on drop.
 struct Fixture {
@@ -45,36 +45,50 @@ impl Fixture {
             admin.close().await;
         }
     }
+
+    /// Runs `test` on a clone of the store, then cleans up even if it panicked (a PostgreSQL
+    /// schema would otherwise be left behind), then re-raises the panic.
+    async fn run<F, Fut>(self, test: F)
+    where
+        F: FnOnce(Store) -> Fut,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let outcome = tokio::spawn(test(self.store.clone())).await;
+        self.finish().await;
+        if let Err(err) = outcome {
+            std::panic::resume_unwind(err.into_panic());
+        }
+    }
 }
 
-/// Declares `name` as a test on both backends.
+/// Declares `name` (an `async fn(Store)`) as two tests: `name::on_sqlite`, always, and
+/// `name::on_postgres`, which runs when `TEST_DATABASE_URL` is set and says it skipped otherwise.
 macro_rules! conformance {
     ($name:ident) => {
         mod $name {
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn on_sqlite() {
-                let f = super::Fixture::sqlite().await;
-                super::$name(&f.store).await;
-                f.finish().await;
+                super::Fixture::sqlite().await.run(super::$name).await;
             }
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn on_postgres() {
-                if let Some(f) = super::Fixture::postgres().await {
-                    super::$name(&f.store).await;
-                    f.finish().await;
+                if let Some(fixture) = super::Fixture::postgres().await {
+                    fixture.run(super::$name).await;
                 }
             }
         }
     };
 }
 
+const PAYER: &str = "0x2c75aa27a0e1f0b3e0e1f0b3e0e1f0b3e0e15c23";
+
 fn payment(id: &str, nonce: &str, at: i64) -> NewPayment {
     NewPayment {
         id: id.into(),
         route_id: "alpha.top_picks".into(),
         network: "eip155:8453".into(),
-        payer: "0x2c75aa27a0e1f0b3e0e1f0b3e0e1f0b3e0e15c23".into(),
+        payer: PAYER.into(),
         nonce: nonce.into(),
         amount: 500_000,
         asset: "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913".into(),
@@ -84,19 +98,29 @@ fn payment(id: &str, nonce: &str, at: i64) -> NewPayment {
 }
 
 conformance!(migrations_are_idempotent);
-async fn migrations_are_idempotent(store: &Store) {
+async fn migrations_are_idempotent(store: Store) {
     store.migrate().await.expect("second run");
+    store.migrate().await.expect("third run");
+    assert_eq!(store.reserve_payment(&payment("m1", "0x01", 1)).await.expect("tables work"), Reservation::Reserved);
+}
+
+conformance!(ping_answers_and_debug_names_only_the_backend);
+async fn ping_answers_and_debug_names_only_the_backend(store: Store) {
     store.ping().await.expect("ping");
+    let backend = store.backend();
+    assert!(matches!(backend, Backend::Sqlite | Backend::Postgres));
+    assert_eq!(format!("{store:?}"), format!("Store {{ backend: {backend:?} }}"));
 }
 
 conformance!(a_nonce_is_reserved_once_and_the_duplicate_names_the_first_payment);
-async fn a_nonce_is_reserved_once_and_the_duplicate_names_the_first_payment(store: &Store) {
+async fn a_nonce_is_reserved_once_and_the_duplicate_names_the_first_payment(store: Store) {
     assert_eq!(store.reserve_payment(&payment("p1", "0xaa", 1)).await.expect("reserve"), Reservation::Reserved);
     match store.reserve_payment(&payment("p2", "0xaa", 2)).await.expect("reserve") {
         Reservation::Duplicate(first) => {
             assert_eq!(first.id, "p1");
             assert_eq!(first.status, PaymentStatus::Reserved);
             assert_eq!(first.amount, 500_000);
+            assert_eq!(Some(*first), store.payment("p1").await.expect("read"));
         }
         other => panic!("expected a duplicate, got {other:?}"),
     }
@@ -107,24 +131,29 @@ async fn a_nonce_is_reserved_once_and_the_duplicate_names_the_first_payment(stor
 }
 
 conformance!(fifty_concurrent_reservations_of_one_nonce_let_exactly_one_through);
-async fn fifty_concurrent_reservations_of_one_nonce_let_exactly_one_through(store: &Store) {
+async fn fifty_concurrent_reservations_of_one_nonce_let_exactly_one_through(store: Store) {
     let tasks: Vec<_> = (0..50)
         .map(|i| {
             let store = store.clone();
             tokio::spawn(async move { store.reserve_payment(&payment(&format!("c{i}"), "0xbb", i)).await })
         })
         .collect();
-    let mut reserved = 0;
+    let mut winners = 0;
+    let mut duplicates = Vec::new();
     for task in tasks {
-        if task.await.expect("join").expect("reserve") == Reservation::Reserved {
-            reserved += 1;
+        match task.await.expect("join").expect("reserve") {
+            Reservation::Reserved => winners += 1,
+            Reservation::Duplicate(first) => duplicates.push(first.id),
         }
     }
-    assert_eq!(reserved, 1);
+    assert_eq!(winners, 1);
+    let stored = store.payments_by_payer(PAYER, 100).await.expect("list");
+    assert_eq!(stored.len(), 1, "only the winner is stored");
+    assert!(duplicates.iter().all(|id| *id == stored[0].id), "every loser is shown the winner");
 }
 
 conformance!(a_released_nonce_can_be_reserved_again_but_a_settled_one_never_is);
-async fn a_released_nonce_can_be_reserved_again_but_a_settled_one_never_is(store: &Store) {
+async fn a_released_nonce_can_be_reserved_again_but_a_settled_one_never_is(store: Store) {
     store.reserve_payment(&payment("r1", "0xcc", 1)).await.expect("reserve");
     assert!(store.release_payment("r1").await.expect("release"));
     assert!(!store.release_payment("r1").await.expect("release twice"));
@@ -139,7 +168,12 @@ async fn a_released_nonce_can_be_reserved_again_but_a_settled_one_never_is(store
 }
 
 conformance!(a_payment_is_finished_exactly_once);
-async fn a_payment_is_finished_exactly_once(store: &Store) {
+async fn a_payment_is_finished_exactly_once(store: Store) {
+    store.reserve_payment(&payment("f0", "0xd0", 1)).await.expect("reserve");
+    assert!(matches!(
+        store.finish_payment("f0", PaymentStatus::Reserved, None, None, 2).await,
+        Err(StoreError::OutOfRange(_))
+    ));
     store.reserve_payment(&payment("f1", "0xdd", 1)).await.expect("reserve");
     assert!(store.finish_payment("f1", PaymentStatus::Failed, None, Some("settle_failed"), 2).await.expect("finish"));
     assert!(!store.finish_payment("f1", PaymentStatus::Settled, Some("0x"), None, 3).await.expect("again"));
@@ -148,7 +182,7 @@ async fn a_payment_is_finished_exactly_once(store: &Store) {
 }
 
 conformance!(a_payers_payments_come_newest_first_and_paid_calls_count_in_the_window);
-async fn a_payers_payments_come_newest_first_and_paid_calls_count_in_the_window(store: &Store) {
+async fn a_payers_payments_come_newest_first_and_paid_calls_count_in_the_window(store: Store) {
     for (i, status) in [PaymentStatus::Settled, PaymentStatus::Unsettled, PaymentStatus::Failed, PaymentStatus::Settled]
         .into_iter()
         .enumerate()
@@ -158,17 +192,17 @@ async fn a_payers_payments_come_newest_first_and_paid_calls_count_in_the_window(
         store.reserve_payment(&payment(&id, &format!("0xe{i}"), at)).await.expect("reserve");
         store.finish_payment(&id, status, None, None, at).await.expect("finish");
     }
-    let payer = "0x2c75aa27a0e1f0b3e0e1f0b3e0e1f0b3e0e15c23";
+    let payer = PAYER;
     let ids: Vec<String> = store.payments_by_payer(payer, 3).await.expect("list").into_iter().map(|p| p.id).collect();
     assert_eq!(ids, ["w3", "w2", "w1"]);
-    assert_eq!(store.count_paid_calls_since(payer, 0).await.expect("count"), 3);
-    assert_eq!(store.count_paid_calls_since(payer, 2_000).await.expect("count"), 2, "window start is inclusive");
-    assert_eq!(store.count_paid_calls_since(payer, 4_001).await.expect("count"), 0);
-    assert_eq!(store.count_paid_calls_since("0xsomeoneelse", 0).await.expect("count"), 0);
+    assert_eq!(store.count_settled_payments_since(payer, 0).await.expect("count"), 3);
+    assert_eq!(store.count_settled_payments_since(payer, 2_000).await.expect("count"), 2, "window start is inclusive");
+    assert_eq!(store.count_settled_payments_since(payer, 4_001).await.expect("count"), 0);
+    assert_eq!(store.count_settled_payments_since("0xsomeoneelse", 0).await.expect("count"), 0);
 }
 
 conformance!(usage_counts_and_spend_respect_the_window);
-async fn usage_counts_and_spend_respect_the_window(store: &Store) {
+async fn usage_counts_and_spend_respect_the_window(store: Store) {
     for (i, amount) in [12_000u64, 500_000, 5_000].into_iter().enumerate() {
         let usage = Usage {
             id: format!("u{i}"),
@@ -187,7 +221,7 @@ async fn usage_counts_and_spend_respect_the_window(store: &Store) {
 }
 
 conformance!(token_stats_upsert_replaces_and_list_by_rank);
-async fn token_stats_upsert_replaces_and_list_by_rank(store: &Store) {
+async fn token_stats_upsert_replaces_and_list_by_rank(store: Store) {
     let stat = |symbol: &str, rank: i32, price: &str| TokenStat {
         chain: "solana".into(),
         address: format!("{symbol}-mint"),
@@ -212,10 +246,45 @@ async fn token_stats_upsert_replaces_and_list_by_rank(store: &Store) {
     assert_eq!(store.token_stats(1).await.expect("list").len(), 1);
 }
 
+conformance!(amounts_beyond_bigint_are_refused_not_wrapped);
+async fn amounts_beyond_bigint_are_refused_not_wrapped(store: Store) {
+    let mut huge = payment("o1", "0xf0", 1);
+    huge.amount = u64::MAX;
+    assert!(matches!(store.reserve_payment(&huge).await, Err(StoreError::OutOfRange(_))));
+    huge.amount = i64::MAX as u64;
+    assert_eq!(store.reserve_payment(&huge).await.expect("largest amount fits"), Reservation::Reserved);
+    assert_eq!(store.payment("o1").await.expect("read").map(|p| p.amount), Some(i64::MAX as u64));
+}
+
 #[tokio::test]
 async fn an_unsupported_url_is_refused_without_echoing_its_password() {
     let err = Store::connect("mysql://user:secret@host/db").await.expect_err("refused");
-    assert!(matches!(err, StoreError::UnsupportedUrl { .. }));
+    assert!(matches!(&err, StoreError::UnsupportedUrl { scheme } if scheme == "mysql"));
     assert!(!err.to_string().contains("secret"), "{err}");
     assert!(!format!("{err:?}").contains("secret"), "{err:?}");
+}
+
+#[tokio::test]
+async fn a_malformed_postgres_url_is_refused_without_echoing_its_password() {
+    for url in ["postgres://user:secret@host:notaport/db", "secret@host:5432", "postgresql://user:secret@[::1/db"] {
+        let err = Store::connect(url).await.expect_err("refused");
+        assert!(!err.to_string().contains("secret"), "{url}: {err}");
+        assert!(!format!("{err:?}").contains("secret"), "{url}: {err:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_sqlite_url_creates_the_file_and_memory_urls_keep_their_data() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("nested-ok.db");
+    let store = Store::connect(&format!("sqlite://{}", path.display())).await.expect("connect");
+    store.migrate().await.expect("migrate");
+    assert!(path.exists());
+    assert_eq!(store.backend().to_string(), "sqlite");
+    store.close().await;
+
+    let memory = Store::connect("sqlite::memory:").await.expect("memory");
+    memory.migrate().await.expect("migrate");
+    memory.reserve_payment(&payment("mem1", "0x99", 1)).await.expect("reserve");
+    assert!(memory.payment("mem1").await.expect("read").is_some());
 }
