@@ -274,7 +274,10 @@ impl ChaindataDateRange {
 
 /// Cross-field rules of a payload, with locations relative to the payload.
 trait ChaindataPayloadRules {
-    fn rules(&self) -> Vec<FieldError>;
+    /// None by default: most payloads have only the per-field rules of their type.
+    fn rules(&self) -> Vec<FieldError> {
+        Vec::new()
+    }
 }
 
 /// Declares a route input `{ "payload": P }` whose cross-field errors sit under `payload`.
@@ -322,11 +325,7 @@ pub struct ChaindataNetflowPayload {
     pub order_by: Option<Vec<ChaindataSort>>,
 }
 
-impl ChaindataPayloadRules for ChaindataNetflowPayload {
-    fn rules(&self) -> Vec<FieldError> {
-        Vec::new()
-    }
-}
+impl ChaindataPayloadRules for ChaindataNetflowPayload {}
 
 chaindata_request!(
     /// Body of `smart-money/netflow`.
@@ -353,11 +352,7 @@ pub struct ChaindataSmartMoneyPayload {
     pub order_by: Option<Vec<ChaindataSort>>,
 }
 
-impl ChaindataPayloadRules for ChaindataSmartMoneyPayload {
-    fn rules(&self) -> Vec<FieldError> {
-        Vec::new()
-    }
-}
+impl ChaindataPayloadRules for ChaindataSmartMoneyPayload {}
 
 chaindata_request!(
     /// Body of the smart-money holdings and DEX-trades routes.
@@ -413,11 +408,7 @@ pub struct ChaindataSmartMoneyPerpPayload {
     pub order_by: Option<Vec<ChaindataSort>>,
 }
 
-impl ChaindataPayloadRules for ChaindataSmartMoneyPerpPayload {
-    fn rules(&self) -> Vec<FieldError> {
-        Vec::new()
-    }
-}
+impl ChaindataPayloadRules for ChaindataSmartMoneyPerpPayload {}
 
 chaindata_request!(
     /// Body of `smart-money/perp-trades`.
@@ -632,11 +623,7 @@ pub struct ChaindataScreenerPayload {
     pub order_by: Option<Vec<ChaindataSort>>,
 }
 
-impl ChaindataPayloadRules for ChaindataScreenerPayload {
-    fn rules(&self) -> Vec<FieldError> {
-        Vec::new()
-    }
-}
+impl ChaindataPayloadRules for ChaindataScreenerPayload {}
 
 chaindata_request!(
     /// Body of the token screener.
