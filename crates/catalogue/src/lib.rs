@@ -28,7 +28,9 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 pub use input::{FieldError, InputError, Loc, RawInput, ValidInput};
-pub use route::{Access, Group, HttpMethod, InputSource, PreviewPolicy, PriceRule, RatePolicy, RouteInput, RouteSpec};
+pub use route::{
+    Access, Group, HttpMethod, InputSource, PreviewPolicy, PriceRule, RatePolicy, RouteInput, RouteSpec, credits_twin,
+};
 
 /// Why the catalogue could not be assembled. Only a broken build can cause one; the
 /// catalogue's tests assemble it, so a release never meets them.

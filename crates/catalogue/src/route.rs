@@ -310,10 +310,7 @@ impl RouteSpec {
         if self.access != Access::Paid {
             return None;
         }
-        ["/api/x402/svc-tools/", "/api/x402/alpha/"]
-            .iter()
-            .find_map(|prefix| self.path.strip_prefix(prefix))
-            .map(|rest| format!("/api/svc-tools/{rest}"))
+        credits_twin(self.path)
     }
 
     /// Whether a route is paid.
@@ -325,4 +322,14 @@ impl RouteSpec {
 /// Names of `{param}` segments in a path template, in order.
 pub fn path_param_names(path: &'static str) -> impl Iterator<Item = &'static str> {
     path.split('/').filter_map(|seg| seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
+}
+
+/// The credit-billed twin of a paid path (template or concrete): `/api/x402/svc-tools/X` and
+/// `/api/x402/alpha/X` both become `/api/svc-tools/X`. One mapping, used by the router and by
+/// anything that needs to name the twin of a request it holds.
+pub fn credits_twin(path: &str) -> Option<String> {
+    ["/api/x402/svc-tools/", "/api/x402/alpha/"]
+        .iter()
+        .find_map(|prefix| path.strip_prefix(prefix))
+        .map(|rest| format!("/api/svc-tools/{rest}"))
 }

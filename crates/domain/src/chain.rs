@@ -107,6 +107,73 @@ impl FromStr for Chain {
     }
 }
 
+/// A chain that runs the EVM: the type of every `network` field whose route builds or reads EVM
+/// transactions, so `solana` there is refused while the input is parsed, with the valid names
+/// listed in the schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EvmChain(Chain);
+
+impl EvmChain {
+    /// Base, the default network of the EVM routes.
+    pub const BASE: EvmChain = EvmChain(Chain::Base);
+
+    /// The chain itself.
+    pub fn chain(self) -> Chain {
+        self.0
+    }
+
+    /// The lowercase name used on the wire.
+    pub fn as_str(self) -> &'static str {
+        self.0.as_str()
+    }
+}
+
+impl TryFrom<Chain> for EvmChain {
+    type Error = AddressError;
+
+    fn try_from(chain: Chain) -> Result<Self, Self::Error> {
+        if chain.is_evm() { Ok(EvmChain(chain)) } else { Err(AddressError::NotEvm(chain.as_str().to_owned())) }
+    }
+}
+
+impl FromStr for EvmChain {
+    type Err = AddressError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        s.parse::<Chain>()?.try_into()
+    }
+}
+
+impl fmt::Display for EvmChain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for EvmChain {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for EvmChain {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl schemars::JsonSchema for EvmChain {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "EvmChain".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = Chain::ALL.into_iter().filter(|c| c.is_evm()).map(Chain::as_str).collect();
+        schemars::json_schema!({ "type": "string", "enum": names, "description": "An EVM chain." })
+    }
+}
+
 /// Why a string is not an address (or not a chain).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AddressError {
@@ -119,6 +186,9 @@ pub enum AddressError {
     /// A chain name we do not serve.
     #[error("unknown chain {0:?}")]
     UnknownChain(String),
+    /// A chain that does not run the EVM where an EVM chain is needed.
+    #[error("{0:?} is not an EVM network")]
+    NotEvm(String),
 }
 
 /// A 20-byte EVM address, kept lowercase so equal addresses compare equal.
@@ -266,6 +336,17 @@ mod tests {
 
     const USDC_SOLANA: &str = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
     const USDC_BASE: &str = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
+
+    #[test]
+    fn an_evm_chain_refuses_solana_and_lists_only_evm_names() {
+        assert_eq!("base".parse::<EvmChain>().map(EvmChain::chain), Ok(Chain::Base));
+        assert_eq!("solana".parse::<EvmChain>(), Err(AddressError::NotEvm("solana".to_owned())));
+        assert!(serde_json::from_str::<EvmChain>("\"solana\"").is_err());
+        let schema = serde_json::to_value(schemars::schema_for!(EvmChain)).expect("schema");
+        let names = schema["enum"].as_array().expect("enum");
+        assert_eq!(names.len(), Chain::ALL.len() - 1);
+        assert!(!names.contains(&serde_json::json!("solana")));
+    }
 
     #[test]
     fn addresses_are_checked_against_their_chain() {

@@ -12,7 +12,7 @@ pub mod clock;
 pub mod discount;
 pub mod money;
 
-pub use chain::{Address, AddressError, Chain, EvmAddress, SolanaAddress};
+pub use chain::{Address, AddressError, Chain, EvmAddress, EvmChain, SolanaAddress};
 pub use clock::{Clock, FixedClock, SystemClock, rfc3339};
 pub use discount::DiscountTier;
 pub use money::{Money, MoneyError};

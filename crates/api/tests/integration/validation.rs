@@ -12,11 +12,7 @@ fn loc(parts: &[&str]) -> Vec<Value> {
 /// Runs a case on the x402 path and on the `/api/svc-tools` twin.
 async fn refused_on_both(app: &TestApp, method: &str, path: &str, body: Option<&str>, at: &[&str]) {
     let method = method.parse().expect("method");
-    let twin = path
-        .strip_prefix("/api/x402/svc-tools/")
-        .or_else(|| path.strip_prefix("/api/x402/alpha/"))
-        .map(|rest| format!("/api/svc-tools/{rest}"))
-        .expect("paid path");
+    let twin = svc_catalogue::credits_twin(path).expect("paid path");
     for uri in [path.to_owned(), twin] {
         let reply = app.call(&method, &uri, body).await;
         assert_invalid_at(&reply, &loc(at));
@@ -114,6 +110,14 @@ async fn infrastructure_routes_check_enums_addresses_and_amounts() {
     )
     .await;
     refused_on_both(&app, "POST", &format!("{tools}/evm/token-price"), Some("{}"), &["body", "token_address"]).await;
+    refused_on_both(
+        &app,
+        "POST",
+        &format!("{tools}/shield/validate"),
+        Some(r#"{"network":"solana","tx_data":{"to":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913"}}"#),
+        &["body", "network"],
+    )
+    .await;
     refused_on_both(&app, "GET", &format!("{tools}/launchpad/coin/0xnotamint"), None, &["path", "mint"]).await;
     refused_on_both(
         &app,

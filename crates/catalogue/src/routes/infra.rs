@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use svc_domain::{Chain, EvmAddress, SolanaAddress};
+use svc_domain::{Chain, EvmAddress, EvmChain, SolanaAddress};
 
 use super::common::{NoInput, Timestamp};
 use crate::{FieldError, Group, InputSource, Loc, PreviewPolicy, RouteInput, RouteSpec};
@@ -58,6 +58,10 @@ fn base() -> Chain {
     Chain::Base
 }
 
+fn evm_base() -> EvmChain {
+    EvmChain::BASE
+}
+
 fn slippage_default() -> String {
     "50".to_owned()
 }
@@ -72,14 +76,6 @@ fn decimal_amount_errors(field: &str, value: &str) -> Vec<FieldError> {
         Vec::new()
     } else {
         vec![FieldError::new([Loc::from(field)], "a positive decimal amount such as \"1.5\"", "value_error")]
-    }
-}
-
-fn evm_only(field: &str, chain: Chain) -> Vec<FieldError> {
-    if chain.is_evm() {
-        Vec::new()
-    } else {
-        vec![FieldError::new([Loc::from(field)], "must be an EVM network", "value_error")]
     }
 }
 
@@ -243,9 +239,9 @@ pub enum DefiAction {
 #[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
 pub struct DefiQuoteRequest {
     /// EVM network (default `base`).
-    #[serde(default = "base")]
+    #[serde(default = "evm_base")]
     #[garde(skip)]
-    pub network: Chain,
+    pub network: EvmChain,
     /// Protocol slug, e.g. `aave-v3`.
     #[garde(pattern("^[a-z0-9][a-z0-9-]{0,63}$"))]
     pub protocol: String,
@@ -265,9 +261,7 @@ pub struct DefiQuoteRequest {
 
 impl RouteInput for DefiQuoteRequest {
     fn check(&self) -> Vec<FieldError> {
-        let mut errors = evm_only("network", self.network);
-        errors.extend(decimal_amount_errors("amount", &self.amount));
-        errors
+        decimal_amount_errors("amount", &self.amount)
     }
 }
 
@@ -275,37 +269,29 @@ impl RouteInput for DefiQuoteRequest {
 #[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
 pub struct DefiNontokenizedRequest {
     /// EVM network (default `base`).
-    #[serde(default = "base")]
+    #[serde(default = "evm_base")]
     #[garde(skip)]
-    pub network: Chain,
+    pub network: EvmChain,
     /// Protocol slugs; all when absent.
     #[garde(inner(length(max = 20), inner(length(min = 1, max = 64))))]
     pub protocols: Option<Vec<String>>,
 }
 
-impl RouteInput for DefiNontokenizedRequest {
-    fn check(&self) -> Vec<FieldError> {
-        evm_only("network", self.network)
-    }
-}
+impl RouteInput for DefiNontokenizedRequest {}
 
 /// Input of `POST {tools}/evm/token-price`.
 #[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
 pub struct TokenPriceRequest {
     /// EVM network (default `base`).
-    #[serde(default = "base")]
+    #[serde(default = "evm_base")]
     #[garde(skip)]
-    pub network: Chain,
+    pub network: EvmChain,
     /// Token contract.
     #[garde(skip)]
     pub token_address: EvmAddress,
 }
 
-impl RouteInput for TokenPriceRequest {
-    fn check(&self) -> Vec<FieldError> {
-        evm_only("network", self.network)
-    }
-}
+impl RouteInput for TokenPriceRequest {}
 
 /// An EVM transaction to scan.
 #[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
@@ -329,9 +315,9 @@ pub struct ShieldTxData {
 #[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
 pub struct ShieldSimulateRequest {
     /// EVM network (default `base`).
-    #[serde(default = "base")]
+    #[serde(default = "evm_base")]
     #[garde(skip)]
-    pub network: Chain,
+    pub network: EvmChain,
     /// The transaction.
     #[garde(dive)]
     pub tx_data: ShieldTxData,
@@ -340,29 +326,21 @@ pub struct ShieldSimulateRequest {
     pub from_address: EvmAddress,
 }
 
-impl RouteInput for ShieldSimulateRequest {
-    fn check(&self) -> Vec<FieldError> {
-        evm_only("network", self.network)
-    }
-}
+impl RouteInput for ShieldSimulateRequest {}
 
 /// Input of `POST {tools}/shield/validate`.
 #[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
 pub struct ShieldValidateRequest {
     /// EVM network (default `base`).
-    #[serde(default = "base")]
+    #[serde(default = "evm_base")]
     #[garde(skip)]
-    pub network: Chain,
+    pub network: EvmChain,
     /// The transaction.
     #[garde(dive)]
     pub tx_data: ShieldTxData,
 }
 
-impl RouteInput for ShieldValidateRequest {
-    fn check(&self) -> Vec<FieldError> {
-        evm_only("network", self.network)
-    }
-}
+impl RouteInput for ShieldValidateRequest {}
 
 /// Methods of the indexer proxy.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -773,7 +751,7 @@ pub struct DefiPool {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct DefiQuoteResponse {
     /// Network.
-    pub network: Chain,
+    pub network: EvmChain,
     /// Protocol.
     pub protocol: String,
     /// Action.
@@ -833,7 +811,7 @@ pub struct DefiPosition {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct TokenPriceResponse {
     /// Network.
-    pub network: Chain,
+    pub network: EvmChain,
     /// Token.
     pub address: String,
     /// Ticker.
