@@ -1,0 +1,132 @@
+//! Talking to an EVM node: EIP-1271 checks for contract wallets, the token's record of used
+//! nonces, and sending `transferWithAuthorization` from a relayer key that pays the gas.
+//! Behind the `settle` feature because the node client is most of this crate's build time.
+
+use std::time::Duration;
+
+use alloy::network::EthereumWallet;
+use alloy::providers::{DynProvider, Provider, ProviderBuilder};
+use alloy::rpc::types::TransactionRequest;
+use alloy::signers::local::PrivateKeySigner;
+use alloy::sol;
+use alloy_primitives::{Address, B256, Bytes};
+
+use crate::{EvmError, VerifiedAuthorization};
+
+sol! {
+    #[sol(rpc)]
+    interface IEip3009 {
+        function authorizationState(address authorizer, bytes32 nonce) external view returns (bool);
+    }
+
+    #[sol(rpc)]
+    interface IErc1271 {
+        function isValidSignature(bytes32 hash, bytes signature) external view returns (bytes4);
+    }
+}
+
+/// The value `isValidSignature` returns for a valid signature.
+const ERC1271_MAGIC: [u8; 4] = [0x16, 0x26, 0xba, 0x7e];
+
+/// A node connection with the relayer key that submits transfers for one token.
+#[derive(Clone)]
+pub struct EvmSettler {
+    provider: DynProvider,
+    token: Address,
+    relayer: Address,
+    receipt_timeout: Duration,
+}
+
+impl std::fmt::Debug for EvmSettler {
+    /// Never prints the key; the relayer's address is public.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EvmSettler").field("token", &self.token).field("relayer", &self.relayer).finish_non_exhaustive()
+    }
+}
+
+impl EvmSettler {
+    /// Connects to `rpc_url` and checks the node serves `chain_id`, so a misconfigured URL
+    /// fails at start-up rather than on the first paid call. `relayer_key` is 0x-hex.
+    pub async fn connect(
+        rpc_url: &str,
+        relayer_key: &str,
+        token: Address,
+        chain_id: u64,
+        receipt_timeout: Duration,
+    ) -> Result<Self, EvmError> {
+        let signer: PrivateKeySigner = relayer_key
+            .trim()
+            .parse()
+            .map_err(|_| EvmError::Config("the relayer key is not a 32-byte hex key".into()))?;
+        let relayer = signer.address();
+        let url = rpc_url.parse().map_err(|_| EvmError::Config("the RPC URL does not parse".into()))?;
+        let provider = ProviderBuilder::new().wallet(EthereumWallet::from(signer)).connect_http(url).erased();
+        let served = provider.get_chain_id().await.map_err(|e| EvmError::Rpc(format!("eth_chainId: {e}")))?;
+        if served != chain_id {
+            return Err(EvmError::Config(format!("the node serves chain {served}, configured {chain_id}")));
+        }
+        Ok(EvmSettler { provider, token, relayer, receipt_timeout })
+    }
+
+    /// The relayer's address (it needs native gas).
+    pub fn relayer(&self) -> Address {
+        self.relayer
+    }
+
+    /// EIP-1271: asks the payer's contract whether it accepts the signature.
+    pub async fn is_valid_signature(&self, verified: &VerifiedAuthorization) -> Result<bool, EvmError> {
+        let wallet = IErc1271::new(verified.authorization.from, &self.provider);
+        match wallet.isValidSignature(verified.digest, verified.signature.clone()).call().await {
+            Ok(magic) => Ok(magic.0 == ERC1271_MAGIC),
+            // A plain account (no code) or a contract without the method reverts: not valid.
+            Err(alloy::contract::Error::TransportError(e)) if !e.is_error_resp() => Err(EvmError::Rpc(e.to_string())),
+            Err(_) => Ok(false),
+        }
+    }
+
+    /// Whether the token has consumed this authorization's nonce already.
+    pub async fn nonce_used(&self, verified: &VerifiedAuthorization) -> Result<bool, EvmError> {
+        let token = IEip3009::new(self.token, &self.provider);
+        let a = &verified.authorization;
+        token
+            .authorizationState(a.from, a.nonce)
+            .call()
+            .await
+            .map_err(|e| EvmError::Rpc(format!("authorizationState: {e}")))
+    }
+
+    /// Sends the transfer and waits for its receipt. A revert is
+    /// [`EvmError::TransactionFailed`]; no receipt in time is [`EvmError::Pending`] (the
+    /// transfer may still land, so the caller must not treat it as unpaid).
+    pub async fn transfer(&self, verified: &VerifiedAuthorization) -> Result<B256, EvmError> {
+        let calldata: Bytes = verified.transfer_calldata();
+        let tx = TransactionRequest::default().to(self.token).input(calldata.into());
+        let pending = self.provider.send_transaction(tx).await.map_err(|e| classify_send_error(&e.to_string()))?;
+        let hash = *pending.tx_hash();
+        match tokio::time::timeout(self.receipt_timeout, pending.get_receipt()).await {
+            Err(_) => Err(EvmError::Pending(hash)),
+            Ok(Err(e)) => Err(EvmError::Rpc(format!("receipt of {hash}: {e}"))),
+            Ok(Ok(receipt)) if receipt.status() => Ok(hash),
+            Ok(Ok(_)) => Err(EvmError::TransactionFailed(hash)),
+        }
+    }
+}
+
+/// Gas estimation runs the call first, so a transfer the token refuses fails here with the
+/// token's revert reason; map the common ones to their x402 codes.
+fn classify_send_error(message: &str) -> EvmError {
+    let lower = message.to_ascii_lowercase();
+    if lower.contains("insufficient funds for gas") {
+        // The relayer, not the payer, is out of funds: an operator problem.
+        EvmError::Rpc("the relayer cannot pay for gas".into())
+    } else if lower.contains("authorization is used") || lower.contains("authorization used") {
+        EvmError::NonceUsed
+    } else if lower.contains("exceeds balance")
+        || lower.contains("erc20insufficientbalance")
+        || lower.contains("0xe450d38c")
+    {
+        EvmError::InsufficientBalance
+    } else {
+        EvmError::Rpc(format!("send transferWithAuthorization: {message}"))
+    }
+}

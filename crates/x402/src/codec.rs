@@ -1,0 +1,183 @@
+//! The header codec: standard base64 (with padding) of UTF-8 JSON, as every official SDK
+//! writes it. Decoding is strict about the base64 and lenient about the JSON (any key order,
+//! any whitespace); anything undecodable is treated as no payment at all, so the client gets
+//! a fresh challenge rather than an error it cannot act on.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::wire::{PaymentPayload, PaymentRequirements};
+
+/// Largest header accepted, in bytes. An EVM payment with an echoed schema is ~2 KB; this
+/// leaves room for Solana transactions and extensions without letting a client make us decode
+/// megabytes.
+pub const MAX_HEADER_BYTES: usize = 32 * 1024;
+
+/// Encodes a message for a header.
+pub fn encode_header<T: Serialize>(message: &T) -> String {
+    // Serialising our own plain structs cannot fail; an empty object is the safe fallback.
+    let json = serde_json::to_vec(message).unwrap_or_else(|_| b"{}".to_vec());
+    STANDARD.encode(json)
+}
+
+/// Which requirement the client says it paid.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Choice {
+    /// v2: the whole requirement, copied from the challenge.
+    Accepted(PaymentRequirements),
+    /// v1: only the scheme and the network (mapped to CAIP-2); the amount is in the signature.
+    SchemeNetwork {
+        /// Scheme.
+        scheme: String,
+        /// CAIP-2 network.
+        network: String,
+    },
+}
+
+/// A payment header, decoded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecodedPayment {
+    /// 1 or 2.
+    pub version: u8,
+    /// What the client chose.
+    pub choice: Choice,
+    /// The scheme payload (signature and authorization, or a transaction).
+    pub payload: Value,
+    /// Extensions the client echoed (v2).
+    pub extensions: Option<Map<String, Value>>,
+    /// The v2 message as received, forwarded verbatim to an external facilitator.
+    pub raw: Value,
+}
+
+impl DecodedPayment {
+    /// The network the client paid on (CAIP-2).
+    pub fn network(&self) -> &str {
+        match &self.choice {
+            Choice::Accepted(r) => &r.network,
+            Choice::SchemeNetwork { network, .. } => network,
+        }
+    }
+
+    /// The payment as a v2 message whose `accepted` is `requirement`: for v2 the client's own
+    /// message, for v1 a faithful translation (a facilitator speaks v2).
+    pub fn as_v2(&self, requirement: &PaymentRequirements) -> Value {
+        match self.version {
+            2 => self.raw.clone(),
+            _ => serde_json::json!({
+                "x402Version": 2,
+                "accepted": requirement,
+                "payload": self.payload,
+            }),
+        }
+    }
+}
+
+/// Decodes a `PAYMENT-SIGNATURE` or `X-PAYMENT` header value. `None` means "no usable
+/// payment": the caller answers with a challenge.
+pub fn decode_payment(header: &[u8]) -> Option<DecodedPayment> {
+    if header.len() > MAX_HEADER_BYTES {
+        return None;
+    }
+    let json = STANDARD.decode(header).ok()?;
+    let raw: Value = serde_json::from_slice(&json).ok()?;
+    match raw.get("x402Version").and_then(Value::as_u64)? {
+        2 => {
+            let message: PaymentPayload = serde_json::from_value(raw.clone()).ok()?;
+            Some(DecodedPayment {
+                version: 2,
+                choice: Choice::Accepted(message.accepted),
+                payload: message.payload,
+                extensions: message.extensions,
+                raw,
+            })
+        }
+        1 => {
+            let scheme = raw.get("scheme")?.as_str()?.to_owned();
+            let network = v1_network(raw.get("network")?.as_str()?)?.to_owned();
+            let payload = raw.get("payload")?.clone();
+            Some(DecodedPayment {
+                version: 1,
+                choice: Choice::SchemeNetwork { scheme, network },
+                payload,
+                extensions: None,
+                raw,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// v1 network names as CAIP-2 ids, for the networks svc can be configured with by name.
+/// A CAIP-2 id given where a name was expected is taken as is.
+pub fn v1_network(name: &str) -> Option<&str> {
+    Some(match name {
+        "base" => "eip155:8453",
+        "base-sepolia" => "eip155:84532",
+        "ethereum" => "eip155:1",
+        "polygon" => "eip155:137",
+        "arbitrum" => "eip155:42161",
+        "optimism" => "eip155:10",
+        "avalanche" => "eip155:43114",
+        "solana" => "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp",
+        "solana-devnet" => "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1",
+        other if other.contains(':') => other,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn a_padded_standard_header_round_trips_and_url_safe_or_unpadded_does_not() {
+        let value = serde_json::json!({"x402Version": 2, "accepted": {"scheme": "exact", "network": "eip155:8453",
+            "amount": "1", "asset": "0xa", "payTo": "0xb", "maxTimeoutSeconds": 300}, "payload": {"n": "?>?"}});
+        let mut value = value;
+        let mut header = encode_header(&value);
+        while !header.ends_with('=') {
+            value["pad"] = Value::from(format!("{}x", value["pad"].as_str().unwrap_or_default()));
+            header = encode_header(&value);
+        }
+        let decoded = decode_payment(header.as_bytes()).expect("decodes");
+        assert_eq!(decoded.raw, value);
+        assert_eq!(decoded.network(), "eip155:8453");
+        let url_safe = header.replace('+', "-").replace('/', "_");
+        if url_safe != header {
+            assert!(decode_payment(url_safe.as_bytes()).is_none());
+        }
+        assert!(decode_payment(header.trim_end_matches('=').as_bytes()).is_none(), "padding is required");
+        assert!(decode_payment(format!(" {header}").as_bytes()).is_none());
+    }
+
+    #[test]
+    fn v1_payments_map_their_network_name() {
+        let v1 = serde_json::json!({"x402Version": 1, "scheme": "exact", "network": "base", "payload": {}});
+        let decoded = decode_payment(encode_header(&v1).as_bytes()).expect("v1");
+        assert_eq!(decoded.version, 1);
+        assert_eq!(decoded.network(), "eip155:8453");
+        let unknown = serde_json::json!({"x402Version": 1, "scheme": "exact", "network": "dogechain", "payload": {}});
+        assert!(decode_payment(encode_header(&unknown).as_bytes()).is_none());
+        let v3 = serde_json::json!({"x402Version": 3});
+        assert!(decode_payment(encode_header(&v3).as_bytes()).is_none());
+    }
+
+    proptest! {
+        #[test]
+        fn garbage_is_no_payment_and_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+            let _ = decode_payment(&bytes);
+            let b64 = STANDARD.encode(&bytes);
+            let _ = decode_payment(b64.as_bytes());
+        }
+
+        #[test]
+        fn any_json_value_round_trips_through_the_header(s in ".{0,64}", n in any::<u64>()) {
+            let value = serde_json::json!({"s": s, "n": n});
+            let back: Value = serde_json::from_slice(&STANDARD.decode(encode_header(&value)).expect("b64")).expect("json");
+            prop_assert_eq!(back, value);
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! The facilitator: the party that checks a payment and moves the funds. svc ships a built-in
+//! one ([`crate::BuiltinFacilitator`]); an external one speaks the standard HTTP API.
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+use crate::wire::{PaymentRequirements, SupportedResponse};
+
+/// A payment to verify or settle: the client's v2 message as received and the requirement we
+/// rebuilt and matched it to (never the client's copy).
+#[derive(Debug, Clone, Copy)]
+pub struct PaymentRequest<'a> {
+    /// The client's message (`{"x402Version":2,"accepted":…,"payload":…}`).
+    pub payment: &'a Value,
+    /// Our requirement.
+    pub requirements: &'a PaymentRequirements,
+}
+
+/// A payment that verified.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verified {
+    /// Who pays (the EVM `from`, the Solana token authority).
+    pub payer: String,
+}
+
+/// A payment that was settled, or accepted without settling.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Settled {
+    /// The transfer is on chain.
+    OnChain {
+        /// Who paid.
+        payer: String,
+        /// Transaction hash or signature.
+        transaction: String,
+    },
+    /// Verify-only mode: the authorization was valid but nothing was sent. Only a facilitator
+    /// with no chain access answers this, and only when the operator allowed it.
+    VerifyOnly {
+        /// Who signed.
+        payer: String,
+    },
+}
+
+/// Why a facilitator said no, or could not answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FacilitatorError {
+    /// The payment is invalid; the client can fix it (402 with the reason).
+    #[error("payment invalid: {reason}: {message}")]
+    Invalid {
+        /// The x402 reason code.
+        reason: String,
+        /// Human text.
+        message: String,
+    },
+    /// Settlement failed; nothing (or, if `transaction` is set, maybe something) was sent.
+    #[error("settlement failed: {reason}: {message}")]
+    SettleFailed {
+        /// The x402 reason code.
+        reason: String,
+        /// Human text.
+        message: String,
+        /// The transaction, when one was sent (a pending settlement).
+        transaction: Option<String>,
+    },
+    /// The facilitator could not be reached or answered nonsense (502).
+    #[error("facilitator unavailable: {0}")]
+    Unavailable(String),
+}
+
+impl FacilitatorError {
+    /// An invalid payment.
+    pub fn invalid(reason: impl Into<String>, message: impl Into<String>) -> Self {
+        FacilitatorError::Invalid { reason: reason.into(), message: message.into() }
+    }
+
+    /// The reason code sent to the client.
+    pub fn reason(&self) -> &str {
+        match self {
+            FacilitatorError::Invalid { reason, .. } | FacilitatorError::SettleFailed { reason, .. } => reason,
+            FacilitatorError::Unavailable(_) => "facilitator_unavailable",
+        }
+    }
+}
+
+/// Verifies and settles payments. Object-safe, so the server picks one at start-up.
+pub trait Facilitator: Send + Sync + std::fmt::Debug {
+    /// The (scheme, network) pairs it handles; the server offers no others.
+    fn supported(&self) -> BoxFuture<'_, Result<SupportedResponse, FacilitatorError>>;
+
+    /// Checks a payment without moving funds.
+    fn verify<'a>(&'a self, request: PaymentRequest<'a>) -> BoxFuture<'a, Result<Verified, FacilitatorError>>;
+
+    /// Moves the funds. Called only after the paid handler succeeded.
+    fn settle<'a>(&'a self, request: PaymentRequest<'a>) -> BoxFuture<'a, Result<Settled, FacilitatorError>>;
+
+    /// Whether [`Facilitator::settle`] can answer [`Settled::VerifyOnly`]; the server warns at
+    /// start-up and refuses it in production.
+    fn verify_only(&self) -> bool {
+        false
+    }
+}
