@@ -14,6 +14,7 @@ pub mod error;
 pub mod handlers;
 pub mod metrics;
 pub mod ops;
+pub mod paywall;
 pub mod pipeline;
 pub mod state;
 
@@ -33,7 +34,7 @@ use tower_http::trace::TraceLayer;
 
 pub use error::ApiError;
 pub use pipeline::Channel;
-pub use state::{ApiConfig, AppState};
+pub use state::{ApiConfig, AppState, Services};
 
 /// Headers that carry secrets or payments: redacted from traces.
 const SENSITIVE: [HeaderName; 4] = [
@@ -120,9 +121,21 @@ pub fn app(state: AppState) -> Router {
                 }))
                 .layer(PropagateRequestIdLayer::x_request_id())
                 .layer(axum::middleware::from_fn(metrics::record))
+                .layer(cors())
                 .layer(CatchPanicLayer::custom(panic_response)),
         )
         .with_state(state)
+}
+
+/// Browsers and browser-based agents may call from any origin; they must be able to read the
+/// x402 headers, which are not CORS-safelisted.
+fn cors() -> tower_http::cors::CorsLayer {
+    use tower_http::cors::{Any, CorsLayer};
+    CorsLayer::new().allow_origin(Any).allow_methods(Any).allow_headers(Any).expose_headers([
+        axum::http::HeaderName::from_static(svc_x402::PAYMENT_REQUIRED),
+        axum::http::HeaderName::from_static(svc_x402::PAYMENT_RESPONSE),
+        axum::http::HeaderName::from_static("x-request-id"),
+    ])
 }
 
 /// A handler panic becomes a logged 500 in our error shape; the process keeps serving.

@@ -40,7 +40,7 @@ pub async fn openapi_json(State(state): State<AppState>) -> Response {
 }
 
 /// The base URL for absolute links: the configured public URL, else the request's host.
-fn base_url(state: &AppState, headers: &HeaderMap) -> String {
+pub(crate) fn base_url(state: &AppState, headers: &HeaderMap) -> String {
     if let Some(url) = &state.config.public_url {
         return url.clone();
     }

@@ -27,7 +27,7 @@ pub enum Channel {
 /// Serves `route` for one request.
 pub async fn serve(state: AppState, route: &'static RouteSpec, channel: Channel, request: Request) -> Response {
     let mut response = match run(state, route, channel, request).await {
-        Ok(body) => json_response(body),
+        Ok(response) => response,
         Err(err) => err.into_response(),
     };
     response.extensions_mut().insert(RouteLabel(route.id));
@@ -37,9 +37,9 @@ pub async fn serve(state: AppState, route: &'static RouteSpec, channel: Channel,
 async fn run(
     state: AppState,
     route: &'static RouteSpec,
-    _channel: Channel,
+    channel: Channel,
     request: Request,
-) -> Result<Bytes, ApiError> {
+) -> Result<Response, ApiError> {
     let (mut parts, body) = request.into_parts();
     let params = axum::RequestPartsExt::extract::<RawPathParams>(&mut parts).await.map_err(|_| {
         ApiError::field(
@@ -65,7 +65,13 @@ async fn run(
 
     let raw = RawInput { path: &path, query: parts.uri.query(), body: body.as_deref() };
     let input = route.parse_input(&raw)?;
-    state.handlers.call(route.id, state.clone(), input).await
+    match channel {
+        Channel::X402 => Ok(crate::paywall::serve(&state, route, &parts, input).await),
+        // Credits are charged in their own issue; until then the twin serves as the route does.
+        Channel::Credits | Channel::Free => {
+            state.handlers.call(route.id, state.clone(), input).await.map(json_response)
+        }
+    }
 }
 
 /// Reads a JSON body up to `limit` bytes. An empty body is allowed (the input decides whether

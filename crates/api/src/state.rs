@@ -6,6 +6,7 @@ use metrics_exporter_prometheus::PrometheusHandle;
 use svc_catalogue::Catalogue;
 use svc_domain::Clock;
 use svc_store::Store;
+use svc_x402::{Facilitator, Offer};
 
 use crate::handlers::Handlers;
 
@@ -41,6 +42,8 @@ pub struct App {
     pub config: ApiConfig,
     /// Renders `/metrics`.
     pub metrics: PrometheusHandle,
+    /// The x402 paywall's networks and facilitator.
+    pub payments: crate::paywall::Payments,
     pub(crate) handlers: Handlers,
 }
 
@@ -58,17 +61,42 @@ impl std::fmt::Debug for AppState {
     }
 }
 
+/// What the application is built from; everything with I/O or configuration comes in here.
+pub struct Services {
+    /// Persistence.
+    pub store: Store,
+    /// Injected time.
+    pub clock: Arc<dyn Clock>,
+    /// HTTP settings.
+    pub config: ApiConfig,
+    /// Networks and recipients of x402 payments.
+    pub offer: Offer,
+    /// Verifies and settles payments.
+    pub facilitator: Arc<dyn Facilitator>,
+}
+
 impl AppState {
     /// Builds the state, checking that every route with a handler takes the catalogue's
     /// input type and returns its output type (a mismatch is a build bug, caught at start).
-    pub fn new(
-        store: Store,
-        clock: Arc<dyn Clock>,
-        config: ApiConfig,
-    ) -> Result<Self, crate::handlers::HandlerMismatch> {
+    pub fn new(services: Services) -> Result<Self, crate::handlers::HandlerMismatch> {
+        Self::with_handlers(services, crate::handlers::all())
+    }
+
+    /// [`AppState::new`] with a handler registry of the caller's: tests stand in for a route
+    /// whose upstream has not landed, to exercise the paths around it.
+    pub fn with_handlers(services: Services, handlers: Handlers) -> Result<Self, crate::handlers::HandlerMismatch> {
+        let Services { store, clock, config, offer, facilitator } = services;
         let catalogue = svc_catalogue::catalogue();
-        let handlers = crate::handlers::all();
         handlers.verify(catalogue)?;
-        Ok(AppState(Arc::new(App { store, clock, catalogue, config, metrics: crate::metrics::handle(), handlers })))
+        let payments = crate::paywall::Payments::new(offer, facilitator, catalogue);
+        Ok(AppState(Arc::new(App {
+            store,
+            clock,
+            catalogue,
+            config,
+            metrics: crate::metrics::handle(),
+            payments,
+            handlers,
+        })))
     }
 }

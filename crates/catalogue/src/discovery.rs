@@ -161,3 +161,91 @@ pub fn llms_txt(catalogue: &Catalogue, base_url: &str) -> String {
     }
     out
 }
+
+/// The JSON Schema of a route's `bazaar` extension `info` (draft 2020-12), which indexers
+/// validate the echoed `info` against before they list the route. Computed once per route.
+pub fn bazaar_schema(route: &RouteSpec) -> Value {
+    let mut input = inline_schema(route.input.schema);
+    let path_names: Vec<&str> = route.path_params().collect();
+    if let Some(props) = input.get_mut("properties").and_then(Value::as_object_mut) {
+        props.retain(|name, _| !path_names.contains(&name.as_str()));
+    }
+    if let Some(required) = input.get_mut("required").and_then(Value::as_array_mut) {
+        required.retain(|name| !name.as_str().is_some_and(|n| path_names.contains(&n)));
+    }
+    let method = route.method.as_str();
+    let mut fields = serde_json::Map::new();
+    fields.insert("type".into(), json!({"type": "string", "const": "http"}));
+    fields.insert("method".into(), json!({"type": "string", "enum": [method]}));
+    let mut required = vec!["type", "method"];
+    if route.method == HttpMethod::Get {
+        fields.insert("queryParams".into(), input);
+    } else {
+        fields.insert("bodyType".into(), json!({"type": "string", "enum": ["json"]}));
+        fields.insert("body".into(), input);
+        required.extend(["bodyType", "body"]);
+    }
+    if !path_names.is_empty() {
+        let props: serde_json::Map<String, Value> =
+            path_names.iter().map(|n| ((*n).to_owned(), json!({"type": "string"}))).collect();
+        fields.insert("pathParams".into(), json!({"type": "object", "properties": props, "required": path_names}));
+        required.push("pathParams");
+    }
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {
+            "input": {"type": "object", "properties": fields, "required": required, "additionalProperties": false},
+            // The full output schema is in the OpenAPI document; a challenge travels in a header
+            // that clients echo back, so it stays small (HTTP stacks cap headers near 16 KB).
+            "output": {
+                "type": "object",
+                "properties": {"type": {"type": "string"}, "example": {"type": "object"}},
+                "required": ["type"],
+            },
+        },
+        "required": ["input"],
+    })
+}
+
+/// The `bazaar` extension of a route's 402 challenge: `info` describes the very request being
+/// paid for (a valid example, since it passed validation), `schema` is [`bazaar_schema`].
+pub fn bazaar_extension(route: &RouteSpec, schema: &Value, echo: &crate::InputEcho) -> Value {
+    let mut input = serde_json::Map::new();
+    input.insert("type".into(), Value::from("http"));
+    input.insert("method".into(), Value::from(route.method.as_str()));
+    if route.method == HttpMethod::Get {
+        let mut query = echo.query.clone();
+        query.extend(echo.body.clone());
+        input.insert("queryParams".into(), Value::Object(query));
+    } else {
+        input.insert("bodyType".into(), Value::from("json"));
+        let mut body = echo.body.clone();
+        body.extend(echo.query.clone());
+        input.insert("body".into(), Value::Object(body));
+    }
+    if !echo.path.is_empty() {
+        let strings = echo
+            .path
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::from(v.as_str().map_or_else(|| v.to_string(), str::to_owned))));
+        input.insert("pathParams".into(), Value::Object(strings.collect()));
+    }
+    let mut extension = json!({
+        "info": {"input": input, "output": {"type": "json"}},
+        "schema": schema,
+    });
+    if route.path_params().next().is_some() {
+        let template: String = route
+            .path
+            .split('/')
+            .map(|seg| match seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+                Some(name) => format!(":{name}"),
+                None => seg.to_owned(),
+            })
+            .collect::<Vec<_>>()
+            .join("/");
+        extension["routeTemplate"] = Value::from(template);
+    }
+    extension
+}

@@ -83,6 +83,20 @@ impl InputError {
 pub struct ValidInput {
     value: Box<dyn Any + Send + Sync>,
     units: u64,
+    echo: Box<InputEcho>,
+}
+
+/// The input fields as the request carried them (after query coercion), by where they came
+/// from: the 402 challenge echoes them in its `bazaar` extension, so a catalogue built from
+/// payments shows a real, valid example of each route.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InputEcho {
+    /// Path parameters.
+    pub path: Map<String, Value>,
+    /// Query parameters.
+    pub query: Map<String, Value>,
+    /// Body fields.
+    pub body: Map<String, Value>,
 }
 
 impl std::fmt::Debug for ValidInput {
@@ -95,7 +109,12 @@ impl ValidInput {
     /// Wraps an input (for tests and internal callers).
     pub fn new<T: RouteInput>(input: T) -> Self {
         let units = input.price_units();
-        ValidInput { value: Box::new(input), units }
+        ValidInput { value: Box::new(input), units, echo: Box::default() }
+    }
+
+    /// The fields as received, by origin.
+    pub fn echo(&self) -> &InputEcho {
+        &self.echo
     }
 
     /// Price units for [`crate::PriceRule::PerUnit`].
@@ -107,7 +126,7 @@ impl ValidInput {
     pub fn downcast<T: 'static>(self) -> Result<T, Self> {
         match self.value.downcast::<T>() {
             Ok(v) => Ok(*v),
-            Err(value) => Err(ValidInput { value, units: self.units }),
+            Err(value) => Err(ValidInput { value, units: self.units, echo: self.echo }),
         }
     }
 }
@@ -328,6 +347,16 @@ pub(crate) fn parse<I: RouteInput>(spec: &RouteSpec, raw: &RawInput<'_>) -> Resu
         err
     };
 
+    let mut echo = InputEcho::default();
+    for (name, value) in &fields {
+        let side = match origins.get(name) {
+            Some(Origin::Path) => &mut echo.path,
+            Some(Origin::Query) => &mut echo.query,
+            _ => &mut echo.body,
+        };
+        side.insert(name.clone(), value.clone());
+    }
+
     let input: I = serde_path_to_error::deserialize(Value::Object(fields))
         .map_err(|e| InputError::one(rooted(serde_error(&e))))?;
 
@@ -337,7 +366,9 @@ pub(crate) fn parse<I: RouteInput>(spec: &RouteSpec, raw: &RawInput<'_>) -> Resu
     };
     errors.extend(input.check());
     if errors.is_empty() {
-        Ok(ValidInput::new(input))
+        let mut valid = ValidInput::new(input);
+        valid.echo = Box::new(echo);
+        Ok(valid)
     } else {
         Err(InputError { errors: errors.into_iter().map(rooted).collect() })
     }

@@ -27,7 +27,7 @@ pub mod wire;
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-pub use input::{FieldError, InputError, Loc, RawInput, ValidInput};
+pub use input::{FieldError, InputEcho, InputError, Loc, RawInput, ValidInput};
 pub use route::{
     Access, Group, HttpMethod, InputSource, PreviewPolicy, PriceRule, RatePolicy, RouteInput, RouteSpec, credits_twin,
 };

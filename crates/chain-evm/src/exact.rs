@@ -4,7 +4,7 @@ use std::str::FromStr;
 
 use alloy_primitives::{Address, B256, Bytes, Signature, U256};
 use alloy_sol_types::{Eip712Domain, SolCall, SolStruct, sol};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::EvmError;
 
@@ -51,7 +51,7 @@ pub struct TokenDomain {
 }
 
 impl TokenDomain {
-    fn eip712(&self) -> Eip712Domain {
+    pub(crate) fn eip712(&self) -> Eip712Domain {
         Eip712Domain::new(
             Some(self.name.clone().into()),
             Some(self.version.clone().into()),
@@ -68,7 +68,7 @@ impl TokenDomain {
 }
 
 /// The authorization as it travels: every number a decimal string, addresses in any case.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WireAuthorization {
     /// Payer.
@@ -86,7 +86,7 @@ pub struct WireAuthorization {
 }
 
 /// The `payload` of an `exact` EVM payment.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExactEvmPayload {
     /// `0x` + hex; 65 bytes for an ordinary wallet.
     pub signature: String,

@@ -9,12 +9,14 @@
 mod exact;
 #[cfg(feature = "settle")]
 pub mod settle;
+mod sign;
 
 pub use alloy_primitives::{Address, B256, Bytes, U256};
 pub use exact::{
     Authorization, ExactEvmPayload, ExactRequirement, Signer, TokenDomain, VALID_BEFORE_MARGIN_SECS,
     VerifiedAuthorization, WireAuthorization, verify_exact,
 };
+pub use sign::Payer;
 
 /// Why an authorization was refused or could not be settled. [`EvmError::reason`] gives the
 /// reason code the official x402 facilitator uses for the same failure, so clients that

@@ -89,6 +89,112 @@ pub struct ServeArgs {
     /// Log format.
     #[arg(long, env = "SVC_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
+
+    /// Payments.
+    #[command(flatten)]
+    pub payments: PaymentArgs,
+}
+
+/// A well-known development address (the first account of the local EVM test node). Payments
+/// reach it only in a development run; `--production` requires a real one.
+pub const DEV_PAY_TO_EVM: &str = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
+
+/// How svc takes payment.
+#[derive(Clone, Args)]
+pub struct PaymentArgs {
+    /// TOML file with an `[x402]` table (networks, facilitator); see README.
+    #[arg(long, env = "SVC_CONFIG")]
+    pub config: Option<PathBuf>,
+
+    /// Recipient of USDC payments on Base (default: a development address).
+    #[arg(long, env = "SVC_PAY_TO_EVM")]
+    pub pay_to_evm: Option<String>,
+
+    /// JSON-RPC endpoint of Base; with a relayer key, payments are settled on chain.
+    #[arg(long, env = "SVC_EVM_RPC_URL")]
+    pub evm_rpc_url: Option<String>,
+
+    /// Private key (0x-hex) of the account that submits transfers and pays their gas. From the
+    /// environment only; never logged.
+    #[arg(long = "evm-relayer-key", env = "SVC_EVM_RELAYER_KEY", hide_env_values = true, hide = true)]
+    pub evm_relayer_key: Option<String>,
+
+    /// Refuse to start unless every payment network settles on chain and recipients are set.
+    #[arg(long, env = "SVC_PRODUCTION")]
+    pub production: bool,
+}
+
+impl std::fmt::Debug for PaymentArgs {
+    /// Never prints the relayer key.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PaymentArgs")
+            .field("config", &self.config)
+            .field("pay_to_evm", &self.pay_to_evm)
+            .field("evm_rpc_url", &self.evm_rpc_url)
+            .field("evm_relayer_key", &self.evm_relayer_key.as_ref().map(|_| "<redacted>"))
+            .field("production", &self.production)
+            .finish()
+    }
+}
+
+/// The `[x402]` table of the config file.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct X402File {
+    /// `builtin` (the default).
+    #[serde(default)]
+    pub facilitator: Option<String>,
+    /// Seconds a challenge stays valid (default 300).
+    #[serde(default)]
+    pub max_timeout_seconds: Option<u64>,
+    /// Networks offered; when given they replace the default (USDC on Base).
+    #[serde(default)]
+    pub networks: Vec<NetworkFile>,
+}
+
+/// One EVM network with an EIP-3009 token.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkFile {
+    /// CAIP-2 id, `eip155:<chain id>`.
+    pub network: String,
+    /// Token contract.
+    pub asset: String,
+    /// The token's EIP-712 domain name.
+    pub name: String,
+    /// The token's EIP-712 domain version.
+    pub version: String,
+    /// Token decimals (default 6).
+    #[serde(default = "six")]
+    pub decimals: u8,
+    /// Recipient (default: `--pay-to-evm`).
+    #[serde(default)]
+    pub pay_to: Option<String>,
+    /// JSON-RPC endpoint; with the relayer key, payments on this network settle on chain.
+    #[serde(default)]
+    pub rpc_url: Option<String>,
+}
+
+fn six() -> u8 {
+    6
+}
+
+/// The config file.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    /// Payments.
+    #[serde(default)]
+    pub x402: X402File,
+}
+
+impl FileConfig {
+    /// Reads `path`.
+    pub fn read(path: &std::path::Path) -> anyhow::Result<Self> {
+        use anyhow::Context as _;
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+    }
 }
 
 #[cfg(test)]
@@ -106,6 +212,32 @@ mod tests {
         let cli = Cli::try_parse_from(["svc", "migrate"]).expect("parses");
         let Command::Migrate(store) = cli.command else { panic!("migrate") };
         assert_eq!(store.url(), "sqlite://./data/svc.db");
+    }
+
+    #[test]
+    fn the_relayer_key_never_shows_in_debug_output() {
+        let cli = Cli::try_parse_from(["svc", "serve", "--evm-relayer-key", "0xsecretsecret"]).expect("parses");
+        let Command::Serve(args) = cli.command else { panic!("serve") };
+        assert!(!format!("{args:?}").contains("secretsecret"));
+    }
+
+    #[test]
+    fn a_config_file_adds_evm_networks() {
+        let file: FileConfig = toml::from_str(
+            r#"
+            [x402]
+            facilitator = "builtin"
+            [[x402.networks]]
+            network = "eip155:31337"
+            asset = "0x5FbDB2315678afecb367f032d93F642f64180aa3"
+            name = "USD Coin"
+            version = "2"
+            rpc_url = "http://127.0.0.1:8545"
+            "#,
+        )
+        .expect("parses");
+        assert_eq!(file.x402.networks[0].decimals, 6);
+        assert!(toml::from_str::<FileConfig>("[x402]\nnetwork = 1").is_err(), "unknown keys are refused");
     }
 
     #[test]

@@ -2,13 +2,14 @@
 //! else lives in the library crates, so tests build the same app as `svc serve`.
 
 mod config;
+mod payments;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Parser as _;
-use svc_api::{ApiConfig, AppState};
+use svc_api::{ApiConfig, AppState, Services};
 use svc_domain::SystemClock;
 use svc_store::Store;
 use tokio::net::TcpListener;
@@ -57,7 +58,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     init_logging(args.log_format);
     let store = open_store(&args.store).await?;
     let config = ApiConfig { body_limit_bytes: args.body_limit_bytes, public_url: args.public_url.clone() };
-    let state = AppState::new(store.clone(), Arc::new(SystemClock), config)?;
+    let clock = Arc::new(SystemClock);
+    let (offer, facilitator) = payments::build(&args.payments, clock.clone()).await?;
+    let state = AppState::new(Services { store: store.clone(), clock, config, offer, facilitator })?;
     let app = svc_api::app(state).into_make_service_with_connect_info::<SocketAddr>();
 
     let listener = TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;

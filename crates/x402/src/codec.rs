@@ -22,6 +22,11 @@ pub fn encode_header<T: Serialize>(message: &T) -> String {
     STANDARD.encode(json)
 }
 
+/// Encodes JSON already serialised (a challenge sent both as body and header).
+pub fn encode_bytes(json: &[u8]) -> String {
+    STANDARD.encode(json)
+}
+
 /// Which requirement the client says it paid.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Choice {

@@ -10,6 +10,7 @@
 //! the paywall in the API crate and the `svc pay` client share it.
 
 pub mod builtin;
+pub mod client;
 pub mod codec;
 pub mod facilitator;
 pub mod matching;

@@ -3,6 +3,7 @@
 mod catalogue;
 mod errors;
 mod ops;
+mod paywall;
 mod robustness;
 mod support;
 mod validation;

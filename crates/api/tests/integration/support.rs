@@ -7,18 +7,49 @@ use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode};
 use http_body_util::BodyExt as _;
 use serde_json::Value;
-use svc_api::{ApiConfig, AppState};
+use svc_api::handlers::Handlers;
+use svc_api::{ApiConfig, AppState, Services};
 use svc_domain::FixedClock;
 use svc_store::Store;
+use svc_x402::{BuiltinFacilitator, Facilitator, Offer, PaymentNetwork};
 use tower::ServiceExt as _;
 
 /// 2026-11-22T10:00:00Z.
 pub const NOW_MS: i64 = 1_795_341_600_000;
 
+/// Where test payments go (a fixed, public test address).
+pub const PAY_TO: &str = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C";
+
 pub struct TestApp {
     pub router: Router,
     pub store: Store,
+    pub clock: FixedClock,
     _dir: tempfile::TempDir,
+}
+
+/// USDC on Base, paid to [`PAY_TO`].
+pub fn offer() -> Offer {
+    Offer::new(vec![PaymentNetwork::base_usdc(PAY_TO).expect("base")], 300)
+}
+
+/// How a test app is put together.
+pub struct Setup {
+    pub config: ApiConfig,
+    pub handlers: Handlers,
+    /// Builds the facilitator from the app's clock; default: built-in, verify-only.
+    pub facilitator: Box<dyn FnOnce(FixedClock) -> Arc<dyn Facilitator>>,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        Setup {
+            config: ApiConfig::default(),
+            handlers: svc_api::handlers::all(),
+            facilitator: Box::new(|clock| {
+                Arc::new(BuiltinFacilitator::new(offer().networks().to_vec(), Arc::new(clock)))
+            }),
+        }
+    }
 }
 
 /// One answer.
@@ -46,11 +77,24 @@ impl TestApp {
     }
 
     pub async fn with_config(config: ApiConfig) -> Self {
+        Self::with(Setup { config, ..Setup::default() }).await
+    }
+
+    pub async fn with(setup: Setup) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let store = Store::open_sqlite_file(&dir.path().join("svc.db")).await.expect("open sqlite");
         store.migrate().await.expect("migrate");
-        let state = AppState::new(store.clone(), Arc::new(FixedClock::at_ms(NOW_MS)), config).expect("state");
-        TestApp { router: svc_api::app(state), store, _dir: dir }
+        let clock = FixedClock::at_ms(NOW_MS);
+        let facilitator = (setup.facilitator)(clock.clone());
+        let services = Services {
+            store: store.clone(),
+            clock: Arc::new(clock.clone()),
+            config: setup.config,
+            offer: offer(),
+            facilitator,
+        };
+        let state = AppState::with_handlers(services, setup.handlers).expect("state");
+        TestApp { router: svc_api::app(state), store, clock, _dir: dir }
     }
 
     pub async fn send(&self, request: Request<Body>) -> Reply {

@@ -1,0 +1,313 @@
+//! The paywall of every `/api/x402/*` route: challenge, match, verify, reserve, serve, settle.
+//!
+//! A payment is charged at most once and only for a successful answer: the store's unique key
+//! on (network, payer, nonce) admits one request per authorization across replicas; a handler
+//! failure releases the reservation (the same signed payment can be retried); settlement runs
+//! only after the handler succeeded, and a failed settlement withholds the answer.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use serde_json::{Map, Value};
+use svc_catalogue::{Catalogue, RouteSpec, ValidInput};
+use svc_domain::{DiscountTier, Money};
+use svc_store::{NewPayment, PaymentStatus, Reservation};
+use svc_x402::codec::{Choice, DecodedPayment};
+use svc_x402::facilitator::PaymentRequest;
+use svc_x402::{
+    Facilitator, FacilitatorError, Offer, PAYMENT_REQUIRED, PAYMENT_RESPONSE, PAYMENT_SIGNATURE, PaymentRequired,
+    PaymentRequirements, ResourceInfo, SettleResponse, Settled, X_PAYMENT, X402_VERSION,
+};
+
+use crate::error::{ApiError, error_body};
+use crate::pipeline::json_response;
+use crate::state::AppState;
+
+/// What the paywall needs: the networks offered, who verifies and settles, and each route's
+/// precomputed `bazaar` schema.
+pub struct Payments {
+    /// Networks and recipients.
+    pub offer: Offer,
+    /// Verifies and settles.
+    pub facilitator: Arc<dyn Facilitator>,
+    bazaar: HashMap<&'static str, Value>,
+}
+
+impl std::fmt::Debug for Payments {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Payments").field("offer", &self.offer).field("facilitator", &self.facilitator).finish()
+    }
+}
+
+impl Payments {
+    /// Payments over `offer`, checked by `facilitator`.
+    pub fn new(offer: Offer, facilitator: Arc<dyn Facilitator>, catalogue: &Catalogue) -> Self {
+        let bazaar = catalogue
+            .routes()
+            .iter()
+            .filter(|r| r.is_paid())
+            .map(|r| (r.id, svc_catalogue::discovery::bazaar_schema(r)))
+            .collect();
+        Payments { offer, facilitator, bazaar }
+    }
+}
+
+/// Serves a paid route.
+pub async fn serve(state: &AppState, route: &'static RouteSpec, parts: &Parts, input: ValidInput) -> Response {
+    let list_price = route.price.price(input.price_units());
+    let challenge = Challenge { state, route, parts, input: &input };
+    let offered = state.payments.offer.requirements(list_price);
+
+    let header = parts.headers.get(PAYMENT_SIGNATURE).or_else(|| parts.headers.get(X_PAYMENT));
+    let Some(payment) = header.and_then(|h| svc_x402::decode_payment(h.as_bytes())) else {
+        return challenge.respond(&offered, "Payment required");
+    };
+    let Some(replay) = ReplayKey::of(&payment) else {
+        return challenge.respond(&offered, "invalid_payload");
+    };
+
+    let requirement = match svc_x402::find_match(&offered, &payment.choice) {
+        Some(i) => offered[i].clone(),
+        None => match discounted_match(state, &replay.payer, list_price, &payment).await {
+            Ok(Some(requirement)) => requirement,
+            Ok(None) => return challenge.respond(&offered, "No matching payment requirements"),
+            Err(err) => return err.into_response(),
+        },
+    };
+
+    let message = payment.as_v2(&requirement);
+    let request = PaymentRequest { payment: &message, requirements: &requirement };
+    let facilitator = &state.payments.facilitator;
+    let verified = match facilitator.verify(request).await {
+        Ok(verified) => verified,
+        Err(FacilitatorError::Unavailable(cause)) => return facilitator_down(&cause),
+        Err(err) => return challenge.respond(&offered, err.reason()),
+    };
+
+    let amount = requirement.amount.parse::<u64>().unwrap_or(0);
+    let now_ms = state.clock.now_ms();
+    let id = uuid::Uuid::now_v7().to_string();
+    let reservation = NewPayment {
+        id: id.clone(),
+        route_id: route.id.to_owned(),
+        network: requirement.network.clone(),
+        payer: replay.payer.clone(),
+        nonce: replay.nonce.clone(),
+        amount,
+        asset: requirement.asset.clone(),
+        pay_to: requirement.pay_to.clone(),
+        now_ms,
+    };
+    match state.store.reserve_payment(&reservation).await {
+        Ok(Reservation::Reserved) => {}
+        Ok(Reservation::Duplicate(earlier)) => {
+            let why = match earlier.status {
+                PaymentStatus::Reserved => "payment_in_progress: this authorization is paying for another request",
+                _ => "payment_already_used: this authorization was already spent; sign a new one",
+            };
+            return challenge.respond(&offered, why);
+        }
+        Err(err) => return ApiError::from(err).into_response(),
+    }
+
+    let body = match state.handlers.call(route.id, state.clone(), input).await {
+        Ok(body) => body,
+        Err(err) => {
+            // Nothing was charged; free the authorization so the same payment can be retried.
+            if let Err(store_err) = state.store.release_payment(&id).await {
+                tracing::error!(payment = %id, error = %store_err, "could not release a reservation");
+            }
+            return err.into_response();
+        }
+    };
+
+    let outcome = facilitator.settle(request).await;
+    let finished_ms = state.clock.now_ms();
+    let (status, tx, error, response) = match outcome {
+        Ok(Settled::OnChain { payer, transaction }) => (
+            PaymentStatus::Settled,
+            Some(transaction.clone()),
+            None,
+            paid(body, settle_response(true, None, Some(payer), transaction, &requirement.network)),
+        ),
+        Ok(Settled::VerifyOnly { payer }) => (
+            PaymentStatus::Unsettled,
+            None,
+            None,
+            paid(body, settle_response(true, None, Some(payer), String::new(), &requirement.network)),
+        ),
+        Err(err) => {
+            let transaction = match &err {
+                FacilitatorError::SettleFailed { transaction, .. } => transaction.clone(),
+                _ => None,
+            };
+            tracing::warn!(payment = %id, route = route.id, reason = err.reason(), "settlement failed: {err}");
+            let reply = settle_response(
+                false,
+                Some(err.reason().to_owned()),
+                Some(verified.payer.clone()),
+                transaction.clone().unwrap_or_default(),
+                &requirement.network,
+            );
+            (PaymentStatus::Failed, transaction, Some(err.reason().to_owned()), settlement_failed(&err, &reply))
+        }
+    };
+    match state.store.finish_payment(&id, status, tx.as_deref(), error.as_deref(), finished_ms).await {
+        Ok(true) => {}
+        Ok(false) => tracing::error!(payment = %id, "payment was not reserved when it finished"),
+        // The funds moved (or not) regardless; the answer stands, the record is repaired by hand.
+        Err(err) => tracing::error!(payment = %id, status = %status, error = %err, "could not record a payment"),
+    }
+    response
+}
+
+/// The payer and nonce that identify one authorization.
+struct ReplayKey {
+    payer: String,
+    nonce: String,
+}
+
+impl ReplayKey {
+    fn of(payment: &DecodedPayment) -> Option<ReplayKey> {
+        let authorization = payment.payload.get("authorization")?;
+        let field = |name: &str| authorization.get(name).and_then(Value::as_str).map(str::to_ascii_lowercase);
+        Some(ReplayKey { payer: field("from")?, nonce: field("nonce")? })
+    }
+}
+
+/// The requirement the payer's volume discount prices, if its choice matches it.
+async fn discounted_match(
+    state: &AppState,
+    payer: &str,
+    list_price: Money,
+    payment: &DecodedPayment,
+) -> Result<Option<PaymentRequirements>, ApiError> {
+    // Only a v2 client states the amount it chose; a cheaper amount is worth one lookup.
+    let Choice::Accepted(accepted) = &payment.choice else { return Ok(None) };
+    if accepted.amount.parse::<u64>().map_or(true, |a| a >= list_price.atomic()) {
+        return Ok(None);
+    }
+    let tier = payer_tier(state, payer).await?;
+    if tier == DiscountTier::Standard {
+        return Ok(None);
+    }
+    let offered = state.payments.offer.requirements(tier.apply(list_price));
+    Ok(svc_x402::find_match(&offered, &payment.choice).map(|i| offered[i].clone()))
+}
+
+/// A payer's discount tier from its paid calls in the trailing window.
+pub async fn payer_tier(state: &AppState, payer: &str) -> Result<DiscountTier, ApiError> {
+    let since = state.clock.now_ms() - svc_domain::discount::DISCOUNT_WINDOW_MS;
+    let calls = state.store.count_settled_payments_since(&payer.to_ascii_lowercase(), since).await?;
+    Ok(DiscountTier::for_calls(calls))
+}
+
+/// Builds 402 challenges for one request.
+struct Challenge<'a> {
+    state: &'a AppState,
+    route: &'static RouteSpec,
+    parts: &'a Parts,
+    input: &'a ValidInput,
+}
+
+impl Challenge<'_> {
+    fn respond(&self, accepts: &[PaymentRequirements], error: &str) -> Response {
+        let mut extensions = Map::new();
+        if let Some(schema) = self.state.payments.bazaar.get(self.route.id) {
+            extensions.insert(
+                "bazaar".into(),
+                svc_catalogue::discovery::bazaar_extension(self.route, schema, self.input.echo()),
+            );
+        }
+        let challenge = PaymentRequired {
+            x402_version: X402_VERSION,
+            error: Some(error.to_owned()),
+            resource: ResourceInfo {
+                url: resource_url(self.state, self.parts),
+                description: self.route.description.to_owned(),
+                mime_type: "application/json".to_owned(),
+            },
+            accepts: accepts.to_vec(),
+            extensions: Some(extensions),
+        };
+        let body = match serde_json::to_vec(&challenge) {
+            Ok(body) => body,
+            Err(err) => return ApiError::Internal(format!("encode challenge: {err}")).into_response(),
+        };
+        let encoded = svc_x402::codec::encode_bytes(&body);
+        let mut response = (StatusCode::PAYMENT_REQUIRED, body).into_response();
+        let headers = response.headers_mut();
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        if let Ok(value) = HeaderValue::from_str(&encoded) {
+            headers.insert(PAYMENT_REQUIRED, value);
+        }
+        response
+    }
+}
+
+/// The URL being paid for, query included: the public base URL when configured, else the
+/// request's own host.
+fn resource_url(state: &AppState, parts: &Parts) -> String {
+    let base = crate::ops::base_url(state, &parts.headers);
+    let path_and_query = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
+    format!("{}{path_and_query}", base.trim_end_matches('/'))
+}
+
+fn settle_response(
+    success: bool,
+    error_reason: Option<String>,
+    payer: Option<String>,
+    transaction: String,
+    network: &str,
+) -> SettleResponse {
+    SettleResponse { success, error_reason, error_message: None, payer, transaction, network: network.to_owned() }
+}
+
+fn payment_response_header(reply: &SettleResponse) -> Option<HeaderValue> {
+    HeaderValue::from_str(&svc_x402::encode_header(reply)).ok()
+}
+
+/// The handler's answer with the settlement attached.
+fn paid(body: Bytes, reply: SettleResponse) -> Response {
+    let mut response = json_response(body);
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("private"));
+    if let Some(value) = payment_response_header(&reply) {
+        headers.insert(PAYMENT_RESPONSE, value);
+    }
+    response
+}
+
+/// Settlement failed after the handler ran: the answer is withheld and nothing was charged
+/// (or, if a transaction is named, it may still land and the record says so).
+fn settlement_failed(err: &FacilitatorError, reply: &SettleResponse) -> Response {
+    let mut extra = Map::new();
+    extra.insert("reason".into(), Value::from(err.reason()));
+    let body = error_body(
+        "Settlement failed, so the answer was withheld; the payment was not taken. Retry with a new authorization.",
+        "settlement_failed",
+        extra,
+    );
+    let mut response = (StatusCode::PAYMENT_REQUIRED, axum::Json(body)).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    if let Some(value) = payment_response_header(reply) {
+        headers.insert(PAYMENT_RESPONSE, value);
+    }
+    response
+}
+
+fn facilitator_down(cause: &str) -> Response {
+    tracing::error!(error.cause = %cause, "facilitator unavailable");
+    let body = error_body(
+        "The payment could not be verified right now; nothing was charged. Retry shortly.",
+        "facilitator_unavailable",
+        Map::new(),
+    );
+    (StatusCode::BAD_GATEWAY, axum::Json(body)).into_response()
+}

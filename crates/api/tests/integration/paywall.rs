@@ -1,0 +1,333 @@
+//! The x402 paywall, driven the way a real client drives it: ask, read the challenge, sign an
+//! EIP-3009 authorization with a real key, retry. The chain is the only fake (a node double
+//! behind the built-in facilitator's `EvmChain` edge).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use base64::Engine as _;
+use futures::FutureExt as _;
+use futures::future::BoxFuture;
+use serde_json::Value;
+use svc_chain_evm::{B256, EvmError, Payer, VerifiedAuthorization};
+use svc_domain::FixedClock;
+use svc_store::PaymentStatus;
+use svc_x402::builtin::EvmChain;
+use svc_x402::network::BASE;
+use svc_x402::{BuiltinFacilitator, PaymentRequired};
+
+use crate::support::{NOW_MS, Reply, Setup, TestApp, assert_error, offer};
+
+/// A throwaway key (the official SDK vectors' payer).
+const PAYER_KEY: &str = "0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318";
+const TOP_PICKS: &str = "/api/x402/alpha/top-picks";
+
+fn payer() -> Payer {
+    Payer::from_key(PAYER_KEY).expect("key")
+}
+
+fn b64_json(value: &str) -> Value {
+    let bytes = base64::engine::general_purpose::STANDARD.decode(value).expect("standard base64");
+    serde_json::from_slice(&bytes).expect("json")
+}
+
+/// Top Picks answers a canned body, or fails while `fail` is set.
+fn stand_in(fail: Arc<AtomicUsize>) -> svc_api::handlers::Handlers {
+    let mut handlers = svc_api::handlers::all();
+    let route = svc_catalogue::catalogue().get("alpha.top_picks").expect("route");
+    handlers.add_raw(route, move |_, _| {
+        let fail = Arc::clone(&fail);
+        async move {
+            if fail.load(Ordering::SeqCst) > 0 {
+                fail.fetch_sub(1, Ordering::SeqCst);
+                return Err(svc_api::ApiError::Unavailable("upstream down".into()));
+            }
+            Ok(bytes::Bytes::from_static(br#"{"picks":{}}"#))
+        }
+    });
+    handlers
+}
+
+/// A node double: counts transfers, optionally refuses them.
+#[derive(Debug, Default)]
+struct FakeChain {
+    transfers: AtomicUsize,
+    refuse: bool,
+}
+
+impl EvmChain for FakeChain {
+    fn is_valid_signature<'a>(&'a self, _: &'a VerifiedAuthorization) -> BoxFuture<'a, Result<bool, EvmError>> {
+        futures::future::ready(Ok(false)).boxed()
+    }
+
+    fn nonce_used<'a>(&'a self, _: &'a VerifiedAuthorization) -> BoxFuture<'a, Result<bool, EvmError>> {
+        futures::future::ready(Ok(false)).boxed()
+    }
+
+    fn transfer<'a>(&'a self, _: &'a VerifiedAuthorization) -> BoxFuture<'a, Result<String, EvmError>> {
+        let n = self.transfers.fetch_add(1, Ordering::SeqCst);
+        let result = if self.refuse {
+            Err(EvmError::InsufficientBalance)
+        } else {
+            Ok(B256::with_last_byte(u8::try_from(n % 250).unwrap_or(0) + 1).to_string())
+        };
+        futures::future::ready(result).boxed()
+    }
+}
+
+struct Paywalled {
+    app: TestApp,
+    chain: Arc<FakeChain>,
+    failures: Arc<AtomicUsize>,
+}
+
+async fn paywalled(chain: Option<FakeChain>) -> Paywalled {
+    let failures = Arc::new(AtomicUsize::new(0));
+    let chain = chain.map(Arc::new);
+    let attached = chain.clone();
+    let app = TestApp::with(Setup {
+        handlers: stand_in(Arc::clone(&failures)),
+        facilitator: Box::new(move |clock: FixedClock| {
+            let mut f = BuiltinFacilitator::new(offer().networks().to_vec(), Arc::new(clock));
+            if let Some(chain) = attached {
+                f = f.with_evm_chain(BASE, chain);
+            }
+            Arc::new(f)
+        }),
+        ..Setup::default()
+    })
+    .await;
+    Paywalled { app, chain: chain.unwrap_or_default(), failures }
+}
+
+impl Paywalled {
+    async fn challenge(&self, uri: &str) -> PaymentRequired {
+        let reply = self.app.get(uri).await;
+        assert_eq!(reply.status, StatusCode::PAYMENT_REQUIRED, "{}", reply.text());
+        serde_json::from_slice(&reply.body).expect("challenge")
+    }
+
+    /// A fresh signed payment for the challenge at `uri`.
+    async fn signed(&self, uri: &str, nonce: u8) -> String {
+        let challenge = self.challenge(uri).await;
+        let requirement = svc_x402::client::choose(&challenge, None).expect("payable");
+        let now = u64::try_from(NOW_MS / 1000).expect("now");
+        svc_x402::client::pay_header(&challenge, requirement, &payer(), now, B256::with_last_byte(nonce)).expect("sign")
+    }
+
+    async fn pay(&self, uri: &str, header_name: &str, header: &str) -> Reply {
+        self.app.send(Request::get(uri).header(header_name, header).body(Body::empty()).expect("request")).await
+    }
+}
+
+fn error_of(reply: &Reply) -> String {
+    assert_eq!(reply.status, StatusCode::PAYMENT_REQUIRED, "{}", reply.text());
+    reply.json()["error"].as_str().expect("error").to_owned()
+}
+
+#[tokio::test]
+async fn an_unpaid_call_gets_the_challenge_in_body_and_header() {
+    let p = paywalled(None).await;
+    let reply = p.app.get(&format!("{TOP_PICKS}?chain=base")).await;
+    assert_eq!(reply.status, StatusCode::PAYMENT_REQUIRED);
+    assert_eq!(reply.headers["cache-control"], "no-store");
+    let body = reply.json();
+    assert_eq!(b64_json(reply.headers["payment-required"].to_str().expect("ascii")), body, "header = body");
+    assert_eq!(body["x402Version"], 2);
+    assert_eq!(body["error"], "Payment required");
+    assert_eq!(body["resource"]["url"], "http://localhost/api/x402/alpha/top-picks?chain=base");
+    assert_eq!(body["resource"]["mimeType"], "application/json");
+    let base = &body["accepts"][0];
+    assert_eq!(base["network"], "eip155:8453");
+    assert_eq!(base["asset"], "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913");
+    assert_eq!(base["amount"], "500000", "top picks list price 0.50 USDC");
+    assert_eq!(base["maxTimeoutSeconds"], 300);
+    assert_eq!(base["extra"], serde_json::json!({"name": "USD Coin", "version": "2"}));
+    let bazaar = &body["extensions"]["bazaar"];
+    assert_eq!(bazaar["info"]["input"]["method"], "GET");
+    assert_eq!(bazaar["schema"]["properties"]["input"]["properties"]["method"]["enum"][0], "GET");
+    assert!(bazaar["schema"]["properties"]["output"]["properties"]["example"].is_object());
+}
+
+#[tokio::test]
+async fn every_challenge_fits_the_header_limits_of_common_http_stacks() {
+    let p = paywalled(None).await;
+    let mut largest = (0, "");
+    for route in svc_catalogue::catalogue().routes().iter().filter(|r| r.is_paid() && r.path_params().next().is_none())
+    {
+        let method: axum::http::Method = route.method.as_str().parse().expect("method");
+        let body = (route.method.as_str() == "POST").then_some("{}");
+        let reply = p.app.call(&method, route.path, body).await;
+        if reply.status != StatusCode::PAYMENT_REQUIRED {
+            continue; // routes whose empty input is invalid answer 422 first
+        }
+        let size = reply.headers["payment-required"].len();
+        if size > largest.0 {
+            largest = (size, route.id);
+        }
+    }
+    assert!(largest.0 > 0);
+    assert!(largest.0 < 8 * 1024, "{} has a {}-byte challenge header", largest.1, largest.0);
+}
+
+#[tokio::test]
+async fn browsers_may_read_the_payment_headers() {
+    let p = paywalled(None).await;
+    let request =
+        Request::get(TOP_PICKS).header("origin", "https://agent.example").body(Body::empty()).expect("request");
+    let reply = p.app.send(request).await;
+    let exposed = reply.headers["access-control-expose-headers"].to_str().expect("ascii").to_ascii_lowercase();
+    assert!(exposed.contains("payment-required") && exposed.contains("payment-response"), "{exposed}");
+}
+
+#[tokio::test]
+async fn input_is_validated_before_payment_is_asked() {
+    let p = paywalled(None).await;
+    let reply = p.app.get("/api/x402/svc-tools/social/search?max_results=20").await;
+    assert_eq!(reply.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", reply.text());
+}
+
+#[tokio::test]
+async fn a_garbled_payment_is_no_payment() {
+    let p = paywalled(None).await;
+    for garbage in ["not base64!", "e30=", "eyJ4NDAyVmVyc2lvbiI6Mn0="] {
+        assert_eq!(error_of(&p.pay(TOP_PICKS, "payment-signature", garbage).await), "Payment required", "{garbage}");
+    }
+}
+
+#[tokio::test]
+async fn a_paid_call_is_served_once_and_its_payment_recorded() {
+    let p = paywalled(None).await;
+    let header = p.signed(TOP_PICKS, 1).await;
+    let reply = p.pay(TOP_PICKS, "payment-signature", &header).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    assert_eq!(reply.text(), r#"{"picks":{}}"#);
+    assert_eq!(reply.headers["cache-control"], "private");
+    let settled = b64_json(reply.headers["payment-response"].to_str().expect("ascii"));
+    assert_eq!(settled["success"], true);
+    assert_eq!(settled["transaction"], "", "verify-only mode sends nothing");
+    assert_eq!(settled["network"], "eip155:8453");
+    assert_eq!(settled["payer"], payer().address().to_checksum(None));
+
+    let payer_id = payer().address().to_string().to_lowercase();
+    let records = p.app.store.payments_by_payer(&payer_id, 10).await.expect("payments");
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].status, PaymentStatus::Unsettled);
+    assert_eq!(records[0].amount, 500_000);
+    assert_eq!(records[0].route_id, "alpha.top_picks");
+
+    let replay = p.pay(TOP_PICKS, "payment-signature", &header).await;
+    assert!(error_of(&replay).starts_with("payment_already_used"), "{}", replay.text());
+    assert_eq!(p.app.store.payments_by_payer(&payer_id, 10).await.expect("payments").len(), 1);
+}
+
+#[tokio::test]
+async fn the_x_payment_header_is_accepted_too() {
+    let p = paywalled(None).await;
+    let header = p.signed(TOP_PICKS, 2).await;
+    assert_eq!(p.pay(TOP_PICKS, "X-PAYMENT", &header).await.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_payment_for_another_price_or_an_expired_one_is_refused() {
+    let p = paywalled(None).await;
+    let lite = p.signed("/api/x402/alpha/top-picks-lite", 3).await;
+    assert_eq!(error_of(&p.pay(TOP_PICKS, "payment-signature", &lite).await), "No matching payment requirements");
+
+    let header = p.signed(TOP_PICKS, 4).await;
+    p.app.clock.advance_ms(295_000);
+    assert_eq!(
+        error_of(&p.pay(TOP_PICKS, "payment-signature", &header).await),
+        "invalid_exact_evm_payload_authorization_valid_before"
+    );
+}
+
+#[tokio::test]
+async fn a_failed_handler_charges_nothing_and_the_same_payment_works_again() {
+    let p = paywalled(Some(FakeChain::default())).await;
+    let header = p.signed(TOP_PICKS, 5).await;
+    p.failures.store(1, Ordering::SeqCst);
+    let failed = p.pay(TOP_PICKS, "payment-signature", &header).await;
+    assert_error(&failed, StatusCode::SERVICE_UNAVAILABLE, "unavailable");
+    assert!(failed.headers.get("payment-response").is_none());
+    assert_eq!(p.chain.transfers.load(Ordering::SeqCst), 0, "no settlement for a failed call");
+    let payer_id = payer().address().to_string().to_lowercase();
+    assert!(p.app.store.payments_by_payer(&payer_id, 10).await.expect("payments").is_empty());
+
+    let retried = p.pay(TOP_PICKS, "payment-signature", &header).await;
+    assert_eq!(retried.status, StatusCode::OK, "{}", retried.text());
+    assert_eq!(p.chain.transfers.load(Ordering::SeqCst), 1);
+    let records = p.app.store.payments_by_payer(&payer_id, 10).await.expect("payments");
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].status, PaymentStatus::Settled);
+    let settled = b64_json(retried.headers["payment-response"].to_str().expect("ascii"));
+    assert_eq!(settled["transaction"], records[0].tx_hash.clone().expect("tx").as_str());
+}
+
+#[tokio::test]
+async fn a_failed_settlement_withholds_the_answer() {
+    let p = paywalled(Some(FakeChain { refuse: true, ..FakeChain::default() })).await;
+    let header = p.signed(TOP_PICKS, 6).await;
+    let reply = p.pay(TOP_PICKS, "payment-signature", &header).await;
+    assert_error(&reply, StatusCode::PAYMENT_REQUIRED, "settlement_failed");
+    assert!(!reply.text().contains("picks"), "the answer is withheld");
+    assert_eq!(reply.headers["cache-control"], "no-store");
+    let settled = b64_json(reply.headers["payment-response"].to_str().expect("ascii"));
+    assert_eq!(settled["success"], false);
+    assert_eq!(settled["errorReason"], "invalid_exact_evm_insufficient_balance");
+    assert_eq!(settled["transaction"], "");
+    let payer_id = payer().address().to_string().to_lowercase();
+    let records = p.app.store.payments_by_payer(&payer_id, 10).await.expect("payments");
+    assert_eq!(records[0].status, PaymentStatus::Failed);
+}
+
+#[tokio::test]
+async fn two_hundred_concurrent_uses_of_one_payment_are_served_once() {
+    let p = paywalled(Some(FakeChain::default())).await;
+    let header = p.signed(TOP_PICKS, 7).await;
+    let calls = (0..200).map(|_| p.pay(TOP_PICKS, "payment-signature", &header));
+    let replies = futures::future::join_all(calls).await;
+    let served = replies.iter().filter(|r| r.status == StatusCode::OK).count();
+    assert_eq!(served, 1);
+    assert!(replies.iter().all(|r| r.status == StatusCode::OK || r.status == StatusCode::PAYMENT_REQUIRED));
+    assert_eq!(p.chain.transfers.load(Ordering::SeqCst), 1, "exactly one settlement");
+}
+
+#[tokio::test]
+async fn a_volume_payer_may_pay_its_discounted_price() {
+    let p = paywalled(None).await;
+    let payer_id = payer().address().to_string().to_lowercase();
+    for i in 0..100 {
+        let id = format!("seed-{i}");
+        let new = svc_store::NewPayment {
+            id: id.clone(),
+            route_id: "alpha.top_picks".into(),
+            network: BASE.into(),
+            payer: payer_id.clone(),
+            nonce: format!("seed-nonce-{i}"),
+            amount: 500_000,
+            asset: "usdc".into(),
+            pay_to: "x".into(),
+            now_ms: NOW_MS - 1000,
+        };
+        p.app.store.reserve_payment(&new).await.expect("seed");
+        p.app.store.finish_payment(&id, PaymentStatus::Settled, Some("0x1"), None, NOW_MS).await.expect("finish");
+    }
+    let mut challenge = p.challenge(TOP_PICKS).await;
+    assert_eq!(challenge.accepts[0].amount, "500000", "the challenge quotes the list price");
+    challenge.accepts[0].amount = "400000".into();
+    let now = u64::try_from(NOW_MS / 1000).expect("now");
+    let header =
+        svc_x402::client::pay_header(&challenge, &challenge.accepts[0], &payer(), now, B256::with_last_byte(9))
+            .expect("sign");
+    let reply = p.pay(TOP_PICKS, "payment-signature", &header).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+
+    challenge.accepts[0].amount = "300000".into();
+    let header =
+        svc_x402::client::pay_header(&challenge, &challenge.accepts[0], &payer(), now, B256::with_last_byte(10))
+            .expect("sign");
+    assert_eq!(error_of(&p.pay(TOP_PICKS, "payment-signature", &header).await), "No matching payment requirements");
+}

@@ -1,0 +1,107 @@
+//! Builds the paywall's networks and facilitator from configuration, and refuses settings
+//! that would take money wrongly: verify-only mode or a development recipient in production.
+
+use std::sync::Arc;
+#[cfg(feature = "settle")]
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use svc_domain::Clock;
+use svc_x402::{BuiltinFacilitator, Facilitator, Offer, PaymentNetwork};
+
+use crate::config::{DEV_PAY_TO_EVM, FileConfig, PaymentArgs};
+
+/// A network and the node that settles on it, if any.
+struct Configured {
+    network: PaymentNetwork,
+    rpc_url: Option<String>,
+}
+
+/// The networks offered and the facilitator that checks payments on them.
+pub async fn build(args: &PaymentArgs, clock: Arc<dyn Clock>) -> anyhow::Result<(Offer, Arc<dyn Facilitator>)> {
+    let file = match &args.config {
+        Some(path) => FileConfig::read(path)?,
+        None => FileConfig::default(),
+    };
+    if let Some(kind) = file.x402.facilitator.as_deref().filter(|f| *f != "builtin") {
+        bail!("facilitator {kind:?} is not supported; use \"builtin\"");
+    }
+    let default_pay_to = args.pay_to_evm.as_deref().unwrap_or(DEV_PAY_TO_EVM);
+    if args.production && args.pay_to_evm.is_none() && file.x402.networks.iter().any(|n| n.pay_to.is_none()) {
+        bail!("--production needs a recipient: set SVC_PAY_TO_EVM (or pay_to on every configured network)");
+    }
+    if args.production && file.x402.networks.is_empty() && args.pay_to_evm.is_none() {
+        bail!("--production needs a recipient: set SVC_PAY_TO_EVM");
+    }
+
+    let configured: Vec<Configured> = if file.x402.networks.is_empty() {
+        let network = PaymentNetwork::base_usdc(default_pay_to).context("SVC_PAY_TO_EVM")?;
+        vec![Configured { network, rpc_url: args.evm_rpc_url.clone() }]
+    } else {
+        file.x402
+            .networks
+            .iter()
+            .map(|n| {
+                let pay_to = n.pay_to.as_deref().unwrap_or(default_pay_to);
+                let network = PaymentNetwork::evm(&n.network, &n.asset, &n.name, &n.version, n.decimals, pay_to)
+                    .with_context(|| format!("network {}", n.network))?;
+                Ok(Configured { network, rpc_url: n.rpc_url.clone() })
+            })
+            .collect::<anyhow::Result<_>>()?
+    };
+
+    let networks: Vec<PaymentNetwork> = configured.iter().map(|c| c.network.clone()).collect();
+    let facilitator = BuiltinFacilitator::new(networks.clone(), clock);
+    let facilitator = attach_nodes(facilitator, &configured, args).await?;
+    if facilitator.verify_only() {
+        if args.production {
+            bail!("--production refuses verify-only mode: give every network an RPC URL and set SVC_EVM_RELAYER_KEY");
+        }
+        tracing::warn!(
+            "VERIFY-ONLY MODE: payments are verified but never settled on chain; paid answers are served for free \
+             signatures. Set SVC_EVM_RPC_URL and SVC_EVM_RELAYER_KEY to settle. Never run this way in production."
+        );
+    }
+    let max_timeout = file.x402.max_timeout_seconds.unwrap_or(svc_x402::MAX_TIMEOUT_SECONDS);
+    Ok((Offer::new(networks, max_timeout), Arc::new(facilitator)))
+}
+
+#[cfg(feature = "settle")]
+async fn attach_nodes(
+    mut facilitator: BuiltinFacilitator,
+    configured: &[Configured],
+    args: &PaymentArgs,
+) -> anyhow::Result<BuiltinFacilitator> {
+    use svc_x402::network::NetworkKind;
+    for c in configured {
+        let (Some(rpc_url), NetworkKind::Evm { domain, .. }) = (&c.rpc_url, &c.network.kind) else { continue };
+        let key = args
+            .evm_relayer_key
+            .as_deref()
+            .with_context(|| format!("{} has an RPC URL but SVC_EVM_RELAYER_KEY is not set", c.network.network))?;
+        let settler = svc_chain_evm::settle::EvmSettler::connect(
+            rpc_url,
+            key,
+            domain.token,
+            domain.chain_id,
+            Duration::from_secs(60),
+        )
+        .await
+        .with_context(|| format!("connecting to the node of {}", c.network.network))?;
+        tracing::info!(network = %c.network.network, relayer = %settler.relayer(), "settling payments on chain");
+        facilitator = facilitator.with_evm_chain(&c.network.network, Arc::new(settler));
+    }
+    Ok(facilitator)
+}
+
+#[cfg(not(feature = "settle"))]
+async fn attach_nodes(
+    facilitator: BuiltinFacilitator,
+    configured: &[Configured],
+    _: &PaymentArgs,
+) -> anyhow::Result<BuiltinFacilitator> {
+    if configured.iter().any(|c| c.rpc_url.is_some()) {
+        bail!("this build has no on-chain settlement (cargo feature `settle`); rebuild with it to use an RPC URL");
+    }
+    Ok(facilitator)
+}
