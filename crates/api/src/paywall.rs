@@ -199,11 +199,15 @@ async fn discounted_match(
     Ok(svc_x402::find_match(&offered, &payment.choice).map(|i| offered[i].clone()))
 }
 
-/// A payer's discount tier from its paid calls in the trailing window.
-pub async fn payer_tier(state: &AppState, payer: &str) -> Result<DiscountTier, ApiError> {
+/// A payer's successful paid calls in the trailing discount window.
+pub async fn paid_calls(state: &AppState, payer: &str) -> Result<u64, ApiError> {
     let since = state.clock.now_ms() - svc_domain::discount::DISCOUNT_WINDOW_MS;
-    let calls = state.store.count_settled_payments_since(&payer.to_ascii_lowercase(), since).await?;
-    Ok(DiscountTier::for_calls(calls))
+    Ok(state.store.count_settled_payments_since(&payer.to_ascii_lowercase(), since).await?)
+}
+
+/// A payer's discount tier.
+pub async fn payer_tier(state: &AppState, payer: &str) -> Result<DiscountTier, ApiError> {
+    Ok(DiscountTier::for_calls(paid_calls(state, payer).await?))
 }
 
 /// Builds 402 challenges for one request.

@@ -1,7 +1,7 @@
 //! Volume discounts: the more a caller paid for in the trailing 30 days, the less each call
 //! costs. The tiers are the contract's: 1–99 calls 0 %, 100–999 calls 20 %, 1,000 or more 40 %.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::Money;
 
@@ -9,7 +9,7 @@ use crate::Money;
 pub const DISCOUNT_WINDOW_MS: i64 = 30 * 24 * 60 * 60 * 1000;
 
 /// A caller's discount tier, derived from its paid calls in the trailing window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DiscountTier {
     /// Fewer than 100 calls: list price.

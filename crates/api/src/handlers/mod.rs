@@ -2,6 +2,7 @@
 //! route's validated input to its output; extraction, validation, payment and error mapping
 //! happen around it, once, for every route.
 
+mod pricing;
 mod public;
 
 use std::any::TypeId;
@@ -97,5 +98,6 @@ impl Handlers {
 pub fn all() -> Handlers {
     let mut handlers = Handlers::default();
     public::register(&mut handlers);
+    pricing::register(&mut handlers);
     handlers
 }

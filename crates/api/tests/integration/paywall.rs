@@ -331,3 +331,26 @@ async fn a_volume_payer_may_pay_its_discounted_price() {
             .expect("sign");
     assert_eq!(error_of(&p.pay(TOP_PICKS, "payment-signature", &header).await), "No matching payment requirements");
 }
+
+#[tokio::test]
+async fn pricing_tells_a_payer_its_tier_and_prices() {
+    let p = paywalled(None).await;
+    let anonymous = p.app.get("/api/x402/pricing").await;
+    assert_eq!(anonymous.status, StatusCode::OK, "{}", anonymous.text());
+    let body = anonymous.json();
+    assert_eq!(body["tier"], "standard");
+    assert_eq!(body["calls_to_next_tier"], 100);
+    let top = body["routes"].as_array().expect("routes").iter().find(|r| r["id"] == "alpha.top_picks").cloned();
+    let top = top.expect("top picks listed");
+    assert_eq!((top["list"].as_str(), top["price"].as_str()), (Some("0.5"), Some("0.5")));
+
+    let header = p.signed(TOP_PICKS, 11).await;
+    assert_eq!(p.pay(TOP_PICKS, "payment-signature", &header).await.status, StatusCode::OK);
+    let address = payer().address().to_checksum(None);
+    let mine = p.app.get(&format!("/api/x402/pricing?payer={address}")).await.json();
+    assert_eq!(mine["payer"], address.to_lowercase());
+    assert_eq!(mine["calls_in_window"], 1);
+    assert_eq!(mine["calls_to_next_tier"], 99);
+    let refused = p.app.get("/api/x402/pricing?payer=nope").await;
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+}

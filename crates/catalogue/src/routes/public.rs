@@ -2,7 +2,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use svc_domain::Chain;
+use svc_domain::{Address, Chain, DiscountTier, Money};
 
 use super::common::{NoInput, Timestamp};
 use crate::{Group, RouteSpec};
@@ -17,7 +17,63 @@ pub fn routes() -> Vec<RouteSpec> {
         )
         .group(Group::Free)
         .tag("public"),
+        RouteSpec::get::<PricingRequest, PricingResponse>(
+            "x402.pricing",
+            "/api/x402/pricing",
+            "Every paid route's price for a payer: its volume-discount tier, its paid calls in the trailing 30 days, \
+             and the price it may pay per route. Free.",
+        )
+        .group(Group::Free)
+        .tag("payments"),
     ]
+}
+
+/// Input of `GET /api/x402/pricing`.
+#[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
+pub struct PricingRequest {
+    /// The paying wallet; list prices when absent.
+    #[garde(skip)]
+    pub payer: Option<Address>,
+}
+
+impl crate::RouteInput for PricingRequest {}
+
+/// `GET /api/x402/pricing`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct PricingResponse {
+    /// The payer asked about, normalised; absent for list prices.
+    pub payer: Option<String>,
+    /// Its discount tier.
+    pub tier: DiscountTier,
+    /// Percent off list prices.
+    pub percent_off: u8,
+    /// Its successful paid calls in the window.
+    pub calls_in_window: u64,
+    /// The window, in days.
+    pub window_days: u32,
+    /// Calls still needed for the next tier; absent at the top tier.
+    pub calls_to_next_tier: Option<u64>,
+    /// Every paid route with its price for this payer.
+    pub routes: Vec<RoutePrice>,
+}
+
+/// One route's price.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct RoutePrice {
+    /// Route id.
+    pub id: String,
+    /// HTTP method.
+    pub method: String,
+    /// Path template.
+    pub path: String,
+    /// List price per call (the lowest, for per-unit routes).
+    pub list: Money,
+    /// What this payer pays: the list price with its discount, rounded up to the atomic unit.
+    pub price: Money,
+    /// The most one call can cost (per-unit routes); equal to `list` otherwise.
+    pub max: Money,
+    /// Price of the credit-billed twin.
+    pub credits: Money,
 }
 
 /// `GET /api/public/tokens/stats`.

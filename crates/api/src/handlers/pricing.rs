@@ -1,0 +1,48 @@
+//! `GET /api/x402/pricing`: what each route costs a payer, so an agent can budget before it
+//! pays and see how far it is from the next volume tier.
+
+use svc_catalogue::routes::public::{PricingRequest, PricingResponse, RoutePrice};
+use svc_domain::DiscountTier;
+use svc_domain::discount::DISCOUNT_WINDOW_MS;
+
+use super::Handlers;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+pub(super) fn register(handlers: &mut Handlers) {
+    handlers.add("x402.pricing", pricing);
+}
+
+async fn pricing(state: AppState, input: PricingRequest) -> Result<PricingResponse, ApiError> {
+    let payer = input.payer.map(|p| p.as_str().to_ascii_lowercase());
+    let calls = match &payer {
+        Some(payer) => crate::paywall::paid_calls(&state, payer).await?,
+        None => 0,
+    };
+    let tier = DiscountTier::for_calls(calls);
+    let next = [100u64, 1000].into_iter().find(|threshold| calls < *threshold).map(|threshold| threshold - calls);
+    let routes = state
+        .catalogue
+        .routes()
+        .iter()
+        .filter(|r| r.is_paid())
+        .map(|r| RoutePrice {
+            id: r.id.to_owned(),
+            method: r.method.as_str().to_owned(),
+            path: r.path.to_owned(),
+            list: r.price.min(),
+            price: tier.apply(r.price.min()),
+            max: r.price.max(),
+            credits: r.credit_price,
+        })
+        .collect();
+    Ok(PricingResponse {
+        payer,
+        tier,
+        percent_off: tier.percent_off(),
+        calls_in_window: calls,
+        window_days: u32::try_from(DISCOUNT_WINDOW_MS / 86_400_000).unwrap_or(30),
+        calls_to_next_tier: next,
+        routes,
+    })
+}
