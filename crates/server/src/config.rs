@@ -24,6 +24,37 @@ pub enum Command {
     Migrate(StoreArgs),
     /// Print the OpenAPI 3.1 document (the committed `openapi.json` is this output).
     Openapi,
+    /// Call a paid route end to end: get the challenge, sign a payment, retry, print the
+    /// answer and the settlement.
+    Pay(PayArgs),
+}
+
+/// Settings of `svc pay`.
+#[derive(Args)]
+pub struct PayArgs {
+    /// HTTP method.
+    pub method: String,
+    /// Path (with query) or full URL of a paid route, e.g. `/api/x402/alpha/top-picks`.
+    pub path: String,
+    /// JSON body for POST routes.
+    #[arg(long)]
+    pub body: Option<String>,
+    /// Base URL of the service.
+    #[arg(long, env = "SVC_URL", default_value = "http://127.0.0.1:8402")]
+    pub url: String,
+    /// Pay on this network only (CAIP-2); default: the first EVM network offered.
+    #[arg(long)]
+    pub network: Option<String>,
+    /// The paying wallet's private key (0x-hex). From the environment only; never printed.
+    #[arg(long = "payer-key", env = "SVC_PAYER_KEY", hide_env_values = true, hide = true)]
+    pub payer_key: String,
+}
+
+impl std::fmt::Debug for PayArgs {
+    /// Never prints the payer key.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PayArgs").field("method", &self.method).field("path", &self.path).finish_non_exhaustive()
+    }
 }
 
 /// Where data lives.

@@ -2,6 +2,7 @@
 //! else lives in the library crates, so tests build the same app as `svc serve`.
 
 mod config;
+mod pay;
 mod payments;
 
 use std::net::SocketAddr;
@@ -20,6 +21,9 @@ use crate::config::{Cli, Command, LogFormat, ServeArgs, StoreArgs};
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    // One TLS crypto provider for every client (the database driver and the HTTP clients
+    // already link ring); an error only means one is installed already.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     match cli.command {
         Command::Serve(args) => serve(args).await,
         Command::Migrate(store) => {
@@ -31,6 +35,7 @@ async fn main() -> anyhow::Result<()> {
             use std::io::Write as _;
             std::io::stdout().write_all(text.as_bytes()).context("writing the document")
         }
+        Command::Pay(args) => pay::run(args).await,
     }
 }
 

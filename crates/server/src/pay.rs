@@ -1,0 +1,70 @@
+//! `svc pay`: a small x402 client, so a user can pay a route end to end in one command.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context as _, bail};
+use base64::Engine as _;
+use svc_chain_evm::{B256, Payer};
+use svc_x402::PaymentRequired;
+
+use crate::config::PayArgs;
+
+/// Runs `svc pay`; prints the answer's status, body and decoded `PAYMENT-RESPONSE` as JSON.
+pub async fn run(args: PayArgs) -> anyhow::Result<()> {
+    let payer = Payer::from_key(&args.payer_key).context("SVC_PAYER_KEY")?;
+    let url = if args.path.starts_with("http://") || args.path.starts_with("https://") {
+        args.path.clone()
+    } else {
+        format!("{}{}", args.url.trim_end_matches('/'), args.path)
+    };
+    let method: reqwest::Method = args.method.to_uppercase().parse().context("method")?;
+    let client = reqwest::Client::builder().timeout(Duration::from_secs(120)).build()?;
+    let request = |payment: Option<&str>| {
+        let mut builder = client.request(method.clone(), &url);
+        if let Some(body) = &args.body {
+            builder = builder.header("content-type", "application/json").body(body.clone());
+        }
+        if let Some(payment) = payment {
+            builder = builder.header(svc_x402::PAYMENT_SIGNATURE, payment);
+        }
+        builder.send()
+    };
+
+    let first = request(None).await.with_context(|| format!("requesting {url}"))?;
+    if first.status() != reqwest::StatusCode::PAYMENT_REQUIRED {
+        return print(first).await;
+    }
+    let header = first.headers().get(svc_x402::PAYMENT_REQUIRED).context("a 402 without PAYMENT-REQUIRED")?;
+    let challenge: PaymentRequired = serde_json::from_slice(
+        &base64::engine::general_purpose::STANDARD.decode(header.as_bytes()).context("PAYMENT-REQUIRED base64")?,
+    )
+    .context("PAYMENT-REQUIRED JSON")?;
+    let Some(requirement) = svc_x402::client::choose(&challenge, args.network.as_deref()) else {
+        bail!("the challenge offers nothing an EVM wallet can pay: {:?}", challenge.accepts);
+    };
+    let now = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs();
+    eprintln!(
+        "paying {} atomic units of {} on {} from {}",
+        requirement.amount,
+        requirement.asset,
+        requirement.network,
+        payer.address()
+    );
+    let payment = svc_x402::client::pay_header(&challenge, requirement, &payer, now, B256::random())?;
+    print(request(Some(&payment)).await.context("retrying with the payment")?).await
+}
+
+async fn print(response: reqwest::Response) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let status = response.status().as_u16();
+    let settlement = response
+        .headers()
+        .get(svc_x402::PAYMENT_RESPONSE)
+        .and_then(|h| base64::engine::general_purpose::STANDARD.decode(h.as_bytes()).ok())
+        .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok());
+    let text = response.text().await?;
+    let body = serde_json::from_str::<serde_json::Value>(&text).unwrap_or(serde_json::Value::String(text));
+    let out = serde_json::json!({"status": status, "payment_response": settlement, "body": body});
+    writeln!(std::io::stdout(), "{}", serde_json::to_string_pretty(&out)?)?;
+    Ok(())
+}
