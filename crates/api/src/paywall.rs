@@ -35,6 +35,7 @@ pub struct Payments {
     /// Verifies and settles.
     pub facilitator: Arc<dyn Facilitator>,
     bazaar: HashMap<&'static str, Value>,
+    saves: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for Payments {
@@ -52,7 +53,7 @@ impl Payments {
             .filter(|r| r.is_paid())
             .map(|r| (r.id, svc_catalogue::discovery::bazaar_schema(r)))
             .collect();
-        Payments { offer, facilitator, bazaar }
+        Payments { offer, facilitator, bazaar, saves: std::sync::atomic::AtomicU64::new(0) }
     }
 }
 
@@ -69,6 +70,17 @@ pub async fn serve(state: &AppState, route: &'static RouteSpec, parts: &Parts, i
     let Some(replay) = ReplayKey::of(&payment) else {
         return challenge.respond(&offered, "invalid_payload");
     };
+    let payment_id = match PaymentId::of(&payment) {
+        Ok(id) => id,
+        Err(why) => return challenge.respond(&offered, why),
+    };
+    if let Some(id) = &payment_id {
+        match answer_again(state, id, &replay, payment.network()).await {
+            Ok(Some(response)) => return response,
+            Ok(None) => {}
+            Err(err) => return err.into_response(),
+        }
+    }
 
     let requirement = match svc_x402::find_match(&offered, &payment.choice) {
         Some(i) => offered[i].clone(),
@@ -128,18 +140,17 @@ pub async fn serve(state: &AppState, route: &'static RouteSpec, parts: &Parts, i
     let outcome = facilitator.settle(request).await;
     let finished_ms = state.clock.now_ms();
     let (status, tx, error, response) = match outcome {
-        Ok(Settled::OnChain { payer, transaction }) => (
-            PaymentStatus::Settled,
-            Some(transaction.clone()),
-            None,
-            paid(body, settle_response(true, None, Some(payer), transaction, &requirement.network)),
-        ),
-        Ok(Settled::VerifyOnly { payer }) => (
-            PaymentStatus::Unsettled,
-            None,
-            None,
-            paid(body, settle_response(true, None, Some(payer), String::new(), &requirement.network)),
-        ),
+        Ok(settled) => {
+            let (status, payer, transaction) = match settled {
+                Settled::OnChain { payer, transaction } => (PaymentStatus::Settled, payer, transaction),
+                Settled::VerifyOnly { payer } => (PaymentStatus::Unsettled, payer, String::new()),
+            };
+            let reply = settle_response(true, None, Some(payer), transaction.clone(), &requirement.network);
+            if let Some(id) = &payment_id {
+                keep_answer(state, id, &replay, &requirement.network, &body, &reply, finished_ms).await;
+            }
+            (status, Some(transaction).filter(|t| !t.is_empty()), None, paid(body, &reply))
+        }
         Err(err) => {
             let transaction = match &err {
                 FacilitatorError::SettleFailed { transaction, .. } => transaction.clone(),
@@ -221,6 +232,7 @@ struct Challenge<'a> {
 impl Challenge<'_> {
     fn respond(&self, accepts: &[PaymentRequirements], error: &str) -> Response {
         let mut extensions = Map::new();
+        extensions.insert("payment-identifier".into(), payment_identifier_extension());
         if let Some(schema) = self.state.payments.bazaar.get(self.route.id) {
             extensions.insert(
                 "bazaar".into(),
@@ -277,14 +289,112 @@ fn payment_response_header(reply: &SettleResponse) -> Option<HeaderValue> {
 }
 
 /// The handler's answer with the settlement attached.
-fn paid(body: Bytes, reply: SettleResponse) -> Response {
+fn paid(body: Bytes, reply: &SettleResponse) -> Response {
+    paid_with_header(body, payment_response_header(reply))
+}
+
+fn paid_with_header(body: Bytes, payment_response: Option<HeaderValue>) -> Response {
     let mut response = json_response(body);
     let headers = response.headers_mut();
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("private"));
-    if let Some(value) = payment_response_header(&reply) {
+    if let Some(value) = payment_response {
         headers.insert(PAYMENT_RESPONSE, value);
     }
     response
+}
+
+/// How long an answer stays retrievable by its payment id (the extension asks for at least
+/// ten minutes).
+pub const ANSWER_KEPT_MS: i64 = 60 * 60 * 1000;
+
+/// The `payment-identifier` extension as the challenge declares it: optional, so clients
+/// that do not know it pay as usual.
+pub fn payment_identifier_extension() -> Value {
+    serde_json::json!({
+        "info": {"required": false},
+        "schema": {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {
+                "required": {"type": "boolean"},
+                "id": {"type": "string", "minLength": 16, "maxLength": 128, "pattern": "^[a-zA-Z0-9_-]+$"},
+            },
+            "required": ["required"],
+        },
+    })
+}
+
+/// The client's payment id, when it sent one.
+struct PaymentId;
+
+impl PaymentId {
+    fn of(payment: &DecodedPayment) -> Result<Option<String>, &'static str> {
+        let Some(id) = payment
+            .extensions
+            .as_ref()
+            .and_then(|e| e.get("payment-identifier"))
+            .and_then(|ext| ext.get("info"))
+            .and_then(|info| info.get("id"))
+        else {
+            return Ok(None);
+        };
+        let valid = id.as_str().filter(|id| {
+            (16..=128).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        });
+        match valid {
+            Some(id) => Ok(Some(id.to_owned())),
+            None => Err("invalid_payment_identifier: the id must be 16-128 characters of A-Z a-z 0-9 _ -"),
+        }
+    }
+}
+
+/// A retry of a call already answered: the same answer again, without a second charge. The
+/// same id with another payment is a client bug, answered 409.
+async fn answer_again(
+    state: &AppState,
+    id: &str,
+    replay: &ReplayKey,
+    network: &str,
+) -> Result<Option<Response>, ApiError> {
+    let since = state.clock.now_ms() - ANSWER_KEPT_MS;
+    let Some(kept) = state.store.paid_response(id, since).await? else { return Ok(None) };
+    if kept.network != network || kept.payer != replay.payer || kept.nonce != replay.nonce {
+        let body = error_body(
+            "This payment id was used with a different payment; use a new id for a new payment.",
+            "payment_id_conflict",
+            Map::new(),
+        );
+        return Ok(Some((StatusCode::CONFLICT, axum::Json(body)).into_response()));
+    }
+    Ok(Some(paid_with_header(Bytes::from(kept.body), HeaderValue::from_str(&kept.payment_response).ok())))
+}
+
+async fn keep_answer(
+    state: &AppState,
+    id: &str,
+    replay: &ReplayKey,
+    network: &str,
+    body: &Bytes,
+    reply: &SettleResponse,
+    now_ms: i64,
+) {
+    let kept = svc_store::PaidResponse {
+        payment_id: id.to_owned(),
+        network: network.to_owned(),
+        payer: replay.payer.clone(),
+        nonce: replay.nonce.clone(),
+        body: body.to_vec(),
+        payment_response: svc_x402::encode_header(reply),
+        created_at: now_ms,
+    };
+    if let Err(err) = state.store.save_paid_response(&kept).await {
+        tracing::warn!(payment_id = id, error = %err, "could not keep a paid answer for retries");
+    }
+    if state.payments.saves.fetch_add(1, std::sync::atomic::Ordering::Relaxed).is_multiple_of(64)
+        && let Err(err) = state.store.prune_paid_responses(now_ms - ANSWER_KEPT_MS).await
+    {
+        tracing::warn!(error = %err, "could not prune kept answers");
+    }
 }
 
 /// Settlement failed after the handler ran: the answer is withheld and nothing was charged

@@ -17,6 +17,7 @@
 //! - [`tokens`]: token market data behind the free stats route.
 
 pub mod payments;
+pub mod responses;
 pub mod tokens;
 pub mod usage;
 
@@ -28,6 +29,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 
 pub use payments::{NewPayment, PaymentRecord, PaymentStatus, Reservation};
+pub use responses::PaidResponse;
 pub use tokens::TokenStat;
 pub use usage::Usage;
 

@@ -288,3 +288,23 @@ async fn a_sqlite_url_creates_the_file_and_memory_urls_keep_their_data() {
     memory.reserve_payment(&payment("mem1", "0x99", 1)).await.expect("reserve");
     assert!(memory.payment("mem1").await.expect("read").is_some());
 }
+
+conformance!(a_paid_answer_is_kept_once_per_payment_id_and_expires);
+async fn a_paid_answer_is_kept_once_per_payment_id_and_expires(store: Store) {
+    let answer = svc_store::PaidResponse {
+        payment_id: "pay_0123456789abcdef".into(),
+        network: "eip155:8453".into(),
+        payer: "0xaa".into(),
+        nonce: "0x01".into(),
+        body: br#"{"picks":{}}"#.to_vec(),
+        payment_response: "eyJzdWNjZXNzIjp0cnVlfQ==".into(),
+        created_at: 1_000,
+    };
+    assert!(store.save_paid_response(&answer).await.expect("save"));
+    let other = svc_store::PaidResponse { nonce: "0x02".into(), body: b"{}".to_vec(), ..answer.clone() };
+    assert!(!store.save_paid_response(&other).await.expect("save"), "the first answer wins");
+    assert_eq!(store.paid_response(&answer.payment_id, 1_000).await.expect("read"), Some(answer.clone()));
+    assert_eq!(store.paid_response(&answer.payment_id, 1_001).await.expect("read"), None, "older than asked");
+    assert_eq!(store.prune_paid_responses(1_001).await.expect("prune"), 1);
+    assert_eq!(store.paid_response(&answer.payment_id, 0).await.expect("read"), None);
+}

@@ -354,3 +354,32 @@ async fn pricing_tells_a_payer_its_tier_and_prices() {
     let refused = p.app.get("/api/x402/pricing?payer=nope").await;
     assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
 }
+
+fn with_payment_id(header: &str, id: &str) -> String {
+    let mut message = b64_json(header);
+    message["extensions"]["payment-identifier"]["info"]["id"] = Value::from(id);
+    svc_x402::encode_header(&message)
+}
+
+#[tokio::test]
+async fn a_retry_with_the_same_payment_id_gets_the_answer_again_without_a_second_charge() {
+    let p = paywalled(Some(FakeChain::default())).await;
+    let challenge = p.challenge(TOP_PICKS).await;
+    let declared = challenge.extensions.as_ref().and_then(|e| e.get("payment-identifier")).cloned();
+    assert_eq!(declared.expect("declared")["info"]["required"], false);
+
+    let header = with_payment_id(&p.signed(TOP_PICKS, 12).await, "pay_0123456789abcdef");
+    let first = p.pay(TOP_PICKS, "payment-signature", &header).await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.text());
+    p.app.clock.advance_ms(9 * 60 * 1000);
+    let again = p.pay(TOP_PICKS, "payment-signature", &header).await;
+    assert_eq!(again.status, StatusCode::OK, "{}", again.text());
+    assert_eq!(again.body, first.body);
+    assert_eq!(again.headers["payment-response"], first.headers["payment-response"]);
+    assert_eq!(p.chain.transfers.load(Ordering::SeqCst), 1, "charged once");
+
+    let other = with_payment_id(&p.signed(TOP_PICKS, 13).await, "pay_0123456789abcdef");
+    assert_error(&p.pay(TOP_PICKS, "payment-signature", &other).await, StatusCode::CONFLICT, "payment_id_conflict");
+    let bad = with_payment_id(&p.signed(TOP_PICKS, 14).await, "short");
+    assert!(error_of(&p.pay(TOP_PICKS, "payment-signature", &bad).await).starts_with("invalid_payment_identifier"));
+}
