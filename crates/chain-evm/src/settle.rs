@@ -60,6 +60,8 @@ impl EvmSettler {
             .map_err(|_| EvmError::Config("the relayer key is not a 32-byte hex key".into()))?;
         let relayer = signer.address();
         let url = rpc_url.parse().map_err(|_| EvmError::Config("the RPC URL does not parse".into()))?;
+        // The node client uses reqwest over rustls; ring is the provider the build links.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let provider = ProviderBuilder::new().wallet(EthereumWallet::from(signer)).connect_http(url).erased();
         let served = provider.get_chain_id().await.map_err(|e| EvmError::Rpc(format!("eth_chainId: {e}")))?;
         if served != chain_id {

@@ -23,9 +23,11 @@ pub async fn build(args: &PaymentArgs, clock: Arc<dyn Clock>) -> anyhow::Result<
         Some(path) => FileConfig::read(path)?,
         None => FileConfig::default(),
     };
-    if let Some(kind) = file.x402.facilitator.as_deref().filter(|f| *f != "builtin") {
-        bail!("facilitator {kind:?} is not supported; use \"builtin\"");
-    }
+    let external = match file.x402.facilitator.as_deref() {
+        None | Some("builtin") => None,
+        Some(url) if url.starts_with("http://") || url.starts_with("https://") => Some(url.to_owned()),
+        Some(other) => bail!("facilitator must be \"builtin\" or an http(s) URL, not {other:?}"),
+    };
     let default_pay_to = args.pay_to_evm.as_deref().unwrap_or(DEV_PAY_TO_EVM);
     if args.production && args.pay_to_evm.is_none() && file.x402.networks.iter().any(|n| n.pay_to.is_none()) {
         bail!("--production needs a recipient: set SVC_PAY_TO_EVM (or pay_to on every configured network)");
@@ -51,6 +53,10 @@ pub async fn build(args: &PaymentArgs, clock: Arc<dyn Clock>) -> anyhow::Result<
     };
 
     let networks: Vec<PaymentNetwork> = configured.iter().map(|c| c.network.clone()).collect();
+    let max_timeout = file.x402.max_timeout_seconds.unwrap_or(svc_x402::MAX_TIMEOUT_SECONDS);
+    if let Some(url) = external {
+        return external_facilitator(&url, networks, max_timeout).await;
+    }
     let facilitator = BuiltinFacilitator::new(networks.clone(), clock);
     let facilitator = attach_nodes(facilitator, &configured, args).await?;
     if facilitator.verify_only() {
@@ -62,8 +68,28 @@ pub async fn build(args: &PaymentArgs, clock: Arc<dyn Clock>) -> anyhow::Result<
              signatures. Set SVC_EVM_RPC_URL and SVC_EVM_RELAYER_KEY to settle. Never run this way in production."
         );
     }
-    let max_timeout = file.x402.max_timeout_seconds.unwrap_or(svc_x402::MAX_TIMEOUT_SECONDS);
     Ok((Offer::new(networks, max_timeout), Arc::new(facilitator)))
+}
+
+/// An external facilitator: offer only the networks it says it settles (x402 §9.2).
+async fn external_facilitator(
+    url: &str,
+    networks: Vec<PaymentNetwork>,
+    max_timeout: u64,
+) -> anyhow::Result<(Offer, Arc<dyn Facilitator>)> {
+    let facilitator = svc_x402::HttpFacilitator::new(url, std::time::Duration::from_secs(90))?;
+    let supported = facilitator.supported().await.context("asking the facilitator what it supports")?;
+    let (kept, dropped): (Vec<_>, Vec<_>) = networks.into_iter().partition(|n| {
+        supported.kinds.iter().any(|k| k.x402_version == 2 && k.scheme == "exact" && k.network == n.network)
+    });
+    for n in &dropped {
+        tracing::warn!(network = %n.network, "the facilitator does not settle this network; not offered");
+    }
+    if kept.is_empty() {
+        bail!("the facilitator supports none of the configured networks");
+    }
+    tracing::info!(networks = kept.len(), "payments verified and settled by an external facilitator");
+    Ok((Offer::new(kept, max_timeout), Arc::new(facilitator)))
 }
 
 #[cfg(feature = "settle")]

@@ -13,6 +13,7 @@ pub mod builtin;
 pub mod client;
 pub mod codec;
 pub mod facilitator;
+pub mod http;
 pub mod matching;
 pub mod network;
 pub mod wire;
@@ -20,6 +21,7 @@ pub mod wire;
 pub use builtin::BuiltinFacilitator;
 pub use codec::{DecodedPayment, decode_payment, encode_header};
 pub use facilitator::{Facilitator, FacilitatorError, Settled, Verified};
+pub use http::HttpFacilitator;
 pub use matching::find_match;
 pub use network::{NetworkError, NetworkKind, Offer, PaymentNetwork};
 pub use wire::{
