@@ -1,0 +1,49 @@
+-- Sends each pre-signed payment once (PAYMENTS: a file of PAYMENT-SIGNATURE values, one per
+-- line), split between wrk's threads, and prints the same RESULT line as report.lua. A thread
+-- that runs out of payments stops; unexpected (non-200) answers are counted.
+local threads = {}
+local next_id = 0
+
+function setup(thread)
+  thread:set("id", next_id)
+  next_id = next_id + 1
+  table.insert(threads, thread)
+end
+
+function init(args)
+  payments = {}
+  local nthreads = tonumber(os.getenv("THREADS") or "1")
+  local n = 0
+  for line in io.lines(os.getenv("PAYMENTS")) do
+    if n % nthreads == id then
+      table.insert(payments, line)
+    end
+    n = n + 1
+  end
+  index = 0
+  unexpected = 0
+end
+
+function request()
+  index = index + 1
+  if index > #payments then
+    wrk.thread:stop()
+    index = #payments
+  end
+  return wrk.format("GET", wrk.path, { ["PAYMENT-SIGNATURE"] = payments[index] })
+end
+
+function response(status, headers, body)
+  if status ~= 200 then
+    unexpected = unexpected + 1
+  end
+end
+
+function done(summary, latency, requests)
+  local wrong = 0
+  for _, t in ipairs(threads) do
+    wrong = wrong + (t:get("unexpected") or 0)
+  end
+  io.write(string.format("RESULT %d %.0f %d %d %d\n", summary.requests,
+    summary.requests / (summary.duration / 1e6), latency:percentile(50), latency:percentile(99), wrong))
+end

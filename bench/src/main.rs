@@ -1,0 +1,122 @@
+//! The benchmark server and payment pre-signer behind `bench/run.sh`.
+//!
+//! `serve` runs the real application (router, validation, paywall, SQLite store, built-in
+//! verifier in verify-only mode, so settlement is a no-op stub) with one stand-in: Top Picks
+//! answers a fixed body, because the signal engine is not part of what is measured. Beside it,
+//! `/bare` answers the exact bytes of the Top Picks challenge from a plain axum route, the
+//! ceiling a challenge can approach. `presign` writes distinct signed payments, one per line.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use axum::body::Body;
+use axum::http::{HeaderMap, Request, StatusCode};
+use axum::response::IntoResponse;
+use base64::Engine as _;
+use clap::{Parser, Subcommand};
+use http_body_util::BodyExt as _;
+use svc_api::{ApiConfig, AppState, Services};
+use svc_chain_evm::{B256, Payer};
+use svc_domain::SystemClock;
+use svc_x402::{BuiltinFacilitator, Offer, PaymentNetwork, PaymentRequired};
+use tower::ServiceExt as _;
+
+/// Where benchmark payments go.
+const PAY_TO: &str = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C";
+/// A throwaway payer key.
+const PAYER_KEY: &str = "0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318";
+/// The paid route under test.
+const ROUTE: &str = "/api/x402/alpha/top-picks";
+
+#[derive(Parser)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the app and `/bare`.
+    Serve {
+        /// Listen address.
+        #[arg(long, default_value = "127.0.0.1:18500")]
+        listen: SocketAddr,
+        /// SQLite file.
+        #[arg(long)]
+        db: PathBuf,
+    },
+    /// Write `count` signed payments for the Top Picks challenge to `out`, one header per line.
+    Presign {
+        /// How many.
+        #[arg(long)]
+        count: usize,
+        /// Output file.
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+fn offer() -> anyhow::Result<Offer> {
+    Ok(Offer::new(vec![PaymentNetwork::base_usdc(PAY_TO)?], svc_x402::MAX_TIMEOUT_SECONDS))
+}
+
+async fn app(db: &std::path::Path) -> anyhow::Result<axum::Router> {
+    let store = svc_store::Store::open_sqlite_file(db).await?;
+    store.migrate().await?;
+    let offer = offer()?;
+    let clock = Arc::new(SystemClock);
+    let facilitator = Arc::new(BuiltinFacilitator::new(offer.networks().to_vec(), clock.clone()));
+    let mut handlers = svc_api::handlers::all();
+    let route = svc_catalogue::catalogue().get("alpha.top_picks").context("route")?;
+    handlers.add_raw(route, |_, _| async { Ok(bytes::Bytes::from_static(br#"{"picks":{}}"#)) });
+    let services = Services { store, clock, config: ApiConfig::default(), offer, facilitator };
+    Ok(svc_api::app(AppState::with_handlers(services, handlers)?))
+}
+
+/// The Top Picks challenge exactly as the app sends it.
+async fn challenge(app: &axum::Router) -> anyhow::Result<(HeaderMap, bytes::Bytes)> {
+    let request = Request::get(ROUTE).header("host", "127.0.0.1").body(Body::empty())?;
+    let response = app.clone().oneshot(request).await?;
+    anyhow::ensure!(response.status() == StatusCode::PAYMENT_REQUIRED, "expected a challenge");
+    let headers = response.headers().clone();
+    Ok((headers, response.into_body().collect().await?.to_bytes()))
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Command::Serve { listen, db } => {
+            let app = app(&db).await?;
+            let (headers, body) = challenge(&app).await?;
+            let bare = axum::routing::get(move || {
+                let (headers, body) = (headers.clone(), body.clone());
+                async move { (StatusCode::PAYMENT_REQUIRED, headers, body).into_response() }
+            });
+            let router = axum::Router::new().route("/bare", bare).merge(app);
+            let listener = tokio::net::TcpListener::bind(listen).await?;
+            axum::serve(listener, router).await?;
+        }
+        Command::Presign { count, out } => {
+            let dir = std::env::temp_dir().join(format!("svc-bench-presign-{}", std::process::id()));
+            std::fs::create_dir_all(&dir)?;
+            let app = app(&dir.join("presign.db")).await?;
+            let (headers, _) = challenge(&app).await?;
+            let encoded = headers.get(svc_x402::PAYMENT_REQUIRED).context("PAYMENT-REQUIRED")?;
+            let challenge: PaymentRequired =
+                serde_json::from_slice(&base64::engine::general_purpose::STANDARD.decode(encoded.as_bytes())?)?;
+            let requirement = svc_x402::client::choose(&challenge, None).context("payable")?;
+            let payer = Payer::from_key(PAYER_KEY)?;
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs();
+            let mut lines = String::with_capacity(count * 1600);
+            for _ in 0..count {
+                lines.push_str(&svc_x402::client::pay_header(&challenge, requirement, &payer, now, B256::random())?);
+                lines.push('\n');
+            }
+            std::fs::write(&out, lines)?;
+            std::fs::remove_dir_all(&dir)?;
+        }
+    }
+    Ok(())
+}
