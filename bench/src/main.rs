@@ -84,6 +84,11 @@ async fn challenge(app: &axum::Router) -> anyhow::Result<(HeaderMap, bytes::Byte
     Ok((headers, response.into_body().collect().await?.to_bytes()))
 }
 
+/// mimalloc: the request path allocates many small, short-lived objects (JSON values, headers),
+/// where it is markedly faster than the system allocator under concurrency.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {

@@ -36,6 +36,7 @@ pub struct Payments {
     pub facilitator: Arc<dyn Facilitator>,
     bazaar: HashMap<&'static str, Value>,
     saves: std::sync::atomic::AtomicU64,
+    challenges: ChallengeCache,
 }
 
 impl std::fmt::Debug for Payments {
@@ -53,19 +54,31 @@ impl Payments {
             .filter(|r| r.is_paid())
             .map(|r| (r.id, svc_catalogue::discovery::bazaar_schema(r)))
             .collect();
-        Payments { offer, facilitator, bazaar, saves: std::sync::atomic::AtomicU64::new(0) }
+        Payments {
+            offer,
+            facilitator,
+            bazaar,
+            saves: std::sync::atomic::AtomicU64::new(0),
+            challenges: ChallengeCache::default(),
+        }
     }
 }
 
 /// Serves a paid route.
-pub async fn serve(state: &AppState, route: &'static RouteSpec, parts: &Parts, input: ValidInput) -> Response {
+pub async fn serve(
+    state: &AppState,
+    route: &'static RouteSpec,
+    parts: &Parts,
+    body: Option<&[u8]>,
+    input: ValidInput,
+) -> Response {
     let list_price = route.price.price(input.price_units());
-    let challenge = Challenge { state, route, parts, input: &input };
+    let challenge = Challenge { state, route, parts, body, price: list_price, input: &input };
     let offered = state.payments.offer.requirements(list_price);
 
     let header = parts.headers.get(PAYMENT_SIGNATURE).or_else(|| parts.headers.get(X_PAYMENT));
     let Some(payment) = header.and_then(|h| svc_x402::decode_payment(h.as_bytes())) else {
-        return challenge.respond(&offered, "Payment required");
+        return challenge.unpaid(&offered);
     };
     let Some(replay) = ReplayKey::of(&payment) else {
         return challenge.respond(&offered, "invalid_payload");
@@ -226,11 +239,69 @@ struct Challenge<'a> {
     state: &'a AppState,
     route: &'static RouteSpec,
     parts: &'a Parts,
+    body: Option<&'a [u8]>,
+    price: Money,
     input: &'a ValidInput,
 }
 
+/// Challenges to unpaid requests, by everything they are built from: most unpaid traffic is
+/// agents discovering the same few routes, and the answer is a pure function of the route,
+/// the price, the URL and the body.
+#[derive(Default)]
+pub(crate) struct ChallengeCache {
+    entries: std::sync::Mutex<HashMap<String, (Bytes, HeaderValue)>>,
+}
+
+impl ChallengeCache {
+    /// Entries kept before the cache starts over; bounds memory against clients that vary
+    /// their query strings.
+    const CAPACITY: usize = 4096;
+    /// Bodies larger than this are not cached (the key holds the body).
+    const MAX_BODY: usize = 2048;
+}
+
 impl Challenge<'_> {
+    /// The challenge to a request that carried no usable payment, from the cache when seen.
+    fn unpaid(&self, accepts: &[PaymentRequirements]) -> Response {
+        let body = self.body.unwrap_or_default();
+        if body.len() > ChallengeCache::MAX_BODY {
+            return self.respond(accepts, "Payment required");
+        }
+        let key = format!(
+            "{}\n{}\n{}\n{}\n{}",
+            self.route.id,
+            self.price.atomic(),
+            crate::ops::base_url(self.state, &self.parts.headers),
+            self.parts.uri,
+            String::from_utf8_lossy(body)
+        );
+        let cache = &self.state.payments.challenges;
+        if let Some((bytes, header)) = cache.entries.lock().ok().and_then(|m| m.get(&key).cloned()) {
+            return challenge_response(bytes, Some(header));
+        }
+        match self.build(accepts, "Payment required") {
+            Ok((bytes, header)) => {
+                if let Ok(mut entries) = cache.entries.lock() {
+                    if entries.len() >= ChallengeCache::CAPACITY {
+                        entries.clear();
+                    }
+                    entries.insert(key, (bytes.clone(), header.clone()));
+                }
+                challenge_response(bytes, Some(header))
+            }
+            Err(err) => err.into_response(),
+        }
+    }
+
     fn respond(&self, accepts: &[PaymentRequirements], error: &str) -> Response {
+        match self.build(accepts, error) {
+            Ok((body, header)) => challenge_response(body, Some(header)),
+            Err(err) => err.into_response(),
+        }
+    }
+
+    /// The challenge's JSON and its base64 header value.
+    fn build(&self, accepts: &[PaymentRequirements], error: &str) -> Result<(Bytes, HeaderValue), ApiError> {
         let mut extensions = Map::new();
         extensions.insert("payment-identifier".into(), payment_identifier_extension());
         if let Some(schema) = self.state.payments.bazaar.get(self.route.id) {
@@ -250,20 +321,23 @@ impl Challenge<'_> {
             accepts: accepts.to_vec(),
             extensions: Some(extensions),
         };
-        let body = match serde_json::to_vec(&challenge) {
-            Ok(body) => body,
-            Err(err) => return ApiError::Internal(format!("encode challenge: {err}")).into_response(),
-        };
-        let encoded = svc_x402::codec::encode_bytes(&body);
-        let mut response = (StatusCode::PAYMENT_REQUIRED, body).into_response();
-        let headers = response.headers_mut();
-        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-        if let Ok(value) = HeaderValue::from_str(&encoded) {
-            headers.insert(PAYMENT_REQUIRED, value);
-        }
-        response
+        let body = serde_json::to_vec(&challenge).map_err(|e| ApiError::Internal(format!("encode challenge: {e}")))?;
+        let header = HeaderValue::from_str(&svc_x402::codec::encode_bytes(&body))
+            .map_err(|e| ApiError::Internal(format!("challenge header: {e}")))?;
+        Ok((Bytes::from(body), header))
     }
+}
+
+/// A 402 with a challenge: JSON body, base64 header, never cached by intermediaries.
+fn challenge_response(body: Bytes, header: Option<HeaderValue>) -> Response {
+    let mut response = (StatusCode::PAYMENT_REQUIRED, body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    if let Some(value) = header {
+        headers.insert(PAYMENT_REQUIRED, value);
+    }
+    response
 }
 
 /// The URL being paid for, query included: the public base URL when configured, else the

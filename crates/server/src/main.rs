@@ -18,6 +18,11 @@ use tracing_subscriber::EnvFilter;
 
 use crate::config::{Cli, Command, LogFormat, ServeArgs, StoreArgs};
 
+/// mimalloc: the request path allocates many small, short-lived objects (JSON values, headers),
+/// where it is markedly faster than the system allocator under concurrency.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();

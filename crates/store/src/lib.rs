@@ -37,12 +37,26 @@ pub use usage::Usage;
 macro_rules! with_pool {
     ($db:expr, |$pool:ident| $body:expr) => {
         match $db {
-            $crate::Db::Sqlite($pool) => $body,
+            $crate::Db::Sqlite { read: $pool, .. } => $body,
             $crate::Db::Postgres($pool) => $body,
         }
     };
 }
 pub(crate) use with_pool;
+
+/// [`with_pool!`] for statements that write. SQLite admits one writer at a time; a writer that
+/// finds the lock taken sleeps in its busy handler (milliseconds), so concurrent writes from
+/// several connections crawl. Writes therefore queue for SQLite's single writer connection in
+/// the pool, asynchronously, instead of colliding in the file lock.
+macro_rules! with_writer {
+    ($db:expr, |$pool:ident| $body:expr) => {
+        match $db {
+            $crate::Db::Sqlite { write: $pool, .. } => $body,
+            $crate::Db::Postgres($pool) => $body,
+        }
+    };
+}
+pub(crate) use with_writer;
 
 /// Why a store operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -72,7 +86,7 @@ pub enum StoreError {
 /// The active connection pool.
 #[derive(Clone)]
 pub(crate) enum Db {
-    Sqlite(SqlitePool),
+    Sqlite { read: SqlitePool, write: SqlitePool },
     Postgres(PgPool),
 }
 
@@ -138,7 +152,7 @@ impl Store {
             .max_lifetime(None)
             .connect_with(options)
             .await?;
-        Ok(Store { db: Db::Sqlite(pool) })
+        Ok(Store { db: Db::Sqlite { read: pool.clone(), write: pool } })
     }
 
     /// Opens (creating if needed) a SQLite database file in WAL mode: readers never wait for
@@ -151,8 +165,9 @@ impl Store {
             .synchronous(SqliteSynchronous::Normal)
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(5));
-        let pool = SqlitePoolOptions::new().max_connections(8).connect_with(options).await?;
-        Ok(Store { db: Db::Sqlite(pool) })
+        let write = SqlitePoolOptions::new().max_connections(1).connect_with(options.clone()).await?;
+        let read = SqlitePoolOptions::new().max_connections(8).connect_with(options.read_only(true)).await?;
+        Ok(Store { db: Db::Sqlite { read, write } })
     }
 
     /// Connects to PostgreSQL with explicit options (tests use them to pin a schema).
@@ -168,7 +183,7 @@ impl Store {
     /// Applies the embedded migrations of the active backend. Idempotent.
     pub async fn migrate(&self) -> Result<(), StoreError> {
         match &self.db {
-            Db::Sqlite(pool) => sqlx::migrate!("migrations/sqlite").run(pool).await?,
+            Db::Sqlite { write, .. } => sqlx::migrate!("migrations/sqlite").run(write).await?,
             Db::Postgres(pool) => sqlx::migrate!("migrations/postgres").run(pool).await?,
         }
         Ok(())
@@ -184,7 +199,7 @@ impl Store {
     /// Which backend this store runs on.
     pub fn backend(&self) -> Backend {
         match self.db {
-            Db::Sqlite(_) => Backend::Sqlite,
+            Db::Sqlite { .. } => Backend::Sqlite,
             Db::Postgres(_) => Backend::Postgres,
         }
     }
@@ -192,13 +207,14 @@ impl Store {
     /// Runs SQL text as is (DDL in tests and administration); never with user input.
     #[doc(hidden)]
     pub async fn execute_unprepared(&self, sql: &str) -> Result<(), StoreError> {
-        with_pool!(&self.db, |p| sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned())).execute(p).await.map(|_| ()))?;
+        with_writer!(&self.db, |p| sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned())).execute(p).await.map(|_| ()))?;
         Ok(())
     }
 
     /// Closes the pool, waiting for connections to be returned.
     pub async fn close(&self) {
         with_pool!(&self.db, |p| p.close().await);
+        with_writer!(&self.db, |p| p.close().await);
     }
 }
 

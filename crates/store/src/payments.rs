@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Store, StoreError, to_i64, to_u64, with_pool};
+use crate::{Store, StoreError, to_i64, to_u64, with_pool, with_writer};
 
 /// Where a payment stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -161,7 +161,7 @@ impl Store {
         // it; then the authorization is free again, so try once more instead of reporting a
         // duplicate that no longer exists.
         for _ in 0..3 {
-            let inserted = with_pool!(&self.db, |p| sqlx::query(INSERT)
+            let inserted = with_writer!(&self.db, |p| sqlx::query(INSERT)
                 .bind(&new.id)
                 .bind(&new.route_id)
                 .bind(&new.network)
@@ -177,7 +177,7 @@ impl Store {
             if inserted == 1 {
                 return Ok(Reservation::Reserved);
             }
-            let first: Option<PaymentRecord> = with_pool!(&self.db, |p| sqlx::query_as(FIRST)
+            let first: Option<PaymentRecord> = with_writer!(&self.db, |p| sqlx::query_as(FIRST)
                 .bind(&new.network)
                 .bind(&new.payer)
                 .bind(&new.nonce)
@@ -195,7 +195,7 @@ impl Store {
     /// row was released.
     pub async fn release_payment(&self, id: &str) -> Result<bool, StoreError> {
         const SQL: &str = "DELETE FROM payments WHERE id = $1 AND status = 'reserved'";
-        let n = with_pool!(&self.db, |p| sqlx::query(SQL).bind(id).execute(p).await.map(|r| r.rows_affected()))?;
+        let n = with_writer!(&self.db, |p| sqlx::query(SQL).bind(id).execute(p).await.map(|r| r.rows_affected()))?;
         Ok(n == 1)
     }
 
@@ -215,7 +215,7 @@ impl Store {
         if status == PaymentStatus::Reserved {
             return Err(StoreError::OutOfRange("final payment status"));
         }
-        let n = with_pool!(&self.db, |p| sqlx::query(SQL)
+        let n = with_writer!(&self.db, |p| sqlx::query(SQL)
             .bind(id)
             .bind(status.as_str())
             .bind(tx_hash)

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Store, StoreError, with_pool};
+use crate::{Store, StoreError, with_pool, with_writer};
 
 /// One token's market data.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
@@ -42,7 +42,7 @@ impl Store {
              price_usd = excluded.price_usd, change_24h_pct = excluded.change_24h_pct, \
              volume_24h_usd = excluded.volume_24h_usd, market_cap_usd = excluded.market_cap_usd, \
              liquidity_usd = excluded.liquidity_usd, rank = excluded.rank, updated_at = excluded.updated_at";
-        with_pool!(&self.db, |p| sqlx::query(SQL)
+        with_writer!(&self.db, |p| sqlx::query(SQL)
             .bind(&t.chain)
             .bind(&t.address)
             .bind(&t.symbol)

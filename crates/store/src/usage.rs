@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Store, StoreError, to_i64, to_u64, with_pool};
+use crate::{Store, StoreError, to_i64, to_u64, with_pool, with_writer};
 
 /// One served call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
@@ -29,7 +29,7 @@ impl Store {
         const SQL: &str = "INSERT INTO request_usage (id, caller, route_id, channel, amount, at_ms) \
                            VALUES ($1, $2, $3, $4, $5, $6)";
         let amount = to_i64(usage.amount, "usage amount")?;
-        with_pool!(&self.db, |p| sqlx::query(SQL)
+        with_writer!(&self.db, |p| sqlx::query(SQL)
             .bind(&usage.id)
             .bind(&usage.caller)
             .bind(&usage.route_id)

@@ -159,23 +159,30 @@ impl Facilitator for BuiltinFacilitator {
             let network = self.network(&request)?;
             match network.kind {
                 NetworkKind::Evm { .. } => {
+                    let Some(chain) = self.evm_chains.get(&network.network) else {
+                        // Verify-only: nothing is sent, so there is nothing to re-check; the
+                        // payer is the authorization's signer that verify just recovered.
+                        let payer = request.payment["payload"]["authorization"]["from"]
+                            .as_str()
+                            .and_then(|from| svc_chain_evm::Address::from_str(from).ok())
+                            .map(|from| from.to_checksum(None))
+                            .ok_or_else(|| FacilitatorError::invalid("invalid_payload", "no authorization.from"))?;
+                        return Ok(Settled::VerifyOnly { payer });
+                    };
                     // Re-checked (without the node round trips verify made): settle must never
                     // send a transfer that is not exactly the one required.
-                    let (verified, chain) = self.check_evm(network, &request)?;
+                    let (verified, _) = self.check_evm(network, &request)?;
                     let payer = payer_of(&verified);
-                    match chain {
-                        None => Ok(Settled::VerifyOnly { payer }),
-                        Some(chain) => match chain.transfer(&verified).await {
-                            Ok(transaction) => Ok(Settled::OnChain { payer, transaction }),
-                            Err(err) => Err(FacilitatorError::SettleFailed {
-                                reason: err.reason().to_owned(),
-                                message: err.to_string(),
-                                transaction: match err {
-                                    EvmError::Pending(tx) | EvmError::TransactionFailed(tx) => Some(tx.to_string()),
-                                    _ => None,
-                                },
-                            }),
-                        },
+                    match chain.transfer(&verified).await {
+                        Ok(transaction) => Ok(Settled::OnChain { payer, transaction }),
+                        Err(err) => Err(FacilitatorError::SettleFailed {
+                            reason: err.reason().to_owned(),
+                            message: err.to_string(),
+                            transaction: match err {
+                                EvmError::Pending(tx) | EvmError::TransactionFailed(tx) => Some(tx.to_string()),
+                                _ => None,
+                            },
+                        }),
                     }
                 }
                 NetworkKind::Solana { .. } => {

@@ -383,3 +383,15 @@ async fn a_retry_with_the_same_payment_id_gets_the_answer_again_without_a_second
     let bad = with_payment_id(&p.signed(TOP_PICKS, 14).await, "short");
     assert!(error_of(&p.pay(TOP_PICKS, "payment-signature", &bad).await).starts_with("invalid_payment_identifier"));
 }
+
+#[tokio::test]
+async fn repeated_challenges_are_identical_and_each_names_its_own_url() {
+    let p = paywalled(None).await;
+    let first = p.app.get("/api/x402/svc-tools/social/search?query=sol").await;
+    let again = p.app.get("/api/x402/svc-tools/social/search?query=sol").await;
+    assert_eq!(first.body, again.body);
+    assert_eq!(first.headers["payment-required"], again.headers["payment-required"]);
+    let other = p.app.get("/api/x402/svc-tools/social/search?query=eth").await;
+    assert_eq!(other.json()["resource"]["url"], "http://localhost/api/x402/svc-tools/social/search?query=eth");
+    assert_eq!(other.json()["extensions"]["bazaar"]["info"]["input"]["queryParams"]["query"], "eth");
+}
