@@ -186,8 +186,18 @@ pub async fn serve(
         // The funds moved (or not) regardless; the answer stands, the record is repaired by hand.
         Err(err) => tracing::error!(payment = %id, status = %status, error = %err, "could not record a payment"),
     }
+    let mut response = response;
+    if payment.version == 1 {
+        // v1 clients read the settlement from X-PAYMENT-RESPONSE.
+        if let Some(value) = response.headers().get(PAYMENT_RESPONSE).cloned() {
+            response.headers_mut().insert(X_PAYMENT_RESPONSE, value);
+        }
+    }
     response
 }
+
+/// The v1 name of the settlement header.
+const X_PAYMENT_RESPONSE: &str = "x-payment-response";
 
 /// The payer and nonce that identify one authorization.
 struct ReplayKey {

@@ -231,6 +231,16 @@ async fn the_x_payment_header_is_accepted_too() {
 }
 
 #[tokio::test]
+async fn a_v1_payment_in_x_payment_is_served_and_answered_in_x_payment_response() {
+    let p = paywalled(None).await;
+    let v2 = b64_json(&p.signed(TOP_PICKS, 15).await);
+    let v1 = serde_json::json!({"x402Version": 1, "scheme": "exact", "network": "base", "payload": v2["payload"]});
+    let reply = p.pay(TOP_PICKS, "X-PAYMENT", &svc_x402::encode_header(&v1)).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    assert_eq!(b64_json(reply.headers["x-payment-response"].to_str().expect("ascii"))["success"], true);
+}
+
+#[tokio::test]
 async fn a_payment_for_another_price_or_an_expired_one_is_refused() {
     let p = paywalled(None).await;
     let lite = p.signed("/api/x402/alpha/top-picks-lite", 3).await;
