@@ -239,8 +239,12 @@ pub fn verify_exact(
         nonce: authorization.nonce,
     };
     let digest = message.eip712_signing_hash(&required.domain.eip712());
-    let recovered =
-        Signature::try_from(signature.as_ref()).ok().and_then(|s| s.recover_address_from_prehash(&digest).ok());
+    // A high-s signature recovers too, but USDC's ecrecover refuses it (EIP-2 malleability);
+    // accepting it would serve a payment that can never settle.
+    let recovered = Signature::try_from(signature.as_ref())
+        .ok()
+        .filter(|s| s.normalize_s().is_none())
+        .and_then(|s| s.recover_address_from_prehash(&digest).ok());
     let signer = match recovered == Some(authorization.from) {
         true => Signer::Recovered,
         false if contract_wallets => Signer::NeedsEip1271,

@@ -139,6 +139,20 @@ fn a_contract_wallet_signature_is_deferred_to_eip1271_when_a_node_can_check_it()
     assert_eq!(verify_exact(&c.payload, &required, c.now, false), Err(EvmError::Signature));
 }
 
+#[test]
+fn a_high_s_twin_of_a_valid_signature_is_refused() {
+    let mut c = case("mainnet");
+    let bytes = svc_chain_evm::Bytes::from_str(&c.payload.signature).expect("hex");
+    let sig = alloy_primitives::Signature::try_from(bytes.as_ref()).expect("signature");
+    let n =
+        U256::from_str_radix("fffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141", 16).expect("order");
+    let twin = alloy_primitives::Signature::new(sig.r(), n - sig.s(), !sig.v());
+    let digest = c.verify().expect("valid").digest;
+    assert!(twin.recover_address_from_prehash(&digest).is_ok(), "the twin recovers");
+    c.payload.signature = format!("0x{}", alloy_primitives::hex::encode(twin.as_bytes()));
+    assert_eq!(c.verify(), Err(EvmError::Signature));
+}
+
 mod garbage {
     use super::*;
     use proptest::prelude::*;
