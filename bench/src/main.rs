@@ -47,6 +47,19 @@ enum Command {
         #[arg(long)]
         db: PathBuf,
     },
+    /// Time the store's payment writes alone: `count` reserve+finish pairs, sequentially and
+    /// from `concurrency` tasks.
+    Store {
+        /// Pairs per pass.
+        #[arg(long, default_value_t = 5000)]
+        count: usize,
+        /// Concurrent writers in the second pass.
+        #[arg(long, default_value_t = 64)]
+        concurrency: usize,
+        /// SQLite file.
+        #[arg(long)]
+        db: PathBuf,
+    },
     /// Write `count` signed payments for the Top Picks challenge to `out`, one header per line.
     Presign {
         /// How many.
@@ -102,6 +115,57 @@ async fn main() -> anyhow::Result<()> {
             let router = axum::Router::new().route("/bare", bare).merge(app);
             let listener = tokio::net::TcpListener::bind(listen).await?;
             axum::serve(listener, router).await?;
+        }
+        Command::Store { count, concurrency, db } => {
+            let store = svc_store::Store::open_sqlite_file(&db).await?;
+            store.migrate().await?;
+            let pair = |store: svc_store::Store, i: usize, pass: &'static str| async move {
+                let new = svc_store::NewPayment {
+                    id: format!("{pass}-{i}"),
+                    route_id: "alpha.top_picks".into(),
+                    network: "eip155:8453".into(),
+                    payer: "0x2c7536e3605d9c16a7a3d7b1898e529396a65c23".into(),
+                    nonce: format!("{pass}-{i}"),
+                    amount: 500_000,
+                    asset: "usdc".into(),
+                    pay_to: PAY_TO.into(),
+                    now_ms: 0,
+                };
+                store.reserve_payment(&new).await?;
+                store.finish_payment(&new.id, svc_store::PaymentStatus::Unsettled, None, None, 1).await?;
+                anyhow::Ok(())
+            };
+            let started = std::time::Instant::now();
+            for i in 0..count {
+                pair(store.clone(), i, "seq").await?;
+            }
+            let sequential = started.elapsed();
+            let started = std::time::Instant::now();
+            let mut tasks = tokio::task::JoinSet::new();
+            let per_task = count / concurrency.max(1);
+            for t in 0..concurrency {
+                let store = store.clone();
+                tasks.spawn(async move {
+                    for i in 0..per_task {
+                        pair(store.clone(), t * per_task + i, "par").await?;
+                    }
+                    anyhow::Ok(())
+                });
+            }
+            while let Some(done) = tasks.join_next().await {
+                done??;
+            }
+            let concurrent = started.elapsed();
+            let us = |d: std::time::Duration, n: usize| d.as_micros() as f64 / n.max(1) as f64;
+            use std::io::Write as _;
+            writeln!(
+                std::io::stdout(),
+                "store: sequential {:.0} µs/pair ({:.0} pairs/s); {concurrency} writers {:.0} µs/pair ({:.0} pairs/s)",
+                us(sequential, count),
+                count as f64 / sequential.as_secs_f64(),
+                us(concurrent, per_task * concurrency),
+                (per_task * concurrency) as f64 / concurrent.as_secs_f64()
+            )?;
         }
         Command::Presign { count, out } => {
             let dir = std::env::temp_dir().join(format!("svc-bench-presign-{}", std::process::id()));

@@ -16,6 +16,7 @@
 //! - [`usage`]: served calls, for volume discounts.
 //! - [`tokens`]: token market data behind the free stats route.
 
+mod batch;
 pub mod payments;
 pub mod responses;
 pub mod tokens;
@@ -44,10 +45,9 @@ macro_rules! with_pool {
 }
 pub(crate) use with_pool;
 
-/// [`with_pool!`] for statements that write. SQLite admits one writer at a time; a writer that
-/// finds the lock taken sleeps in its busy handler (milliseconds), so concurrent writes from
-/// several connections crawl. Writes therefore queue for SQLite's single writer connection in
-/// the pool, asynchronously, instead of colliding in the file lock.
+/// [`with_pool!`] on the writer connection, for the few statements that bypass the group-commit
+/// queue (DDL, closing). SQLite admits one writer; a second connection that finds the lock taken
+/// sleeps in its busy handler for milliseconds, so every write goes through this one connection.
 macro_rules! with_writer {
     ($db:expr, |$pool:ident| $body:expr) => {
         match $db {
@@ -56,11 +56,16 @@ macro_rules! with_writer {
         }
     };
 }
-pub(crate) use with_writer;
 
 /// Why a store operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
+    /// A batch of writes could not be committed; none of it was applied.
+    #[error("write batch failed: {0}")]
+    Batch(String),
+    /// The store was closed while a write waited.
+    #[error("the store is closed")]
+    Closed,
     /// The database refused or failed a query.
     #[error("database: {0}")]
     Database(#[from] sqlx::Error),
@@ -86,7 +91,7 @@ pub enum StoreError {
 /// The active connection pool.
 #[derive(Clone)]
 pub(crate) enum Db {
-    Sqlite { read: SqlitePool, write: SqlitePool },
+    Sqlite { read: SqlitePool, write: SqlitePool, batcher: batch::Batcher },
     Postgres(PgPool),
 }
 
@@ -152,7 +157,8 @@ impl Store {
             .max_lifetime(None)
             .connect_with(options)
             .await?;
-        Ok(Store { db: Db::Sqlite { read: pool.clone(), write: pool } })
+        let batcher = batch::Batcher::spawn(pool.clone());
+        Ok(Store { db: Db::Sqlite { read: pool.clone(), write: pool, batcher } })
     }
 
     /// Opens (creating if needed) a SQLite database file in WAL mode: readers never wait for
@@ -165,9 +171,20 @@ impl Store {
             .synchronous(SqliteSynchronous::Normal)
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(5));
-        let write = SqlitePoolOptions::new().max_connections(1).connect_with(options.clone()).await?;
-        let read = SqlitePoolOptions::new().max_connections(8).connect_with(options.read_only(true)).await?;
-        Ok(Store { db: Db::Sqlite { read, write } })
+        // A local file cannot drop a connection the way a network peer can, so the pools skip
+        // the liveness ping sqlx otherwise sends before lending each connection.
+        let write = SqlitePoolOptions::new()
+            .max_connections(1)
+            .test_before_acquire(false)
+            .connect_with(options.clone())
+            .await?;
+        let read = SqlitePoolOptions::new()
+            .max_connections(8)
+            .test_before_acquire(false)
+            .connect_with(options.read_only(true))
+            .await?;
+        let batcher = batch::Batcher::spawn(write.clone());
+        Ok(Store { db: Db::Sqlite { read, write, batcher } })
     }
 
     /// Connects to PostgreSQL with explicit options (tests use them to pin a schema).
@@ -187,6 +204,15 @@ impl Store {
             Db::Postgres(pool) => sqlx::migrate!("migrations/postgres").run(pool).await?,
         }
         Ok(())
+    }
+
+    /// Runs one writing statement: through the group-commit writer on SQLite, directly on
+    /// PostgreSQL. Returns the rows affected, once durable.
+    pub(crate) async fn write(&self, sql: &'static str, args: Vec<batch::Arg>) -> Result<u64, StoreError> {
+        match &self.db {
+            Db::Sqlite { batcher, .. } => batcher.write(sql, args).await,
+            Db::Postgres(pool) => Ok(batch::bind_all!(sqlx::query(sql), args).execute(pool).await?.rows_affected()),
+        }
     }
 
     /// A round trip to the database, for readiness checks.

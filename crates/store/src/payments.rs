@@ -4,7 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Store, StoreError, to_i64, to_u64, with_pool, with_writer};
+use crate::batch::Arg;
+use crate::{Store, StoreError, to_i64, to_u64, with_pool};
 
 /// Where a payment stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -161,23 +162,23 @@ impl Store {
         // it; then the authorization is free again, so try once more instead of reporting a
         // duplicate that no longer exists.
         for _ in 0..3 {
-            let inserted = with_writer!(&self.db, |p| sqlx::query(INSERT)
-                .bind(&new.id)
-                .bind(&new.route_id)
-                .bind(&new.network)
-                .bind(&new.payer)
-                .bind(&new.nonce)
-                .bind(amount)
-                .bind(&new.asset)
-                .bind(&new.pay_to)
-                .bind(new.now_ms)
-                .execute(p)
-                .await
-                .map(|r| r.rows_affected()))?;
+            let args = vec![
+                Arg::Text(new.id.clone()),
+                Arg::Text(new.route_id.clone()),
+                Arg::Text(new.network.clone()),
+                Arg::Text(new.payer.clone()),
+                Arg::Text(new.nonce.clone()),
+                Arg::Int(amount),
+                Arg::Text(new.asset.clone()),
+                Arg::Text(new.pay_to.clone()),
+                Arg::Int(new.now_ms),
+            ];
+            let inserted = self.write(INSERT, args).await?;
             if inserted == 1 {
                 return Ok(Reservation::Reserved);
             }
-            let first: Option<PaymentRecord> = with_writer!(&self.db, |p| sqlx::query_as(FIRST)
+            // Committed before `write` returned, so the read pool sees it.
+            let first: Option<PaymentRecord> = with_pool!(&self.db, |p| sqlx::query_as(FIRST)
                 .bind(&new.network)
                 .bind(&new.payer)
                 .bind(&new.nonce)
@@ -195,7 +196,7 @@ impl Store {
     /// row was released.
     pub async fn release_payment(&self, id: &str) -> Result<bool, StoreError> {
         const SQL: &str = "DELETE FROM payments WHERE id = $1 AND status = 'reserved'";
-        let n = with_writer!(&self.db, |p| sqlx::query(SQL).bind(id).execute(p).await.map(|r| r.rows_affected()))?;
+        let n = self.write(SQL, vec![Arg::Text(id.to_owned())]).await?;
         Ok(n == 1)
     }
 
@@ -215,15 +216,14 @@ impl Store {
         if status == PaymentStatus::Reserved {
             return Err(StoreError::OutOfRange("final payment status"));
         }
-        let n = with_writer!(&self.db, |p| sqlx::query(SQL)
-            .bind(id)
-            .bind(status.as_str())
-            .bind(tx_hash)
-            .bind(error)
-            .bind(now_ms)
-            .execute(p)
-            .await
-            .map(|r| r.rows_affected()))?;
+        let args = vec![
+            Arg::Text(id.to_owned()),
+            Arg::Text(status.as_str().to_owned()),
+            Arg::OptText(tx_hash.map(str::to_owned)),
+            Arg::OptText(error.map(str::to_owned)),
+            Arg::Int(now_ms),
+        ];
+        let n = self.write(SQL, args).await?;
         Ok(n == 1)
     }
 

@@ -1,7 +1,8 @@
 //! Answers of paid calls, kept so a client that lost one can fetch it again with the same
 //! payment id instead of paying twice.
 
-use crate::{Store, StoreError, with_pool, with_writer};
+use crate::batch::Arg;
+use crate::{Store, StoreError, with_pool};
 
 /// A stored answer and the authorization that paid for it.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -28,17 +29,16 @@ impl Store {
     pub async fn save_paid_response(&self, r: &PaidResponse) -> Result<bool, StoreError> {
         const SQL: &str = "INSERT INTO paid_responses (payment_id, network, payer, nonce, body, payment_response, \
                            created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (payment_id) DO NOTHING";
-        let n = with_writer!(&self.db, |p| sqlx::query(SQL)
-            .bind(&r.payment_id)
-            .bind(&r.network)
-            .bind(&r.payer)
-            .bind(&r.nonce)
-            .bind(&r.body)
-            .bind(&r.payment_response)
-            .bind(r.created_at)
-            .execute(p)
-            .await
-            .map(|r| r.rows_affected()))?;
+        let args = vec![
+            Arg::Text(r.payment_id.clone()),
+            Arg::Text(r.network.clone()),
+            Arg::Text(r.payer.clone()),
+            Arg::Text(r.nonce.clone()),
+            Arg::Blob(r.body.clone()),
+            Arg::Text(r.payment_response.clone()),
+            Arg::Int(r.created_at),
+        ];
+        let n = self.write(SQL, args).await?;
         Ok(n == 1)
     }
 
@@ -52,6 +52,6 @@ impl Store {
     /// Forgets answers stored before `before_ms`; returns how many.
     pub async fn prune_paid_responses(&self, before_ms: i64) -> Result<u64, StoreError> {
         const SQL: &str = "DELETE FROM paid_responses WHERE created_at < $1";
-        Ok(with_writer!(&self.db, |p| sqlx::query(SQL).bind(before_ms).execute(p).await.map(|r| r.rows_affected()))?)
+        self.write(SQL, vec![Arg::Int(before_ms)]).await
     }
 }

@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Store, StoreError, with_pool, with_writer};
+use crate::batch::Arg;
+use crate::{Store, StoreError, with_pool};
 
 /// One token's market data.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
@@ -42,21 +43,20 @@ impl Store {
              price_usd = excluded.price_usd, change_24h_pct = excluded.change_24h_pct, \
              volume_24h_usd = excluded.volume_24h_usd, market_cap_usd = excluded.market_cap_usd, \
              liquidity_usd = excluded.liquidity_usd, rank = excluded.rank, updated_at = excluded.updated_at";
-        with_writer!(&self.db, |p| sqlx::query(SQL)
-            .bind(&t.chain)
-            .bind(&t.address)
-            .bind(&t.symbol)
-            .bind(&t.name)
-            .bind(&t.price_usd)
-            .bind(&t.change_24h_pct)
-            .bind(&t.volume_24h_usd)
-            .bind(&t.market_cap_usd)
-            .bind(&t.liquidity_usd)
-            .bind(t.rank)
-            .bind(t.updated_at)
-            .execute(p)
-            .await
-            .map(|_| ()))?;
+        let args = vec![
+            Arg::Text(t.chain.clone()),
+            Arg::Text(t.address.clone()),
+            Arg::Text(t.symbol.clone()),
+            Arg::Text(t.name.clone()),
+            Arg::Text(t.price_usd.clone()),
+            Arg::OptText(t.change_24h_pct.clone()),
+            Arg::OptText(t.volume_24h_usd.clone()),
+            Arg::OptText(t.market_cap_usd.clone()),
+            Arg::OptText(t.liquidity_usd.clone()),
+            Arg::Int(i64::from(t.rank)),
+            Arg::Int(t.updated_at),
+        ];
+        self.write(SQL, args).await?;
         Ok(())
     }
 

@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Store, StoreError, to_i64, to_u64, with_pool, with_writer};
+use crate::batch::Arg;
+use crate::{Store, StoreError, to_i64, to_u64, with_pool};
 
 /// One served call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
@@ -29,16 +30,15 @@ impl Store {
         const SQL: &str = "INSERT INTO request_usage (id, caller, route_id, channel, amount, at_ms) \
                            VALUES ($1, $2, $3, $4, $5, $6)";
         let amount = to_i64(usage.amount, "usage amount")?;
-        with_writer!(&self.db, |p| sqlx::query(SQL)
-            .bind(&usage.id)
-            .bind(&usage.caller)
-            .bind(&usage.route_id)
-            .bind(&usage.channel)
-            .bind(amount)
-            .bind(usage.at_ms)
-            .execute(p)
-            .await
-            .map(|_| ()))?;
+        let args = vec![
+            Arg::Text(usage.id.clone()),
+            Arg::Text(usage.caller.clone()),
+            Arg::Text(usage.route_id.clone()),
+            Arg::Text(usage.channel.clone()),
+            Arg::Int(amount),
+            Arg::Int(usage.at_ms),
+        ];
+        self.write(SQL, args).await?;
         Ok(())
     }
 
