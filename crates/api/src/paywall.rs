@@ -74,12 +74,11 @@ pub async fn serve(
 ) -> Response {
     let list_price = route.price.price(input.price_units());
     let challenge = Challenge { state, route, parts, body, price: list_price, input: &input };
-    let offered = state.payments.offer.requirements(list_price);
-
     let header = parts.headers.get(PAYMENT_SIGNATURE).or_else(|| parts.headers.get(X_PAYMENT));
     let Some(payment) = header.and_then(|h| svc_x402::decode_payment(h.as_bytes())) else {
-        return challenge.unpaid(&offered);
+        return challenge.unpaid();
     };
+    let offered = state.payments.offer.requirements(list_price);
     let Some(replay) = ReplayKey::of(&payment) else {
         return challenge.respond(&offered, "invalid_payload");
     };
@@ -256,10 +255,43 @@ struct Challenge<'a> {
 
 /// Challenges to unpaid requests, by everything they are built from: most unpaid traffic is
 /// agents discovering the same few routes, and the answer is a pure function of the route,
-/// the price, the URL and the body.
+/// the price, the host, the URL and the body. Looked up without allocating.
 #[derive(Default)]
 pub(crate) struct ChallengeCache {
-    entries: std::sync::Mutex<HashMap<String, (Bytes, HeaderValue)>>,
+    entries: std::sync::Mutex<HashMap<u64, Vec<Cached>>>,
+    len: std::sync::atomic::AtomicUsize,
+}
+
+/// A built challenge: its key, its JSON body and its `PAYMENT-REQUIRED` header.
+type Cached = (OwnedKey, (Bytes, HeaderValue));
+
+/// What a cached challenge depends on, borrowed from the request.
+#[derive(Hash)]
+struct ChallengeKey<'a> {
+    route: &'static str,
+    price: u64,
+    host: &'a [u8],
+    uri: &'a str,
+    body: &'a [u8],
+}
+
+/// A [`ChallengeKey`] kept in the cache.
+struct OwnedKey {
+    route: &'static str,
+    price: u64,
+    host: Vec<u8>,
+    uri: String,
+    body: Vec<u8>,
+}
+
+impl OwnedKey {
+    fn is(&self, key: &ChallengeKey<'_>) -> bool {
+        self.route == key.route
+            && self.price == key.price
+            && self.host == key.host
+            && self.uri == key.uri
+            && self.body == key.body
+    }
 }
 
 impl ChallengeCache {
@@ -268,35 +300,62 @@ impl ChallengeCache {
     const CAPACITY: usize = 4096;
     /// Bodies larger than this are not cached (the key holds the body).
     const MAX_BODY: usize = 2048;
+
+    fn hash(key: &ChallengeKey<'_>) -> u64 {
+        use std::hash::BuildHasher as _;
+        // Fixed keys: the cache is local and bounded, so flooding it only costs a rebuild.
+        std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(key)
+    }
+
+    fn get(&self, key: &ChallengeKey<'_>) -> Option<(Bytes, HeaderValue)> {
+        let entries = self.entries.lock().ok()?;
+        entries.get(&Self::hash(key))?.iter().find(|(k, _)| k.is(key)).map(|(_, v)| v.clone())
+    }
+
+    fn put(&self, key: &ChallengeKey<'_>, value: (Bytes, HeaderValue)) {
+        use std::sync::atomic::Ordering;
+        let Ok(mut entries) = self.entries.lock() else { return };
+        if self.len.load(Ordering::Relaxed) >= Self::CAPACITY {
+            entries.clear();
+            self.len.store(0, Ordering::Relaxed);
+        }
+        let owned = OwnedKey {
+            route: key.route,
+            price: key.price,
+            host: key.host.to_vec(),
+            uri: key.uri.to_owned(),
+            body: key.body.to_vec(),
+        };
+        entries.entry(Self::hash(key)).or_default().push((owned, value));
+        self.len.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 impl Challenge<'_> {
     /// The challenge to a request that carried no usable payment, from the cache when seen.
-    fn unpaid(&self, accepts: &[PaymentRequirements]) -> Response {
+    fn unpaid(&self) -> Response {
         let body = self.body.unwrap_or_default();
+        let build = || self.build(&self.state.payments.offer.requirements(self.price), "Payment required");
         if body.len() > ChallengeCache::MAX_BODY {
-            return self.respond(accepts, "Payment required");
+            return match build() {
+                Ok((bytes, header)) => challenge_response(bytes, Some(header)),
+                Err(err) => err.into_response(),
+            };
         }
-        let key = format!(
-            "{}\n{}\n{}\n{}\n{}",
-            self.route.id,
-            self.price.atomic(),
-            crate::ops::base_url(self.state, &self.parts.headers),
-            self.parts.uri,
-            String::from_utf8_lossy(body)
-        );
+        let key = ChallengeKey {
+            route: self.route.id,
+            price: self.price.atomic(),
+            host: self.parts.headers.get(header::HOST).map(|h| h.as_bytes()).unwrap_or_default(),
+            uri: self.parts.uri.path_and_query().map_or("", |pq| pq.as_str()),
+            body,
+        };
         let cache = &self.state.payments.challenges;
-        if let Some((bytes, header)) = cache.entries.lock().ok().and_then(|m| m.get(&key).cloned()) {
-            return challenge_response(bytes, Some(header));
+        if let Some(hit) = cache.get(&key) {
+            return challenge_response(hit.0, Some(hit.1));
         }
-        match self.build(accepts, "Payment required") {
+        match build() {
             Ok((bytes, header)) => {
-                if let Ok(mut entries) = cache.entries.lock() {
-                    if entries.len() >= ChallengeCache::CAPACITY {
-                        entries.clear();
-                    }
-                    entries.insert(key, (bytes.clone(), header.clone()));
-                }
+                cache.put(&key, (bytes.clone(), header.clone()));
                 challenge_response(bytes, Some(header))
             }
             Err(err) => err.into_response(),

@@ -405,3 +405,26 @@ async fn repeated_challenges_are_identical_and_each_names_its_own_url() {
     assert_eq!(other.json()["resource"]["url"], "http://localhost/api/x402/svc-tools/social/search?query=eth");
     assert_eq!(other.json()["extensions"]["bazaar"]["info"]["input"]["queryParams"]["query"], "eth");
 }
+
+#[tokio::test]
+async fn a_cached_challenge_is_never_served_for_another_host_or_body() {
+    let p = paywalled(None).await;
+    let uri = "/api/x402/svc-tools/social/search?query=sol";
+    let on = |host: &'static str| Request::get(uri).header("host", host).body(Body::empty()).expect("request");
+    let first = p.app.send(on("a.example")).await;
+    let second = p.app.send(on("b.example")).await;
+    assert_eq!(first.json()["resource"]["url"], format!("http://a.example{uri}"));
+    assert_eq!(second.json()["resource"]["url"], format!("http://b.example{uri}"));
+
+    let post = |body: &'static str| {
+        Request::post("/api/x402/svc-tools/data-products/top-alpha-picks")
+            .header("content-type", "application/json")
+            .body(Body::from(body))
+            .expect("request")
+    };
+    let five = p.app.send(post(r#"{"params":{"limit":5}}"#)).await;
+    let six = p.app.send(post(r#"{"params":{"limit":6}}"#)).await;
+    assert_eq!(five.status, StatusCode::PAYMENT_REQUIRED, "{}", five.text());
+    assert_eq!(five.json()["extensions"]["bazaar"]["info"]["input"]["body"]["params"]["limit"], 5);
+    assert_eq!(six.json()["extensions"]["bazaar"]["info"]["input"]["body"]["params"]["limit"], 6);
+}
