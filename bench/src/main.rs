@@ -84,7 +84,11 @@ async fn app(db: &std::path::Path) -> anyhow::Result<axum::Router> {
     let mut handlers = svc_api::handlers::all();
     let route = svc_catalogue::catalogue().get("alpha.top_picks").context("route")?;
     handlers.add_raw(route, |_, _| async { Ok(bytes::Bytes::from_static(br#"{"picks":{}}"#)) });
-    let services = Services { store, clock, config: ApiConfig::default(), offer, facilitator };
+    let sim = svc_simulator::Simulator::new(svc_simulator::DEFAULT_SEED, clock.clone());
+    let (vendors, _) = sim.spawn().await?;
+    let upstreams =
+        Arc::new(svc_upstream::Upstreams::new(&svc_upstream::UpstreamsConfig::all_at(&vendors), clock.clone())?);
+    let services = Services { store, clock, config: ApiConfig::default(), offer, facilitator, upstreams };
     Ok(svc_api::app(AppState::with_handlers(services, handlers)?))
 }
 

@@ -40,6 +40,21 @@ pub enum ApiError {
     /// The route exists and the input is valid, but its implementation has not landed (501).
     #[error("route {0} is not implemented yet")]
     NotImplemented(&'static str),
+    /// The thing asked for does not exist at its source (404), e.g. an unknown coin mint.
+    #[error("{0}")]
+    Missing(String),
+    /// A vendor failed or answered garbage (502); the cause is logged, the client is told
+    /// which vendor family and that nothing was charged.
+    #[error("the {vendor} data source failed")]
+    Upstream {
+        /// The vendor family.
+        vendor: &'static str,
+        /// What happened, for the log.
+        cause: String,
+    },
+    /// A vendor did not answer in time (504).
+    #[error("the {0} data source did not answer in time")]
+    UpstreamTimeout(&'static str),
     /// A dependency (the store) is unavailable (503).
     #[error("service unavailable")]
     Unavailable(String),
@@ -51,6 +66,18 @@ pub enum ApiError {
 impl From<svc_store::StoreError> for ApiError {
     fn from(err: svc_store::StoreError) -> Self {
         ApiError::Internal(format!("store: {err}"))
+    }
+}
+
+impl From<svc_upstream::UpstreamError> for ApiError {
+    fn from(err: svc_upstream::UpstreamError) -> Self {
+        use svc_upstream::UpstreamError as U;
+        let vendor = err.vendor().family();
+        match err {
+            U::NotFound { .. } => ApiError::Missing(err.to_string()),
+            U::Timeout { .. } => ApiError::UpstreamTimeout(vendor),
+            other => ApiError::Upstream { vendor, cause: other.to_string() },
+        }
     }
 }
 
@@ -68,6 +95,9 @@ impl ApiError {
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
+            ApiError::Missing(_) => StatusCode::NOT_FOUND,
+            ApiError::Upstream { .. } => StatusCode::BAD_GATEWAY,
+            ApiError::UpstreamTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -81,6 +111,9 @@ impl ApiError {
             ApiError::PayloadTooLarge { .. } => "payload_too_large",
             ApiError::UnsupportedMediaType => "unsupported_media_type",
             ApiError::NotImplemented(_) => "not_implemented",
+            ApiError::Missing(_) => "not_found",
+            ApiError::Upstream { .. } => "upstream_error",
+            ApiError::UpstreamTimeout(_) => "upstream_timeout",
             ApiError::Unavailable(_) => "unavailable",
             ApiError::Internal(_) => "internal_error",
         }
@@ -104,6 +137,20 @@ impl IntoResponse for ApiError {
             ApiError::Internal(cause) => {
                 tracing::error!(error.cause = %cause, "internal error: {cause}");
                 (status, Json(error_body("Internal server error.", "internal_error", Map::new()))).into_response()
+            }
+            ApiError::Upstream { vendor, cause } => {
+                tracing::warn!(vendor, error.cause = %cause, "upstream error: {cause}");
+                let mut extra = Map::new();
+                extra.insert("vendor".into(), Value::from(vendor));
+                let detail = format!("The {vendor} data source failed; nothing was charged. Retry later.");
+                (status, Json(error_body(detail, "upstream_error", extra))).into_response()
+            }
+            ApiError::UpstreamTimeout(vendor) => {
+                let mut extra = Map::new();
+                extra.insert("vendor".into(), Value::from(vendor));
+                let detail =
+                    format!("The {vendor} data source did not answer in time; nothing was charged. Retry later.");
+                (status, Json(error_body(detail, "upstream_timeout", extra))).into_response()
             }
             ApiError::Unavailable(cause) => {
                 tracing::warn!(error.cause = %cause, "unavailable: {cause}");

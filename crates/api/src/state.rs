@@ -6,6 +6,7 @@ use metrics_exporter_prometheus::PrometheusHandle;
 use svc_catalogue::Catalogue;
 use svc_domain::Clock;
 use svc_store::Store;
+use svc_upstream::Upstreams;
 use svc_x402::{Facilitator, Offer};
 
 use crate::handlers::Handlers;
@@ -44,6 +45,8 @@ pub struct App {
     pub metrics: PrometheusHandle,
     /// The x402 paywall's networks and facilitator.
     pub payments: crate::paywall::Payments,
+    /// Vendor adapters behind the data routes.
+    pub upstreams: Arc<Upstreams>,
     pub(crate) handlers: Handlers,
 }
 
@@ -73,6 +76,8 @@ pub struct Services {
     pub offer: Offer,
     /// Verifies and settles payments.
     pub facilitator: Arc<dyn Facilitator>,
+    /// Vendor adapters (pointed at the simulator on a default run and in tests).
+    pub upstreams: Arc<Upstreams>,
 }
 
 impl AppState {
@@ -85,7 +90,7 @@ impl AppState {
     /// [`AppState::new`] with a handler registry of the caller's: tests stand in for a route
     /// whose upstream has not landed, to exercise the paths around it.
     pub fn with_handlers(services: Services, handlers: Handlers) -> Result<Self, crate::handlers::HandlerMismatch> {
-        let Services { store, clock, config, offer, facilitator } = services;
+        let Services { store, clock, config, offer, facilitator, upstreams } = services;
         let catalogue = svc_catalogue::catalogue();
         handlers.verify(catalogue)?;
         let payments = crate::paywall::Payments::new(offer, facilitator, catalogue);
@@ -96,6 +101,7 @@ impl AppState {
             config,
             metrics: crate::metrics::handle(),
             payments,
+            upstreams,
             handlers,
         })))
     }

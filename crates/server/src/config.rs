@@ -24,6 +24,9 @@ pub enum Command {
     Migrate(StoreArgs),
     /// Print the OpenAPI 3.1 document (the committed `openapi.json` is this output).
     Openapi,
+    /// Serve the simulated market alone, in every vendor's wire format, so several replicas
+    /// can share one world (point them at it with `SVC_SIMULATOR_URL`).
+    Simulator(SimulatorArgs),
     /// Call a paid route end to end: get the challenge, sign a payment, retry, print the
     /// answer and the settlement.
     Pay(PayArgs),
@@ -124,6 +127,44 @@ pub struct ServeArgs {
     /// Payments.
     #[command(flatten)]
     pub payments: PaymentArgs,
+
+    /// Data vendors.
+    #[command(flatten)]
+    pub upstreams: UpstreamArgs,
+}
+
+/// Where the data routes get their data. A vendor with no URL set uses the simulated market
+/// (in-process, or the shared one at `--simulator-url`); `--production` points it at the
+/// real vendor instead.
+#[derive(Debug, Clone, Args)]
+pub struct UpstreamArgs {
+    /// Base URL of a shared simulator (`svc simulator`); default: one in this process.
+    #[arg(long, env = "SVC_SIMULATOR_URL")]
+    pub simulator_url: Option<String>,
+
+    /// Seed of the in-process simulated market.
+    #[arg(long, env = "SVC_SIMULATOR_SEED", default_value_t = svc_simulator::DEFAULT_SEED)]
+    pub simulator_seed: u64,
+
+    /// Base URL of the token launchpad's coin API (the real one: its public address).
+    #[arg(long, env = "SVC_LAUNCHPAD_URL")]
+    pub launchpad_url: Option<String>,
+}
+
+/// Settings of `svc simulator`.
+#[derive(Debug, Args)]
+pub struct SimulatorArgs {
+    /// Address to listen on.
+    #[arg(long, env = "SVC_SIMULATOR_LISTEN", default_value = "127.0.0.1:8500")]
+    pub listen: SocketAddr,
+
+    /// Seed of the simulated market; replicas sharing data must share the seed.
+    #[arg(long, env = "SVC_SIMULATOR_SEED", default_value_t = svc_simulator::DEFAULT_SEED)]
+    pub seed: u64,
+
+    /// Log format.
+    #[arg(long, env = "SVC_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: LogFormat,
 }
 
 /// A well-known development address (the first account of the local EVM test node). Payments

@@ -4,6 +4,7 @@
 mod config;
 mod pay;
 mod payments;
+mod upstreams;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -41,6 +42,10 @@ async fn main() -> anyhow::Result<()> {
             std::io::stdout().write_all(text.as_bytes()).context("writing the document")
         }
         Command::Pay(args) => pay::run(args).await,
+        Command::Simulator(args) => {
+            init_logging(args.log_format);
+            upstreams::run_simulator(args).await
+        }
     }
 }
 
@@ -70,7 +75,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let config = ApiConfig { body_limit_bytes: args.body_limit_bytes, public_url: args.public_url.clone() };
     let clock = Arc::new(SystemClock);
     let (offer, facilitator) = payments::build(&args.payments, clock.clone()).await?;
-    let state = AppState::new(Services { store: store.clone(), clock, config, offer, facilitator })?;
+    let upstreams = Arc::new(upstreams::build(&args.upstreams, args.payments.production, clock.clone()).await?);
+    let state = AppState::new(Services { store: store.clone(), clock, config, offer, facilitator, upstreams })?;
     let app = svc_api::app(state).into_make_service_with_connect_info::<SocketAddr>();
 
     let listener = TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
@@ -97,7 +103,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
 }
 
 /// Resolves on SIGINT (Ctrl-C) or SIGTERM.
-async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };

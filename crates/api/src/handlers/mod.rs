@@ -2,6 +2,7 @@
 //! route's validated input to its output; extraction, validation, payment and error mapping
 //! happen around it, once, for every route.
 
+mod infra;
 mod pricing;
 mod public;
 
@@ -98,6 +99,7 @@ impl Handlers {
 pub fn all() -> Handlers {
     let mut handlers = Handlers::default();
     public::register(&mut handlers);
+    infra::register(&mut handlers);
     pricing::register(&mut handlers);
     handlers
 }

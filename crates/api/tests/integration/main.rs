@@ -6,4 +6,5 @@ mod ops;
 mod paywall;
 mod robustness;
 mod support;
+mod upstream;
 mod validation;

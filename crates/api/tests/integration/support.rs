@@ -10,7 +10,9 @@ use serde_json::Value;
 use svc_api::handlers::Handlers;
 use svc_api::{ApiConfig, AppState, Services};
 use svc_domain::FixedClock;
+use svc_simulator::Simulator;
 use svc_store::Store;
+use svc_upstream::{Upstreams, UpstreamsConfig};
 use svc_x402::{BuiltinFacilitator, Facilitator, Offer, PaymentNetwork};
 use tower::ServiceExt as _;
 
@@ -24,6 +26,8 @@ pub struct TestApp {
     pub router: Router,
     pub store: Store,
     pub clock: FixedClock,
+    /// The simulated market every vendor adapter is pointed at.
+    pub sim: Simulator,
     _dir: tempfile::TempDir,
 }
 
@@ -38,6 +42,8 @@ pub struct Setup {
     pub handlers: Handlers,
     /// Builds the facilitator from the app's clock; default: built-in, verify-only.
     pub facilitator: Box<dyn FnOnce(FixedClock) -> Arc<dyn Facilitator>>,
+    /// Adjusts the vendor settings (all pointed at the simulator).
+    pub upstreams: Box<dyn FnOnce(&mut UpstreamsConfig)>,
 }
 
 impl Default for Setup {
@@ -48,6 +54,7 @@ impl Default for Setup {
             facilitator: Box::new(|clock| {
                 Arc::new(BuiltinFacilitator::new(offer().networks().to_vec(), Arc::new(clock)))
             }),
+            upstreams: Box::new(|_| {}),
         }
     }
 }
@@ -86,15 +93,21 @@ impl TestApp {
         store.migrate().await.expect("migrate");
         let clock = FixedClock::at_ms(NOW_MS);
         let facilitator = (setup.facilitator)(clock.clone());
+        let sim = Simulator::new(svc_simulator::DEFAULT_SEED, Arc::new(clock.clone()));
+        let (base, _) = sim.spawn().await.expect("simulator");
+        let mut upstreams = UpstreamsConfig::all_at(&base);
+        (setup.upstreams)(&mut upstreams);
+        let upstreams = Arc::new(Upstreams::new(&upstreams, Arc::new(clock.clone())).expect("upstreams"));
         let services = Services {
             store: store.clone(),
             clock: Arc::new(clock.clone()),
             config: setup.config,
             offer: offer(),
             facilitator,
+            upstreams,
         };
         let state = AppState::with_handlers(services, setup.handlers).expect("state");
-        TestApp { router: svc_api::app(state), store, clock, _dir: dir }
+        TestApp { router: svc_api::app(state), store, clock, sim, _dir: dir }
     }
 
     pub async fn send(&self, request: Request<Body>) -> Reply {
@@ -150,4 +163,19 @@ pub fn assert_error(reply: &Reply, status: StatusCode, code: &str) {
     let body = reply.json();
     assert_eq!(body["code"], code, "{body}");
     assert!(body["detail"].as_str().is_some_and(|d| !d.is_empty()), "{body}");
+}
+
+/// Asserts that `body` is valid against the 200 schema the OpenAPI document gives for
+/// `method path` (the catalogue's output type), so an answer can never drift from what
+/// agents were told to expect.
+pub fn assert_matches_schema(method: &str, path: &str, body: &Value) {
+    let mut document = svc_catalogue::openapi::document(svc_catalogue::catalogue());
+    let schema = document["paths"][path][method]["responses"]["200"]["content"]["application/json"]["schema"].clone();
+    assert!(schema.is_object(), "no 200 schema for {method} {path}");
+    // Validate against the whole document so `#/components/schemas/...` references resolve.
+    document["x-answer"] = schema;
+    document["$ref"] = Value::from("#/x-answer");
+    let validator = jsonschema::draft202012::new(&document).expect("schema compiles");
+    let errors: Vec<String> = validator.iter_errors(body).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    assert!(errors.is_empty(), "{method} {path} answered off-schema: {errors:#?}\n{body}");
 }

@@ -1,0 +1,51 @@
+//! Vendor wiring: the real vendors where configured, the simulated market elsewhere.
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use svc_domain::Clock;
+use svc_simulator::Simulator;
+use svc_upstream::{Upstreams, UpstreamsConfig, Vendor};
+
+use crate::config::{SimulatorArgs, UpstreamArgs};
+
+/// Builds the adapters. A vendor without a URL points at the simulator, which is started
+/// in this process unless a shared one is given; in production it points at the vendor.
+pub async fn build(args: &UpstreamArgs, production: bool, clock: Arc<dyn Clock>) -> anyhow::Result<Upstreams> {
+    let configured = [(Vendor::Launchpad, args.launchpad_url.as_deref())];
+    let simulated: Vec<Vendor> = configured.iter().filter(|(_, url)| url.is_none()).map(|(v, _)| *v).collect();
+    let mut config = if production || simulated.is_empty() {
+        UpstreamsConfig::real()
+    } else {
+        let base = match &args.simulator_url {
+            Some(url) => url.clone(),
+            None => {
+                let sim = Simulator::new(args.simulator_seed, clock.clone());
+                let (base, _) = sim.spawn().await.context("starting the simulated market")?;
+                base
+            }
+        };
+        let names: Vec<&str> = simulated.iter().map(|v| v.family()).collect();
+        tracing::warn!(
+            simulator = %base,
+            vendors = ?names,
+            "SIMULATED DATA: these vendors answer from the simulated market; set their URLs (or --production) for real data"
+        );
+        UpstreamsConfig::all_at(&base)
+    };
+    if let Some(url) = &args.launchpad_url {
+        config.launchpad = svc_upstream::VendorConfig::new(url.clone());
+    }
+    Upstreams::new(&config, clock).context("configuring the data vendors")
+}
+
+/// `svc simulator`: serves the simulated market until stopped.
+pub async fn run_simulator(args: SimulatorArgs) -> anyhow::Result<()> {
+    let sim = Simulator::new(args.seed, Arc::new(svc_domain::SystemClock));
+    let listener =
+        tokio::net::TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
+    let local = listener.local_addr()?;
+    tracing::info!(listen = %local, seed = args.seed, "simulated market listening on http://{local}");
+    axum::serve(listener, sim.router()).with_graceful_shutdown(crate::shutdown_signal()).await?;
+    Ok(())
+}

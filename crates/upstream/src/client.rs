@@ -1,0 +1,187 @@
+//! One vendor's HTTP client: the base URL, the key, the timeout, retries with backoff and
+//! jitter honouring `Retry-After`, the concurrency cap and the per-vendor metrics. Adapters
+//! say what to ask; this says how.
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::header::{HeaderMap, RETRY_AFTER};
+use http::{Method, StatusCode};
+use serde::de::DeserializeOwned;
+use tokio::sync::Semaphore;
+
+use crate::{UpstreamError, Vendor, VendorConfig};
+
+/// A vendor's client. Cheap to share; the adapters own one each.
+#[derive(Debug)]
+pub(crate) struct VendorClient {
+    vendor: Vendor,
+    http: reqwest::Client,
+    base: String,
+    permits: Semaphore,
+    config: VendorConfig,
+}
+
+/// First backoff step; doubled each retry, with full jitter.
+const BACKOFF_BASE: Duration = Duration::from_millis(100);
+
+impl VendorClient {
+    /// A client for `vendor`, sending `headers` on every call. Keyed vendors put their key
+    /// in `headers` marked sensitive, so it never shows in debug output.
+    pub(crate) fn new(vendor: Vendor, config: &VendorConfig, headers: HeaderMap) -> Result<Self, UpstreamError> {
+        let misconfigured = |cause: String| UpstreamError::Config { vendor, cause };
+        let base = reqwest::Url::parse(&config.base_url).map_err(|e| misconfigured(format!("base URL: {e}")))?;
+        if !matches!(base.scheme(), "http" | "https") || base.host_str().is_none() {
+            return Err(misconfigured("base URL must be http(s)://host[/path]".into()));
+        }
+        // Vendors are HTTPS; the process-wide TLS provider may not be chosen yet (tests).
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::builder()
+            .default_headers(headers)
+            .user_agent(concat!("svc/", env!("CARGO_PKG_VERSION")))
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(config.timeout)
+            .build()
+            .map_err(|e| misconfigured(format!("HTTP client: {e}")))?;
+        Ok(VendorClient {
+            vendor,
+            http,
+            base: config.base_url.trim_end_matches('/').to_owned(),
+            permits: Semaphore::new(config.max_concurrency.max(1)),
+            config: config.clone(),
+        })
+    }
+
+    /// `GET {base}{path}?{query}` decoded as `T`. `path` is built by the adapter from
+    /// validated input and always starts with `/`, so no request leaves the base URL.
+    pub(crate) async fn get_json<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        query: &[(&str, &str)],
+    ) -> Result<T, UpstreamError> {
+        let bytes = self.call(Method::GET, path, query).await?;
+        self.decode(&bytes)
+    }
+
+    /// Decodes a vendor body, reporting where it differs from the documented shape.
+    pub(crate) fn decode<T: DeserializeOwned>(&self, bytes: &[u8]) -> Result<T, UpstreamError> {
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        serde_path_to_error::deserialize(&mut de).map_err(|e| UpstreamError::Decode {
+            vendor: self.vendor,
+            cause: format!("at {}: {}", e.path(), e.inner()),
+        })
+    }
+
+    /// One logical call: waits for a slot, then tries up to `1 + retries` times.
+    pub(crate) async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, &str)],
+    ) -> Result<Bytes, UpstreamError> {
+        debug_assert!(path.starts_with('/'), "adapter paths are absolute");
+        let vendor = self.vendor.family();
+        let started = Instant::now();
+        let result = async {
+            let _slot = self.permits.acquire().await.map_err(|_| self.transport("client closed"))?;
+            let mut url = reqwest::Url::parse(&format!("{}{}", self.base, path))
+                .map_err(|_| self.transport("request path is not a URL"))?;
+            if !query.is_empty() {
+                url.query_pairs_mut().extend_pairs(query);
+            }
+            let mut attempt = 0;
+            loop {
+                let sent = self.http.request(method.clone(), url.clone()).send().await;
+                let wait = match sent {
+                    Ok(response) if response.status().is_success() => {
+                        return response.bytes().await.map_err(|e| self.failure(e));
+                    }
+                    Ok(response) => {
+                        let status = response.status();
+                        if !retryable(status) || attempt >= self.config.retries {
+                            return Err(UpstreamError::Status { vendor: self.vendor, status: status.as_u16() });
+                        }
+                        let wait = retry_after(response.headers()).unwrap_or_else(|| backoff(attempt));
+                        if wait > self.config.max_retry_wait {
+                            return Err(UpstreamError::Status { vendor: self.vendor, status: status.as_u16() });
+                        }
+                        wait
+                    }
+                    Err(e) if e.is_connect() && attempt < self.config.retries => backoff(attempt),
+                    Err(e) => return Err(self.failure(e)),
+                };
+                metrics::counter!("svc_upstream_retries_total", "vendor" => vendor).increment(1);
+                tokio::time::sleep(wait).await;
+                attempt += 1;
+            }
+        }
+        .await;
+        metrics::counter!("svc_upstream_calls_total", "vendor" => vendor).increment(1);
+        metrics::histogram!("svc_upstream_latency_seconds", "vendor" => vendor).record(started.elapsed().as_secs_f64());
+        if let Err(err) = &result {
+            metrics::counter!("svc_upstream_errors_total", "vendor" => vendor, "kind" => err.kind()).increment(1);
+            tracing::warn!(vendor, error = %err, "upstream call failed");
+        }
+        result
+    }
+
+    fn transport(&self, cause: &str) -> UpstreamError {
+        UpstreamError::Transport { vendor: self.vendor, cause: cause.to_owned() }
+    }
+
+    fn failure(&self, err: reqwest::Error) -> UpstreamError {
+        if err.is_timeout() {
+            UpstreamError::Timeout { vendor: self.vendor }
+        } else {
+            // The URL may carry a query built from input; the base may carry credentials.
+            UpstreamError::Transport { vendor: self.vendor, cause: err.without_url().to_string() }
+        }
+    }
+}
+
+/// Rate limits and server errors may pass; anything else is the same on every try.
+fn retryable(status: StatusCode) -> bool {
+    status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()
+}
+
+/// `Retry-After` in seconds (the HTTP-date form is rare from APIs and treated as absent).
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let secs: f64 = headers.get(RETRY_AFTER)?.to_str().ok()?.trim().parse().ok()?;
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(3600.0)))
+}
+
+/// Exponential backoff with full jitter: a random wait in `[0, base * 2^attempt]`, so
+/// clients that failed together do not retry together.
+fn backoff(attempt: u32) -> Duration {
+    let ceiling = BACKOFF_BASE.saturating_mul(1 << attempt.min(6));
+    ceiling.mul_f64(fastrand::f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use http::header::HeaderValue;
+
+    #[test]
+    fn retry_after_reads_seconds_and_ignores_dates_and_garbage() {
+        let with = |v: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(RETRY_AFTER, HeaderValue::from_str(v).expect("value"));
+            retry_after(&h)
+        };
+        assert_eq!(with("2"), Some(Duration::from_secs(2)));
+        assert_eq!(with(" 0.5 "), Some(Duration::from_millis(500)));
+        assert_eq!(with("Wed, 21 Oct 2015 07:28:00 GMT"), None);
+        assert_eq!(with("-1"), None);
+        assert_eq!(with("NaN"), None);
+    }
+
+    #[test]
+    fn backoff_stays_under_its_doubling_ceiling() {
+        for attempt in 0..10 {
+            let ceiling = BACKOFF_BASE * (1 << attempt.min(6));
+            assert!(backoff(attempt) <= ceiling);
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! Where each vendor lives and how it is called.
+
+use std::time::Duration;
+
+/// The vendors behind the data routes, named by the spec's neutral words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Vendor {
+    /// The token launchpad (coin state by mint).
+    Launchpad,
+}
+
+impl Vendor {
+    /// The family name clients see in errors and operators see in metrics.
+    pub fn family(self) -> &'static str {
+        match self {
+            Vendor::Launchpad => "launchpad",
+        }
+    }
+
+    /// The path prefix of this vendor on the simulator.
+    pub fn slug(self) -> &'static str {
+        self.family()
+    }
+
+    /// The vendor's production address.
+    pub fn real_base_url(self) -> &'static str {
+        match self {
+            Vendor::Launchpad => "https://frontend-api-v3.pump.fun",
+        }
+    }
+
+    /// The environment variable prefix of this vendor's settings (`SVC_LAUNCHPAD_URL`, ...).
+    pub fn env_prefix(self) -> &'static str {
+        match self {
+            Vendor::Launchpad => "SVC_LAUNCHPAD",
+        }
+    }
+}
+
+impl std::fmt::Display for Vendor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.family())
+    }
+}
+
+/// How one vendor is reached.
+#[derive(Debug, Clone)]
+pub struct VendorConfig {
+    /// Base URL without a trailing slash; requests go to paths under it only.
+    pub base_url: String,
+    /// Limit on one attempt, connection to last byte.
+    pub timeout: Duration,
+    /// Attempts after the first on 429, 5xx or a refused connection.
+    pub retries: u32,
+    /// Calls in flight at once; more wait their turn, so a burst of agents cannot push the
+    /// vendor into rate-limiting every one of them.
+    pub max_concurrency: usize,
+    /// Longest `Retry-After` honoured; a vendor asking for more fails the call at once
+    /// rather than holding an agent that is waiting on its answer.
+    pub max_retry_wait: Duration,
+}
+
+impl VendorConfig {
+    /// Defaults suited to an interactive API: 8 s per attempt, 2 retries, 16 in flight.
+    pub fn new(base_url: impl Into<String>) -> Self {
+        VendorConfig {
+            base_url: base_url.into().trim_end_matches('/').to_owned(),
+            timeout: Duration::from_secs(8),
+            retries: 2,
+            max_concurrency: 16,
+            max_retry_wait: Duration::from_secs(2),
+        }
+    }
+}

@@ -1,0 +1,84 @@
+//! What can go wrong calling a vendor.
+
+use crate::Vendor;
+
+/// A failed vendor call. Messages name the vendor family and the kind of failure, never a
+/// key, a full URL with credentials or the vendor's body.
+#[derive(Debug, thiserror::Error)]
+pub enum UpstreamError {
+    /// No answer within the vendor's timeout (504 to the client).
+    #[error("{vendor} did not answer in time")]
+    Timeout {
+        /// Who timed out.
+        vendor: Vendor,
+    },
+    /// The vendor answered with an error status after any retries (502).
+    #[error("{vendor} answered HTTP {status}")]
+    Status {
+        /// Who answered.
+        vendor: Vendor,
+        /// The last status seen.
+        status: u16,
+    },
+    /// The vendor could not be reached (502).
+    #[error("{vendor} unreachable: {cause}")]
+    Transport {
+        /// Who was unreachable.
+        vendor: Vendor,
+        /// The transport error, with the URL stripped.
+        cause: String,
+    },
+    /// The vendor answered 200 with a body that does not have its documented shape (502).
+    #[error("{vendor} answered in an unexpected shape: {cause}")]
+    Decode {
+        /// Who answered.
+        vendor: Vendor,
+        /// The decoder's message (field path and expectation, no body).
+        cause: String,
+    },
+    /// The vendor has no such object: the client asked for something that does not exist
+    /// (404 to the client, nothing charged).
+    #[error("{vendor} has no {what} {id}")]
+    NotFound {
+        /// Who was asked.
+        vendor: Vendor,
+        /// What kind of object.
+        what: &'static str,
+        /// The identifier asked for.
+        id: String,
+    },
+    /// A setting that cannot work (bad base URL or key characters); raised at start.
+    #[error("{vendor} is misconfigured: {cause}")]
+    Config {
+        /// Whose setting.
+        vendor: Vendor,
+        /// What is wrong.
+        cause: String,
+    },
+}
+
+impl UpstreamError {
+    /// The vendor the error is about.
+    pub fn vendor(&self) -> Vendor {
+        match self {
+            UpstreamError::Timeout { vendor }
+            | UpstreamError::Status { vendor, .. }
+            | UpstreamError::Transport { vendor, .. }
+            | UpstreamError::Decode { vendor, .. }
+            | UpstreamError::NotFound { vendor, .. }
+            | UpstreamError::Config { vendor, .. } => *vendor,
+        }
+    }
+
+    /// A short label for the error metric.
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            UpstreamError::Timeout { .. } => "timeout",
+            UpstreamError::Status { .. } => "status",
+            UpstreamError::Transport { .. } => "transport",
+            UpstreamError::Decode { .. } => "decode",
+            UpstreamError::NotFound { .. } => "not_found",
+            UpstreamError::Config { .. } => "config",
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! Vendor adapters: every upstream API the data routes stand on, spoken in its real wire
+//! format and decoded into the catalogue's output types.
+//!
+//! Each vendor has one [`VendorConfig`] (base URL, key, timeout, retries, concurrency cap).
+//! A fresh install points every vendor at the simulator, which speaks the same formats, so
+//! the default run goes through exactly the code that production does. Failures come back
+//! as [`UpstreamError`], which names the vendor family and never carries a key or a raw
+//! upstream body.
+
+mod cache;
+mod client;
+mod config;
+mod error;
+pub mod launchpad;
+
+use std::sync::Arc;
+
+use svc_domain::Clock;
+
+pub use cache::TtlCache;
+pub use config::{Vendor, VendorConfig};
+pub use error::UpstreamError;
+pub use launchpad::Launchpad;
+
+/// Settings of every vendor, by vendor.
+#[derive(Debug, Clone)]
+pub struct UpstreamsConfig {
+    /// The token launchpad's coin API.
+    pub launchpad: VendorConfig,
+}
+
+impl UpstreamsConfig {
+    /// Every vendor at its real address, without keys; the server fills in keys from the
+    /// environment and replaces the addresses with the simulator's when none is configured.
+    pub fn real() -> Self {
+        UpstreamsConfig { launchpad: VendorConfig::new(Vendor::Launchpad.real_base_url()) }
+    }
+
+    /// Every vendor at one base URL, each under its own path prefix; how the simulator
+    /// serves all vendors from one listener.
+    pub fn all_at(base: &str) -> Self {
+        let at = |vendor: Vendor| VendorConfig::new(format!("{}/{}", base.trim_end_matches('/'), vendor.slug()));
+        UpstreamsConfig { launchpad: at(Vendor::Launchpad) }
+    }
+}
+
+/// Every vendor adapter, built once at start and shared by the handlers.
+#[derive(Debug)]
+pub struct Upstreams {
+    /// Token launchpad coin state.
+    pub launchpad: Launchpad,
+}
+
+impl Upstreams {
+    /// Builds every adapter. Fails only on a configuration that cannot work (a malformed
+    /// key or base URL), so a bad setting stops the start instead of failing every call.
+    pub fn new(config: &UpstreamsConfig, clock: Arc<dyn Clock>) -> Result<Self, UpstreamError> {
+        Ok(Upstreams { launchpad: Launchpad::new(&config.launchpad, clock)? })
+    }
+}
