@@ -1,0 +1,32 @@
+//! Solana `exact` payments (x402): the client sends a partially signed versioned transaction
+//! that moves USDC from its token account to the recipient's; the facilitator co-signs it as
+//! fee payer and sends it.
+//!
+//! This crate checks such a transaction the way the reference facilitator does (same order,
+//! same reason codes) before anything is served: the layout of its instructions, the
+//! compute-budget caps that bound what the fee payer spends, the mint, the destination token
+//! account, the exact amount, and the payer's ed25519 signature. It also co-signs a verified
+//! transaction for settlement.
+
+mod exact;
+
+pub use exact::{
+    ExactSvmPayload, ExactSvmRequirement, Keypair, MAX_COMPUTE_UNIT_PRICE_MICROLAMPORTS, MAX_COMPUTE_UNITS,
+    SolanaError, VerifiedTransfer, associated_token_account, replay_key, verify_exact,
+};
+
+/// Program ids the check recognises.
+pub mod programs {
+    /// Compute budget (unit limit and price).
+    pub const COMPUTE_BUDGET: &str = "ComputeBudget111111111111111111111111111111";
+    /// SPL Token.
+    pub const TOKEN: &str = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
+    /// SPL Token-2022.
+    pub const TOKEN_2022: &str = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb";
+    /// Associated token accounts.
+    pub const ASSOCIATED_TOKEN: &str = "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL";
+    /// Memo (the client's uniqueness nonce or the server's requested memo).
+    pub const MEMO: &str = "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr";
+    /// Lighthouse assertions, injected by some wallets.
+    pub const LIGHTHOUSE: &str = "L2TExMFKdjpN9kozasaurPirfHy9P8sbXoAN1qA3S95";
+}
