@@ -206,9 +206,7 @@ struct ReplayKey {
 
 impl ReplayKey {
     fn of(payment: &DecodedPayment) -> Option<ReplayKey> {
-        let authorization = payment.payload.get("authorization")?;
-        let field = |name: &str| authorization.get(name).and_then(Value::as_str).map(str::to_ascii_lowercase);
-        Some(ReplayKey { payer: field("from")?, nonce: field("nonce")? })
+        payment.replay_key().map(|(payer, nonce)| ReplayKey { payer, nonce })
     }
 }
 

@@ -9,6 +9,8 @@
 //! transaction for settlement.
 
 mod exact;
+#[cfg(feature = "settle")]
+pub mod settle;
 
 pub use exact::{
     ExactSvmPayload, ExactSvmRequirement, Keypair, MAX_COMPUTE_UNIT_PRICE_MICROLAMPORTS, MAX_COMPUTE_UNITS,
@@ -29,4 +31,33 @@ pub mod programs {
     pub const MEMO: &str = "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr";
     /// Lighthouse assertions, injected by some wallets.
     pub const LIGHTHOUSE: &str = "L2TExMFKdjpN9kozasaurPirfHy9P8sbXoAN1qA3S95";
+}
+
+/// Why sending a payment did not end in a confirmed transfer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SendError {
+    /// The node refused it before sending (preflight): nothing moved.
+    #[error("refused by the node: {0}")]
+    Rejected(String),
+    /// It landed and failed: nothing moved, the fee was spent.
+    #[error("transaction failed: {0}")]
+    Failed(String),
+    /// Sent but not confirmed in time: it may still land.
+    #[error("settlement pending: {0}")]
+    Pending(String),
+    /// The node could not be reached before anything was sent.
+    #[error("node unavailable: {0}")]
+    Unavailable(String),
+}
+
+impl SendError {
+    /// The x402 reason code.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            SendError::Rejected(_) => "invalid_exact_svm_transaction_simulation_failed",
+            SendError::Failed(_) => "invalid_exact_svm_transaction_failed",
+            SendError::Pending(_) => "settlement_pending",
+            SendError::Unavailable(_) => "unexpected_settle_error",
+        }
+    }
 }

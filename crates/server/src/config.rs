@@ -19,7 +19,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the HTTP service.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Apply database migrations and exit.
     Migrate(StoreArgs),
     /// Print the OpenAPI 3.1 document (the committed `openapi.json` is this output).
@@ -171,6 +171,13 @@ pub struct SimulatorArgs {
 /// reach it only in a development run; `--production` requires a real one.
 pub const DEV_PAY_TO_EVM: &str = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
 
+/// A development recipient on Solana (its key is public); `--production` requires a real one.
+pub const DEV_PAY_TO_SOLANA: &str = "649F3Ama5VBkrXtWKxy8KRhXKwF15HiyUDyYosdWiBci";
+
+/// The fee payer offered on Solana when no fee-payer key is set (a public development key):
+/// clients need one to build their transaction; in verify-only mode nothing is co-signed.
+pub const DEV_SOLANA_FEE_PAYER: &str = "HreMf6X5nAv9evt728Gf3TSuUNEnEXDPhdpCC1GJ5sv9";
+
 /// How svc takes payment.
 #[derive(Clone, Args)]
 pub struct PaymentArgs {
@@ -191,6 +198,19 @@ pub struct PaymentArgs {
     #[arg(long = "evm-relayer-key", env = "SVC_EVM_RELAYER_KEY", hide_env_values = true, hide = true)]
     pub evm_relayer_key: Option<String>,
 
+    /// Recipient of USDC payments on Solana (default: a development address).
+    #[arg(long, env = "SVC_PAY_TO_SOLANA")]
+    pub pay_to_solana: Option<String>,
+
+    /// Solana JSON-RPC endpoint; with the fee-payer key, Solana payments are co-signed and sent.
+    #[arg(long, env = "SVC_SOLANA_RPC_URL")]
+    pub solana_rpc_url: Option<String>,
+
+    /// The Solana fee payer's key (base58 seed or keypair, or the CLI's JSON byte array): it
+    /// co-signs payments and pays their fees. From the environment only; never logged.
+    #[arg(long = "solana-fee-payer-key", env = "SVC_SOLANA_FEE_PAYER_KEY", hide_env_values = true, hide = true)]
+    pub solana_fee_payer_key: Option<String>,
+
     /// Refuse to start unless every payment network settles on chain and recipients are set.
     #[arg(long, env = "SVC_PRODUCTION")]
     pub production: bool,
@@ -204,6 +224,9 @@ impl std::fmt::Debug for PaymentArgs {
             .field("pay_to_evm", &self.pay_to_evm)
             .field("evm_rpc_url", &self.evm_rpc_url)
             .field("evm_relayer_key", &self.evm_relayer_key.as_ref().map(|_| "<redacted>"))
+            .field("pay_to_solana", &self.pay_to_solana)
+            .field("solana_rpc_url", &self.solana_rpc_url)
+            .field("solana_fee_payer_key", &self.solana_fee_payer_key.as_ref().map(|_| "<redacted>"))
             .field("production", &self.production)
             .finish()
     }
@@ -219,9 +242,12 @@ pub struct X402File {
     /// Seconds a challenge stays valid (default 300).
     #[serde(default)]
     pub max_timeout_seconds: Option<u64>,
-    /// Networks offered; when given they replace the default (USDC on Base).
+    /// EVM networks offered; when given they replace the default (USDC on Base).
     #[serde(default)]
     pub networks: Vec<NetworkFile>,
+    /// Offer USDC on Solana mainnet too (default true).
+    #[serde(default)]
+    pub solana: Option<bool>,
 }
 
 /// One EVM network with an EIP-3009 token.

@@ -31,7 +31,7 @@ async fn main() -> anyhow::Result<()> {
     // already link ring); an error only means one is installed already.
     let _ = rustls::crypto::ring::default_provider().install_default();
     match cli.command {
-        Command::Serve(args) => serve(args).await,
+        Command::Serve(args) => serve(*args).await,
         Command::Migrate(store) => {
             init_logging(LogFormat::Text);
             open_store(&store).await.map(|_| tracing::info!("migrations applied"))

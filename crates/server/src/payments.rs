@@ -9,12 +9,26 @@ use anyhow::{Context as _, bail};
 use svc_domain::Clock;
 use svc_x402::{BuiltinFacilitator, Facilitator, Offer, PaymentNetwork};
 
-use crate::config::{DEV_PAY_TO_EVM, FileConfig, PaymentArgs};
+use crate::config::{DEV_PAY_TO_EVM, DEV_PAY_TO_SOLANA, DEV_SOLANA_FEE_PAYER, FileConfig, PaymentArgs};
 
 /// A network and the node that settles on it, if any.
 struct Configured {
     network: PaymentNetwork,
     rpc_url: Option<String>,
+}
+
+/// Solana mainnet USDC, with our fee payer (the configured key's, else the development one).
+fn solana_network(args: &PaymentArgs) -> anyhow::Result<Configured> {
+    let fee_payer = match &args.solana_fee_payer_key {
+        Some(key) => svc_chain_solana::Keypair::parse(key)
+            .context("SVC_SOLANA_FEE_PAYER_KEY is not a base58 seed or keypair, 0x-hex seed or JSON byte array")?
+            .address(),
+        None => DEV_SOLANA_FEE_PAYER.to_owned(),
+    };
+    let pay_to = args.pay_to_solana.as_deref().unwrap_or(DEV_PAY_TO_SOLANA);
+    let network = PaymentNetwork::solana(svc_x402::network::SOLANA, svc_x402::network::SOLANA_USDC, pay_to, &fee_payer)
+        .context("SVC_PAY_TO_SOLANA")?;
+    Ok(Configured { network, rpc_url: args.solana_rpc_url.clone() })
 }
 
 /// The networks offered and the facilitator that checks payments on them.
@@ -36,7 +50,12 @@ pub async fn build(args: &PaymentArgs, clock: Arc<dyn Clock>) -> anyhow::Result<
         bail!("--production needs a recipient: set SVC_PAY_TO_EVM");
     }
 
-    let configured: Vec<Configured> = if file.x402.networks.is_empty() {
+    let with_solana = file.x402.solana.unwrap_or(true);
+    if args.production && with_solana && args.pay_to_solana.is_none() {
+        bail!("--production needs a Solana recipient: set SVC_PAY_TO_SOLANA (or solana = false in [x402])");
+    }
+
+    let mut configured: Vec<Configured> = if file.x402.networks.is_empty() {
         let network = PaymentNetwork::base_usdc(default_pay_to).context("SVC_PAY_TO_EVM")?;
         vec![Configured { network, rpc_url: args.evm_rpc_url.clone() }]
     } else {
@@ -51,6 +70,9 @@ pub async fn build(args: &PaymentArgs, clock: Arc<dyn Clock>) -> anyhow::Result<
             })
             .collect::<anyhow::Result<_>>()?
     };
+    if with_solana {
+        configured.push(solana_network(args)?);
+    }
 
     let networks: Vec<PaymentNetwork> = configured.iter().map(|c| c.network.clone()).collect();
     let max_timeout = file.x402.max_timeout_seconds.unwrap_or(svc_x402::MAX_TIMEOUT_SECONDS);
@@ -61,11 +83,15 @@ pub async fn build(args: &PaymentArgs, clock: Arc<dyn Clock>) -> anyhow::Result<
     let facilitator = attach_nodes(facilitator, &configured, args).await?;
     if facilitator.verify_only() {
         if args.production {
-            bail!("--production refuses verify-only mode: give every network an RPC URL and set SVC_EVM_RELAYER_KEY");
+            bail!(
+                "--production refuses verify-only mode: give every network an RPC URL and its key \
+                 (SVC_EVM_RELAYER_KEY, SVC_SOLANA_FEE_PAYER_KEY)"
+            );
         }
         tracing::warn!(
             "VERIFY-ONLY MODE: payments are verified but never settled on chain; paid answers are served for free \
-             signatures. Set SVC_EVM_RPC_URL and SVC_EVM_RELAYER_KEY to settle. Never run this way in production."
+             signatures. Set SVC_EVM_RPC_URL and SVC_EVM_RELAYER_KEY (Base), SVC_SOLANA_RPC_URL and \
+             SVC_SOLANA_FEE_PAYER_KEY (Solana) to settle. Never run this way in production."
         );
     }
     Ok((Offer::new(networks, max_timeout), Arc::new(facilitator)))
@@ -100,7 +126,23 @@ async fn attach_nodes(
 ) -> anyhow::Result<BuiltinFacilitator> {
     use svc_x402::network::NetworkKind;
     for c in configured {
-        let (Some(rpc_url), NetworkKind::Evm { domain, .. }) = (&c.rpc_url, &c.network.kind) else { continue };
+        let Some(rpc_url) = &c.rpc_url else { continue };
+        let domain = match &c.network.kind {
+            NetworkKind::Evm { domain, .. } => domain,
+            NetworkKind::Solana { .. } => {
+                let key = args.solana_fee_payer_key.as_deref().with_context(|| {
+                    format!("{} has an RPC URL but SVC_SOLANA_FEE_PAYER_KEY is not set", c.network.network)
+                })?;
+                let key = svc_chain_solana::Keypair::parse(key).context("SVC_SOLANA_FEE_PAYER_KEY")?;
+                let rpc = svc_chain_solana::settle::SolanaRpc::new(rpc_url, Duration::from_secs(30))?;
+                rpc.health()
+                    .await
+                    .with_context(|| format!("asking the node of {} for its health", c.network.network))?;
+                tracing::info!(network = %c.network.network, fee_payer = %key.address(), "settling payments on chain");
+                facilitator = facilitator.with_solana_chain(&c.network.network, key, Arc::new(rpc))?;
+                continue;
+            }
+        };
         let key = args
             .evm_relayer_key
             .as_deref()

@@ -10,6 +10,7 @@ use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use serde_json::Value;
 use svc_chain_evm::{EvmError, ExactEvmPayload, ExactRequirement, Signer, U256, VerifiedAuthorization, verify_exact};
+use svc_chain_solana::{ExactSvmPayload, ExactSvmRequirement, Keypair, SendError, VerifiedTransfer};
 use svc_domain::Clock;
 
 use crate::facilitator::{Facilitator, FacilitatorError, PaymentRequest, Settled, Verified};
@@ -30,24 +31,62 @@ pub trait EvmChain: Send + Sync + std::fmt::Debug {
 /// A node attached to one network, shared by every request.
 type SharedChain = Arc<dyn EvmChain>;
 
+/// Sends co-signed Solana payments; implemented by the `settle` feature's node client, and
+/// by test doubles at the chain edge.
+pub trait SolanaChain: Send + Sync + std::fmt::Debug {
+    /// Sends `transaction` (base64, fully signed, first signature `signature`) and waits for
+    /// the cluster to confirm it.
+    fn send<'a>(&'a self, transaction: &'a str, signature: &'a str) -> BoxFuture<'a, Result<(), SendError>>;
+}
+
+/// What settles one Solana network: the fee payer's key and its node.
+#[derive(Debug, Clone)]
+struct SolanaSettlement {
+    fee_payer: Arc<Keypair>,
+    chain: Arc<dyn SolanaChain>,
+}
+
 /// The built-in facilitator.
 #[derive(Debug, Clone)]
 pub struct BuiltinFacilitator {
     networks: Vec<PaymentNetwork>,
     clock: Arc<dyn Clock>,
     evm_chains: HashMap<String, SharedChain>,
+    solana: HashMap<String, SolanaSettlement>,
 }
 
 impl BuiltinFacilitator {
     /// A facilitator for `networks`, verify-only until chains are attached.
     pub fn new(networks: Vec<PaymentNetwork>, clock: Arc<dyn Clock>) -> Self {
-        BuiltinFacilitator { networks, clock, evm_chains: HashMap::new() }
+        BuiltinFacilitator { networks, clock, evm_chains: HashMap::new(), solana: HashMap::new() }
     }
 
     /// Settles payments on EVM network `network` (CAIP-2) through `chain`.
     pub fn with_evm_chain(mut self, network: &str, chain: Arc<dyn EvmChain>) -> Self {
         self.evm_chains.insert(network.to_owned(), chain);
         self
+    }
+
+    /// Settles payments on Solana network `network` (CAIP-2): `fee_payer` co-signs (it must
+    /// be the network's offered fee payer) and `chain` sends.
+    pub fn with_solana_chain(
+        mut self,
+        network: &str,
+        fee_payer: Keypair,
+        chain: Arc<dyn SolanaChain>,
+    ) -> Result<Self, FacilitatorError> {
+        let offered = self.networks.iter().find(|n| n.network == network).map(|n| &n.kind);
+        match offered {
+            Some(NetworkKind::Solana { fee_payer: offered }) if *offered == fee_payer.address() => {}
+            _ => {
+                return Err(FacilitatorError::invalid(
+                    "invalid_exact_svm_fee_payer_not_managed_by_facilitator",
+                    format!("{network} does not offer fee payer {}", fee_payer.address()),
+                ));
+            }
+        }
+        self.solana.insert(network.to_owned(), SolanaSettlement { fee_payer: Arc::new(fee_payer), chain });
+        Ok(self)
     }
 
     fn network(&self, request: &PaymentRequest<'_>) -> Result<&PaymentNetwork, FacilitatorError> {
@@ -106,6 +145,65 @@ impl BuiltinFacilitator {
     }
 }
 
+impl BuiltinFacilitator {
+    /// The offline checks of a Solana payment (the signature, the instructions, the amount).
+    fn check_solana(
+        &self,
+        network: &PaymentNetwork,
+        request: &PaymentRequest<'_>,
+    ) -> Result<VerifiedTransfer, FacilitatorError> {
+        let NetworkKind::Solana { fee_payer } = &network.kind else {
+            return Err(FacilitatorError::invalid("invalid_network", "not a Solana network"));
+        };
+        let transaction = request.payment["payload"]["transaction"].as_str().ok_or_else(|| {
+            FacilitatorError::invalid(
+                "invalid_exact_svm_payload_transaction",
+                "payload.transaction must be a base64 transaction",
+            )
+        })?;
+        let requirements = request.requirements;
+        let extra = requirements.extra.as_ref();
+        let text = |key: &str| extra.and_then(|e| e.get(key)).and_then(Value::as_str);
+        let amount = requirements
+            .amount
+            .parse::<u64>()
+            .map_err(|_| FacilitatorError::invalid("invalid_payment_requirements", "amount"))?;
+        let required = ExactSvmRequirement {
+            amount,
+            asset: &requirements.asset,
+            decimals: network.decimals,
+            pay_to: &requirements.pay_to,
+            fee_payer: text("feePayer"),
+            memo: text("memo"),
+        };
+        svc_chain_solana::verify_exact(&ExactSvmPayload { transaction }, &required, std::slice::from_ref(fee_payer))
+            .map_err(|err| FacilitatorError::invalid(err.reason(), err.to_string()))
+    }
+
+    async fn settle_solana(
+        &self,
+        network: &PaymentNetwork,
+        request: PaymentRequest<'_>,
+    ) -> Result<Settled, FacilitatorError> {
+        // Re-checked: settle must never co-sign a transaction that is not exactly the one required.
+        let verified = self.check_solana(network, &request)?;
+        let Some(settlement) = self.solana.get(&network.network) else {
+            return Ok(Settled::VerifyOnly { payer: verified.payer });
+        };
+        let (transaction, signature) = verified
+            .cosigned(&settlement.fee_payer)
+            .map_err(|err| FacilitatorError::invalid(err.reason(), err.to_string()))?;
+        match settlement.chain.send(&transaction, &signature).await {
+            Ok(()) => Ok(Settled::OnChain { payer: verified.payer, transaction: signature }),
+            Err(err) => Err(FacilitatorError::SettleFailed {
+                reason: err.reason().to_owned(),
+                message: err.to_string(),
+                transaction: matches!(err, SendError::Pending(_) | SendError::Failed(_)).then_some(signature),
+            }),
+        }
+    }
+}
+
 fn evm_invalid(err: EvmError) -> FacilitatorError {
     FacilitatorError::invalid(err.reason(), err.to_string())
 }
@@ -147,7 +245,8 @@ impl Facilitator for BuiltinFacilitator {
                     Ok(Verified { payer: payer_of(&verified) })
                 }
                 NetworkKind::Solana { .. } => {
-                    Err(FacilitatorError::invalid("invalid_network", "Solana payments are not accepted yet"))
+                    let verified = self.check_solana(network, &request)?;
+                    Ok(Verified { payer: verified.payer })
                 }
             }
         }
@@ -185,16 +284,14 @@ impl Facilitator for BuiltinFacilitator {
                         }),
                     }
                 }
-                NetworkKind::Solana { .. } => {
-                    Err(FacilitatorError::invalid("invalid_network", "Solana payments are not accepted yet"))
-                }
+                NetworkKind::Solana { .. } => self.settle_solana(network, request).await,
             }
         }
         .boxed()
     }
 
     fn verify_only(&self) -> bool {
-        self.networks.iter().any(|n| !self.evm_chains.contains_key(&n.network))
+        self.networks.iter().any(|n| !self.evm_chains.contains_key(&n.network) && !self.solana.contains_key(&n.network))
     }
 }
 
@@ -210,5 +307,12 @@ impl EvmChain for svc_chain_evm::settle::EvmSettler {
 
     fn transfer<'a>(&'a self, verified: &'a VerifiedAuthorization) -> BoxFuture<'a, Result<String, EvmError>> {
         async move { svc_chain_evm::settle::EvmSettler::transfer(self, verified).await.map(|h| h.to_string()) }.boxed()
+    }
+}
+
+#[cfg(feature = "settle")]
+impl SolanaChain for svc_chain_solana::settle::SolanaRpc {
+    fn send<'a>(&'a self, transaction: &'a str, signature: &'a str) -> BoxFuture<'a, Result<(), SendError>> {
+        self.send_and_confirm(transaction, signature).boxed()
     }
 }

@@ -65,6 +65,17 @@ impl DecodedPayment {
         }
     }
 
+    /// What makes this payment one of a kind, read before verification: the payer and the
+    /// EIP-3009 nonce (lowercased hex), or the Solana payer and its transaction signature
+    /// (base58, case kept). A forged key fails verification; a real one can be spent once.
+    pub fn replay_key(&self) -> Option<(String, String)> {
+        if let Some(authorization) = self.payload.get("authorization") {
+            let field = |name: &str| authorization.get(name).and_then(Value::as_str).map(str::to_ascii_lowercase);
+            return Some((field("from")?, field("nonce")?));
+        }
+        svc_chain_solana::replay_key(self.payload.get("transaction")?.as_str()?)
+    }
+
     /// The payment as a v2 message whose `accepted` is `requirement`: for v2 the client's own
     /// message, for v1 a faithful translation (a facilitator speaks v2).
     pub fn as_v2(&self, requirement: &PaymentRequirements) -> Value {

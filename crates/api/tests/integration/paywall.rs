@@ -428,3 +428,138 @@ async fn a_cached_challenge_is_never_served_for_another_host_or_body() {
     assert_eq!(five.json()["extensions"]["bazaar"]["info"]["input"]["body"]["params"]["limit"], 5);
     assert_eq!(six.json()["extensions"]["bazaar"]["info"]["input"]["body"]["params"]["limit"], 6);
 }
+
+/// The official TypeScript client's Solana payment (0.50 USDC to the vector's recipient,
+/// fee payer the vector facilitator's key), from the fixture.
+mod solana {
+    use super::*;
+    use svc_chain_solana::{Keypair, SendError};
+    use svc_x402::builtin::SolanaChain;
+    use svc_x402::network::{SOLANA, SOLANA_USDC};
+    use svc_x402::{Offer, PaymentNetwork};
+
+    const VECTOR: &str = include_str!("../../../../fixtures/x402/svm-solana-mainnet-exact.json");
+    const FEE_PAYER: &str = "HreMf6X5nAv9evt728Gf3TSuUNEnEXDPhdpCC1GJ5sv9";
+    const PAY_TO: &str = "649F3Ama5VBkrXtWKxy8KRhXKwF15HiyUDyYosdWiBci";
+    const PAYER: &str = "9fijMemJYwXS5QD85Qxsq7iKqvSebgb6LvpGftgkeigk";
+
+    fn solana_offer() -> Offer {
+        let mut networks = offer().networks().to_vec();
+        networks.push(PaymentNetwork::solana(SOLANA, SOLANA_USDC, PAY_TO, FEE_PAYER).expect("solana"));
+        Offer::new(networks, 300)
+    }
+
+    /// A node double: records what it was asked to send.
+    #[derive(Debug, Default)]
+    struct FakeSolana {
+        sent: std::sync::Mutex<Vec<String>>,
+    }
+
+    impl SolanaChain for FakeSolana {
+        fn send<'a>(&'a self, transaction: &'a str, _: &'a str) -> BoxFuture<'a, Result<(), SendError>> {
+            self.sent.lock().expect("sent").push(transaction.to_owned());
+            futures::future::ready(Ok(())).boxed()
+        }
+    }
+
+    async fn app(node: Option<Arc<FakeSolana>>) -> TestApp {
+        TestApp::with(Setup {
+            handlers: stand_in(Arc::new(AtomicUsize::new(0))),
+            offer: solana_offer(),
+            facilitator: Box::new(move |clock: FixedClock| {
+                let mut f = BuiltinFacilitator::new(solana_offer().networks().to_vec(), Arc::new(clock));
+                if let Some(node) = node {
+                    // sha256("x402-vector-svm-facilitator-fee-payer"): the vector's public test key.
+                    let seed = "0x0ae919bb79373d44e812a220b3844c99480656b1f8d1d84a8b363b609e0a6383";
+                    let key = Keypair::parse(seed).expect("key");
+                    f = f.with_solana_chain(SOLANA, key, node).expect("fee payer offered");
+                }
+                Arc::new(f)
+            }),
+            ..Setup::default()
+        })
+        .await
+    }
+
+    /// The vector's payment, its `accepted` set to our Solana requirement (the signed
+    /// transaction is what is checked; `accepted` only selects the requirement).
+    async fn payment(app: &TestApp) -> String {
+        let challenge: Value = app.get(TOP_PICKS).await.json();
+        let ours = challenge["accepts"]
+            .as_array()
+            .expect("accepts")
+            .iter()
+            .find(|r| r["network"] == SOLANA)
+            .expect("Solana offered")
+            .clone();
+        assert_eq!(ours["extra"]["feePayer"], FEE_PAYER);
+        assert_eq!(ours["amount"], "500000");
+        let vector: Value = serde_json::from_str(VECTOR).expect("vector");
+        let mut payload = vector["paymentPayload"].clone();
+        payload["accepted"] = ours;
+        base64::engine::general_purpose::STANDARD.encode(payload.to_string())
+    }
+
+    #[tokio::test]
+    async fn the_official_clients_solana_payment_is_served_once() {
+        let app = app(None).await;
+        let header = payment(&app).await;
+        let send = || {
+            app.send(Request::get(TOP_PICKS).header("payment-signature", &header).body(Body::empty()).expect("request"))
+        };
+        let paid = send().await;
+        assert_eq!(paid.status, StatusCode::OK, "{}", paid.text());
+        let settled = b64_json(paid.headers["payment-response"].to_str().expect("ascii"));
+        assert_eq!(settled["payer"], PAYER);
+        assert_eq!(settled["network"], SOLANA);
+        let records = app.store.payments_by_payer(PAYER, 10).await.expect("payments");
+        assert_eq!(records.len(), 1, "recorded under the base58 payer, case kept");
+
+        let again = send().await;
+        assert!(error_of(&again).starts_with("payment_already_used"), "{}", again.text());
+    }
+
+    #[tokio::test]
+    async fn a_solana_payment_is_cosigned_and_sent_and_its_signature_returned() {
+        let node = Arc::new(FakeSolana::default());
+        let app = app(Some(Arc::clone(&node))).await;
+        let header = payment(&app).await;
+        let paid = app
+            .send(Request::get(TOP_PICKS).header("payment-signature", &header).body(Body::empty()).expect("request"))
+            .await;
+        assert_eq!(paid.status, StatusCode::OK, "{}", paid.text());
+        let vector: Value = serde_json::from_str(VECTOR).expect("vector");
+        let settled = b64_json(paid.headers["payment-response"].to_str().expect("ascii"));
+        assert_eq!(settled["transaction"], vector["facilitatorSettleResponse"]["transaction"]);
+        assert_eq!(
+            node.sent.lock().expect("sent").as_slice(),
+            [vector["fullySignedTransactionBase64"].as_str().expect("tx")]
+        );
+        let records = app.store.payments_by_payer(PAYER, 10).await.expect("payments");
+        assert_eq!(records[0].status, PaymentStatus::Settled);
+    }
+
+    #[tokio::test]
+    async fn a_solana_payment_to_another_recipient_is_refused_before_serving() {
+        let app = TestApp::with(Setup {
+            handlers: stand_in(Arc::new(AtomicUsize::new(0))),
+            offer: {
+                let mut networks = offer().networks().to_vec();
+                networks.push(PaymentNetwork::solana(SOLANA, SOLANA_USDC, FEE_PAYER, FEE_PAYER).expect("solana"));
+                Offer::new(networks, 300)
+            },
+            facilitator: Box::new(|clock: FixedClock| {
+                let mut networks = offer().networks().to_vec();
+                networks.push(PaymentNetwork::solana(SOLANA, SOLANA_USDC, FEE_PAYER, FEE_PAYER).expect("solana"));
+                Arc::new(BuiltinFacilitator::new(networks, Arc::new(clock)))
+            }),
+            ..Setup::default()
+        })
+        .await;
+        let header = payment(&app).await;
+        let reply = app
+            .send(Request::get(TOP_PICKS).header("payment-signature", &header).body(Body::empty()).expect("request"))
+            .await;
+        assert_eq!(error_of(&reply), "invalid_exact_svm_payload_recipient_mismatch");
+    }
+}

@@ -40,6 +40,8 @@ pub fn offer() -> Offer {
 pub struct Setup {
     pub config: ApiConfig,
     pub handlers: Handlers,
+    /// The networks offered; default: USDC on Base.
+    pub offer: Offer,
     /// Builds the facilitator from the app's clock; default: built-in, verify-only.
     pub facilitator: Box<dyn FnOnce(FixedClock) -> Arc<dyn Facilitator>>,
     /// Adjusts the vendor settings (all pointed at the simulator).
@@ -51,6 +53,7 @@ impl Default for Setup {
         Setup {
             config: ApiConfig::default(),
             handlers: svc_api::handlers::all(),
+            offer: offer(),
             facilitator: Box::new(|clock| {
                 Arc::new(BuiltinFacilitator::new(offer().networks().to_vec(), Arc::new(clock)))
             }),
@@ -102,7 +105,7 @@ impl TestApp {
             store: store.clone(),
             clock: Arc::new(clock.clone()),
             config: setup.config,
-            offer: offer(),
+            offer: setup.offer,
             facilitator,
             upstreams,
         };
