@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Interop: the official x402 clients (TypeScript @x402/fetch + @x402/evm from the npm registry,
-# Python x402 from PyPI; versions locked in package-lock.json and requirements.txt) pay a running
-# svc. Usage: interop/run.sh [path to the svc binary]
+# Interop with the official x402 clients, versions locked in package-lock.json and
+# requirements.txt:
+#   1. verify-only: TypeScript @x402/fetch + @x402/evm and Python x402 each pay a running svc;
+#   2. real settlement: a local EVM chain (Hardhat) with an EIP-3009 token compiled here; svc's
+#      built-in facilitator settles on it; the TypeScript client pays, the balances move exactly
+#      once, and a replay or 20 concurrent copies of one payment move nothing more.
+# Usage: interop/run.sh [path to the svc binary]
 set -euo pipefail
 cd "$(dirname "$0")"
 svc="${1:-${CARGO_TARGET_DIR:-../target}/debug/svc}"
@@ -14,26 +18,58 @@ if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
 
 scratch="$(mktemp -d)"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-sim_port="$(free_port)"; svc_port="$(free_port)"
 cleanup() { kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$scratch"; }
 trap cleanup EXIT
-
-"$svc" simulator --listen "127.0.0.1:$sim_port" >"$scratch/simulator.log" 2>&1 &
-SVC_SIMULATOR_URL="http://127.0.0.1:$sim_port" SVC_DATA_DIR="$scratch" \
-  "$svc" serve --listen "127.0.0.1:$svc_port" >"$scratch/svc.log" 2>&1 &
-for _ in $(seq 1 100); do
-  curl -sf "http://127.0.0.1:$svc_port/healthz" >/dev/null 2>&1 && curl -sf "http://127.0.0.1:$sim_port/" >/dev/null 2>&1 && break
-  sleep 0.1
-done
-base="http://127.0.0.1:$svc_port"
-mints=($(curl -sf "http://127.0.0.1:$sim_port/" | python3 -c 'import json,sys; print(" ".join(c["mint"] for c in json.load(sys.stdin)["launchpad"]["coins"]))'))
-
-# The vectors' throwaway payer; in verify-only mode nothing moves.
-export PAYER_KEY=0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318
+wait_for() { for _ in $(seq 1 300); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done; echo "timed out: $*" >&2; return 1; }
 status=0
-node pay.mjs "$base" GET "/api/x402/svc-tools/launchpad/coin/${mints[0]}" || status=1
-.venv/bin/python pay.py "$base" GET "/api/x402/svc-tools/launchpad/coin/${mints[1]}" || status=1
-if [ "$status" -ne 0 ]; then
-  echo "--- svc log" >&2; tail -n 30 "$scratch/svc.log" >&2
-fi
+fail() { status=1; echo "--- $1 log" >&2; tail -n 30 "$2" >&2; }
+
+# Public development keys of the local chain's default accounts, and the vectors' payer.
+export PAYER_KEY=0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318
+payer=0x2c7536E3605D9C16a7a3D7b1898e529396a65c23
+deployer_key=0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80
+relayer_key=0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d
+pay_to=0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC
+
+sim_port="$(free_port)"
+"$svc" simulator --listen "127.0.0.1:$sim_port" >"$scratch/simulator.log" 2>&1 &
+wait_for curl -sf "http://127.0.0.1:$sim_port/"
+mints=($(curl -sf "http://127.0.0.1:$sim_port/" | python3 -c 'import json,sys; print(" ".join(c["mint"] for c in json.load(sys.stdin)["launchpad"]["coins"]))'))
+route() { echo "/api/x402/svc-tools/launchpad/coin/${mints[$1]}"; }
+
+echo "== verify-only: the official clients pay"
+port="$(free_port)"
+mkdir -p "$scratch/verify-only"
+SVC_SIMULATOR_URL="http://127.0.0.1:$sim_port" SVC_DATA_DIR="$scratch/verify-only" \
+  "$svc" serve --listen "127.0.0.1:$port" >"$scratch/verify-only.log" 2>&1 &
+wait_for curl -sf "http://127.0.0.1:$port/healthz"
+node pay.mjs "http://127.0.0.1:$port" GET "$(route 0)" || fail svc "$scratch/verify-only.log"
+.venv/bin/python pay.py "http://127.0.0.1:$port" GET "$(route 1)" || fail svc "$scratch/verify-only.log"
+
+echo "== settlement on a local EVM chain"
+rpc_port="$(free_port)"
+npx hardhat --config hardhat.config.cjs node --port "$rpc_port" >"$scratch/chain.log" 2>&1 &
+rpc="http://127.0.0.1:$rpc_port"
+wait_for curl -sf -X POST -H 'content-type: application/json' --data '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' "$rpc"
+token="$(RPC_URL="$rpc" DEPLOYER_KEY="$deployer_key" PAYER="$payer" node deploy.mjs | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')"
+cat >"$scratch/svc.toml" <<TOML
+[x402]
+solana = false
+
+[[x402.networks]]
+network = "eip155:31337"
+asset = "$token"
+name = "USD Coin"
+version = "2"
+pay_to = "$pay_to"
+rpc_url = "$rpc"
+TOML
+port="$(free_port)"
+mkdir -p "$scratch/settle"
+SVC_SIMULATOR_URL="http://127.0.0.1:$sim_port" SVC_DATA_DIR="$scratch/settle" SVC_CONFIG="$scratch/svc.toml" \
+  SVC_EVM_RELAYER_KEY="$relayer_key" "$svc" serve --listen "127.0.0.1:$port" >"$scratch/settle.log" 2>&1 &
+wait_for curl -sf "http://127.0.0.1:$port/healthz"
+RPC_URL="$rpc" TOKEN="$token" PAY_TO="$pay_to" node settle.mjs "http://127.0.0.1:$port" "$(route 2)" \
+  || fail svc "$scratch/settle.log"
+
 exit "$status"
