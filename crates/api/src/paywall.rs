@@ -103,6 +103,15 @@ pub async fn serve(
         },
     };
 
+    // A v2 client echoes the challenge's extensions; one that rewrote them is refused before
+    // anything is verified (§9.6).
+    if let Some(echoed) = payment.extensions.as_ref().filter(|e| payment.version == 2 && !e.is_empty())
+        && let Some(key) = svc_x402::extensions::echo_mismatch(&challenge.extensions(), echoed)
+    {
+        tracing::debug!(extension = key, "payment echoes an extension that contradicts the challenge");
+        return challenge.respond(&offered, svc_x402::extensions::ECHO_MISMATCH);
+    }
+
     let message = payment.as_v2(&requirement);
     let request = PaymentRequest { payment: &message, requirements: &requirement };
     let facilitator = &state.payments.facilitator;
@@ -368,7 +377,8 @@ impl Challenge<'_> {
     }
 
     /// The challenge's JSON and its base64 header value.
-    fn build(&self, accepts: &[PaymentRequirements], error: &str) -> Result<(Bytes, HeaderValue), ApiError> {
+    /// The extensions this request's challenge advertises.
+    fn extensions(&self) -> Map<String, Value> {
         let mut extensions = Map::new();
         extensions.insert("payment-identifier".into(), payment_identifier_extension());
         if let Some(schema) = self.state.payments.bazaar.get(self.route.id) {
@@ -377,6 +387,11 @@ impl Challenge<'_> {
                 svc_catalogue::discovery::bazaar_extension(self.route, schema, self.input.echo()),
             );
         }
+        extensions
+    }
+
+    fn build(&self, accepts: &[PaymentRequirements], error: &str) -> Result<(Bytes, HeaderValue), ApiError> {
+        let extensions = self.extensions();
         let challenge = PaymentRequired {
             x402_version: X402_VERSION,
             error: Some(error.to_owned()),

@@ -12,6 +12,7 @@
 pub mod builtin;
 pub mod client;
 pub mod codec;
+pub mod extensions;
 pub mod facilitator;
 pub mod http;
 pub mod matching;

@@ -563,3 +563,21 @@ mod solana {
         assert_eq!(error_of(&reply), "invalid_exact_svm_payload_recipient_mismatch");
     }
 }
+
+#[tokio::test]
+async fn a_payment_that_rewrites_the_advertised_extensions_is_refused() {
+    let p = paywalled(None).await;
+    let header = p.signed(TOP_PICKS, 9).await;
+    let mut payment = b64_json(&header);
+    assert_eq!(payment["extensions"]["bazaar"]["info"]["input"]["method"], "GET", "the client echoes the challenge");
+    payment["extensions"]["bazaar"]["info"]["input"]["method"] = Value::from("POST");
+    let rewritten = base64::engine::general_purpose::STANDARD.encode(payment.to_string());
+    let reply = p.pay(TOP_PICKS, "payment-signature", &rewritten).await;
+    assert_eq!(error_of(&reply), "extension_echo_mismatch");
+
+    // Adding a payment id to the echo is what the extension is for, and passes.
+    payment["extensions"]["bazaar"]["info"]["input"]["method"] = Value::from("GET");
+    payment["extensions"]["payment-identifier"]["info"]["id"] = Value::from("pay_0123456789abcdef");
+    let with_id = base64::engine::general_purpose::STANDARD.encode(payment.to_string());
+    assert_eq!(p.pay(TOP_PICKS, "payment-signature", &with_id).await.status, StatusCode::OK);
+}
