@@ -16,6 +16,7 @@ pub mod metrics;
 pub mod ops;
 pub mod paywall;
 pub mod pipeline;
+pub mod reconcile;
 pub mod state;
 
 use std::time::Duration;

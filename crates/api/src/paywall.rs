@@ -15,7 +15,7 @@ use bytes::Bytes;
 use serde_json::{Map, Value};
 use svc_catalogue::{Catalogue, RouteSpec, ValidInput};
 use svc_domain::{DiscountTier, Money};
-use svc_store::{NewPayment, PaymentStatus, Reservation};
+use svc_store::{NewPayment, PaymentRecord, PaymentStatus, Reservation};
 use svc_x402::codec::{Choice, DecodedPayment};
 use svc_x402::facilitator::PaymentRequest;
 use svc_x402::{
@@ -118,6 +118,21 @@ pub async fn serve(
     let verified = match facilitator.verify(request).await {
         Ok(verified) => verified,
         Err(FacilitatorError::Unavailable(cause)) => return facilitator_down(&cause),
+        Err(err) if err.reason() == NONCE_USED => {
+            // Spent on chain: perhaps by us, for an answer we withheld while the transfer was
+            // unconfirmed. That payment is owed its answer; any other is a replay.
+            let earlier = state.store.payment_by_key(&requirement.network, &replay.payer, &replay.nonce).await;
+            return match earlier {
+                Ok(Some(earlier)) if is_withheld(&earlier) => {
+                    match challenge.claim_withheld(&earlier, &offered).await {
+                        Ok(()) => serve_withheld(state, route, input, &earlier, payment.version).await,
+                        Err(refused) => refused,
+                    }
+                }
+                Ok(_) => challenge.respond(&offered, err.reason()),
+                Err(store_err) => ApiError::from(store_err).into_response(),
+            };
+        }
         Err(err) => return challenge.respond(&offered, err.reason()),
     };
 
@@ -137,9 +152,19 @@ pub async fn serve(
     };
     match state.store.reserve_payment(&reservation).await {
         Ok(Reservation::Reserved) => {}
+        Ok(Reservation::Duplicate(earlier)) if is_withheld(&earlier) => {
+            return match challenge.claim_withheld(&earlier, &offered).await {
+                Ok(()) => serve_withheld(state, route, input, &earlier, payment.version).await,
+                Err(refused) => refused,
+            };
+        }
         Ok(Reservation::Duplicate(earlier)) => {
             let why = match earlier.status {
                 PaymentStatus::Reserved => "payment_in_progress: this authorization is paying for another request",
+                PaymentStatus::Pending => {
+                    "payment_pending: the transfer of this payment was sent and is not confirmed yet; \
+                     send the same payment again in a minute to get the answer"
+                }
                 _ => "payment_already_used: this authorization was already spent; sign a new one",
             };
             return challenge.respond(&offered, why);
@@ -185,7 +210,14 @@ pub async fn serve(
                 transaction.clone().unwrap_or_default(),
                 &requirement.network,
             );
-            (PaymentStatus::Failed, transaction, Some(err.reason().to_owned()), settlement_failed(&err, &reply))
+            // Sent but unconfirmed: it may still land, so it is pending (the reconciler asks the
+            // chain), never failed; if it lands, the same payment gets the answer.
+            let status = if err.reason() == SETTLEMENT_PENDING && transaction.is_some() {
+                PaymentStatus::Pending
+            } else {
+                PaymentStatus::Failed
+            };
+            (status, transaction, Some(err.reason().to_owned()), settlement_failed(&err, &reply))
         }
     };
     match state.store.finish_payment(&id, status, tx.as_deref(), error.as_deref(), finished_ms).await {
@@ -200,6 +232,47 @@ pub async fn serve(
         if let Some(value) = response.headers().get(PAYMENT_RESPONSE).cloned() {
             response.headers_mut().insert(X_PAYMENT_RESPONSE, value);
         }
+    }
+    response
+}
+
+/// The settle outcome of a transfer sent but not confirmed in time.
+const SETTLEMENT_PENDING: &str = "settlement_pending";
+
+/// The verify outcome of an EIP-3009 authorization the token has already consumed.
+const NONCE_USED: &str = "invalid_exact_evm_nonce_already_used";
+
+/// A payment that settled after its answer was withheld.
+fn is_withheld(record: &PaymentRecord) -> bool {
+    record.status == PaymentStatus::Settled && record.error.as_deref() == Some(svc_store::ANSWER_WITHHELD)
+}
+
+/// Serves a claimed withheld answer. A failing handler gives the claim back, so the answer
+/// stays owed and the same payment can be sent again.
+async fn serve_withheld(
+    state: &AppState,
+    route: &'static RouteSpec,
+    input: ValidInput,
+    earlier: &PaymentRecord,
+    version: u8,
+) -> Response {
+    let body = match state.handlers.call(route.id, state.clone(), input).await {
+        Ok(body) => body,
+        Err(err) => {
+            if let Err(store_err) = state.store.restore_withheld_answer(&earlier.id, state.clock.now_ms()).await {
+                tracing::error!(payment = %earlier.id, error = %store_err, "could not give back a withheld answer");
+            }
+            return err.into_response();
+        }
+    };
+    tracing::info!(payment = %earlier.id, route = route.id, "served an answer withheld while its transfer was pending");
+    let transaction = earlier.tx_hash.clone().unwrap_or_default();
+    let reply = settle_response(true, None, Some(earlier.payer.clone()), transaction, &earlier.network);
+    let mut response = paid(body, &reply);
+    if version == 1
+        && let Some(value) = response.headers().get(PAYMENT_RESPONSE).cloned()
+    {
+        response.headers_mut().insert(X_PAYMENT_RESPONSE, value);
     }
     response
 }
@@ -377,6 +450,19 @@ impl Challenge<'_> {
     }
 
     /// The challenge's JSON and its base64 header value.
+    /// Takes the one answer a payment settled after withholding is owed, for the route it
+    /// paid; the refusal is a 402 naming why.
+    async fn claim_withheld(&self, earlier: &PaymentRecord, offered: &[PaymentRequirements]) -> Result<(), Response> {
+        if earlier.route_id != self.route.id {
+            return Err(self.respond(offered, "payment_already_used: this authorization paid for another route"));
+        }
+        match self.state.store.claim_withheld_answer(&earlier.id, self.state.clock.now_ms()).await {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(self.respond(offered, "payment_already_used: this authorization was already spent")),
+            Err(err) => Err(ApiError::from(err).into_response()),
+        }
+    }
+
     /// The extensions this request's challenge advertises.
     fn extensions(&self) -> Map<String, Value> {
         let mut extensions = Map::new();
@@ -558,11 +644,22 @@ async fn keep_answer(
 fn settlement_failed(err: &FacilitatorError, reply: &SettleResponse) -> Response {
     let mut extra = Map::new();
     extra.insert("reason".into(), Value::from(err.reason()));
-    let body = error_body(
-        "Settlement failed, so the answer was withheld; the payment was not taken. Retry with a new authorization.",
-        "settlement_failed",
-        extra,
-    );
+    let body = if err.reason() == SETTLEMENT_PENDING {
+        // The transfer may still land: a new authorization could pay twice.
+        error_body(
+            "The transfer was sent but is not confirmed yet, so the answer is withheld. Do not sign a new \
+             payment: send this same payment again in a minute. If the transfer landed you get the answer; if \
+             it failed, nothing was taken.",
+            SETTLEMENT_PENDING,
+            extra,
+        )
+    } else {
+        error_body(
+            "Settlement failed, so the answer was withheld; the payment was not taken. Retry with a new authorization.",
+            "settlement_failed",
+            extra,
+        )
+    };
     let mut response = (StatusCode::PAYMENT_REQUIRED, axum::Json(body)).into_response();
     let headers = response.headers_mut();
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));

@@ -88,13 +88,28 @@ impl EvmSettler {
 
     /// Whether the token has consumed this authorization's nonce already.
     pub async fn nonce_used(&self, verified: &VerifiedAuthorization) -> Result<bool, EvmError> {
+        self.authorization_used(verified.authorization.from, verified.authorization.nonce).await
+    }
+
+    /// Whether the token consumed `payer`'s authorization `nonce` (so the transfer happened).
+    pub async fn authorization_used(&self, payer: Address, nonce: B256) -> Result<bool, EvmError> {
         let token = IEip3009::new(self.token, &self.provider);
-        let a = &verified.authorization;
         token
-            .authorizationState(a.from, a.nonce)
+            .authorizationState(payer, nonce)
             .call()
             .await
             .map_err(|e| EvmError::Rpc(format!("authorizationState: {e}")))
+    }
+
+    /// The outcome of a sent transaction: `Some(true)` mined and succeeded, `Some(false)`
+    /// mined and reverted, `None` not mined (yet).
+    pub async fn receipt(&self, hash: B256) -> Result<Option<bool>, EvmError> {
+        let receipt = self
+            .provider
+            .get_transaction_receipt(hash)
+            .await
+            .map_err(|e| EvmError::Rpc(format!("eth_getTransactionReceipt: {e}")))?;
+        Ok(receipt.map(|r| r.status()))
     }
 
     /// Sends the transfer and waits for its receipt. A revert is

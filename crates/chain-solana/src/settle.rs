@@ -65,6 +65,21 @@ impl SolanaRpc {
         }
     }
 
+    /// What the cluster says of a sent transaction: `Some(true)` confirmed, `Some(false)`
+    /// failed, `None` unknown (not seen, or not yet confirmed).
+    pub async fn signature_status(&self, signature: &str) -> Result<Option<bool>, SendError> {
+        let params = json!([[signature], {"searchTransactionHistory": true}]);
+        let statuses = self.call("getSignatureStatuses", params).await?;
+        let status = &statuses["value"][0];
+        if status.is_null() {
+            return Ok(None);
+        }
+        if !status["err"].is_null() {
+            return Ok(Some(false));
+        }
+        Ok(matches!(status["confirmationStatus"].as_str(), Some("confirmed" | "finalized")).then_some(true))
+    }
+
     async fn call(&self, method: &str, params: Value) -> Result<Value, SendError> {
         let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
         let response = self

@@ -77,6 +77,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let (offer, facilitator) = payments::build(&args.payments, clock.clone()).await?;
     let upstreams = Arc::new(upstreams::build(&args.upstreams, args.payments.production, clock.clone()).await?);
     let state = AppState::new(Services { store: store.clone(), clock, config, offer, facilitator, upstreams })?;
+    // Settlements left pending and reservations left by a stopped process are settled from
+    // what the chain says.
+    tokio::spawn(svc_api::reconcile::run(state.clone(), std::time::Duration::from_secs(15)));
     let app = svc_api::app(state).into_make_service_with_connect_info::<SocketAddr>();
 
     let listener = TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;

@@ -29,7 +29,7 @@ use std::time::Duration;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 
-pub use payments::{NewPayment, PaymentRecord, PaymentStatus, Reservation};
+pub use payments::{ANSWER_WITHHELD, NewPayment, PaymentRecord, PaymentStatus, Reservation};
 pub use responses::PaidResponse;
 pub use tokens::TokenStat;
 pub use usage::Usage;

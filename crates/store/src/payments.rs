@@ -19,7 +19,13 @@ pub enum PaymentStatus {
     Unsettled,
     /// Settlement failed; the answer was withheld.
     Failed,
+    /// Sent on chain but not confirmed in time; the answer was withheld until the chain says.
+    Pending,
 }
+
+/// The `error` of a payment that settled after its answer was withheld: the payer may send
+/// the same payment again and is served once, without a second charge.
+pub const ANSWER_WITHHELD: &str = "answer_withheld";
 
 impl PaymentStatus {
     /// The text stored in the `status` column.
@@ -29,6 +35,7 @@ impl PaymentStatus {
             PaymentStatus::Settled => "settled",
             PaymentStatus::Unsettled => "unsettled",
             PaymentStatus::Failed => "failed",
+            PaymentStatus::Pending => "pending",
         }
     }
 }
@@ -54,6 +61,7 @@ impl std::str::FromStr for PaymentStatus {
             "settled" => PaymentStatus::Settled,
             "unsettled" => PaymentStatus::Unsettled,
             "failed" => PaymentStatus::Failed,
+            "pending" => PaymentStatus::Pending,
             other => return Err(UnknownPaymentStatus(other.to_owned())),
         })
     }
@@ -225,6 +233,80 @@ impl Store {
         ];
         let n = self.write(SQL, args).await?;
         Ok(n == 1)
+    }
+
+    /// Payments whose outcome the chain must tell: pending settlements, and reservations
+    /// older than `reserved_before_ms` (a handler never runs that long: the process that held
+    /// them stopped). Oldest first.
+    pub async fn payments_to_reconcile(
+        &self,
+        reserved_before_ms: i64,
+        limit: u32,
+    ) -> Result<Vec<PaymentRecord>, StoreError> {
+        const SQL: &str = select_payments!(
+            "WHERE status = 'pending' OR (status = 'reserved' AND updated_at < $1) ORDER BY updated_at, id LIMIT $2"
+        );
+        Ok(with_pool!(&self.db, |p| sqlx::query_as(SQL)
+            .bind(reserved_before_ms)
+            .bind(i64::from(limit))
+            .fetch_all(p)
+            .await)?)
+    }
+
+    /// Records what the chain says of a pending or abandoned payment: `settled` (with
+    /// [`ANSWER_WITHHELD`], since its answer was not delivered) or `failed`. Only a payment
+    /// still in `from` moves, so two reconcilers cannot both decide. Returns whether it moved.
+    pub async fn resolve_payment(
+        &self,
+        id: &str,
+        from: PaymentStatus,
+        to: PaymentStatus,
+        tx_hash: Option<&str>,
+        error: Option<&str>,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        const SQL: &str = "UPDATE payments SET status = $3, tx_hash = COALESCE($4, tx_hash), error = $5, \
+                           updated_at = $6 WHERE id = $1 AND status = $2";
+        if !matches!(from, PaymentStatus::Pending | PaymentStatus::Reserved)
+            || !matches!(to, PaymentStatus::Settled | PaymentStatus::Failed)
+        {
+            return Err(StoreError::OutOfRange("payment resolution"));
+        }
+        let args = vec![
+            Arg::Text(id.to_owned()),
+            Arg::Text(from.as_str().to_owned()),
+            Arg::Text(to.as_str().to_owned()),
+            Arg::OptText(tx_hash.map(str::to_owned)),
+            Arg::OptText(error.map(str::to_owned)),
+            Arg::Int(now_ms),
+        ];
+        Ok(self.write(SQL, args).await? == 1)
+    }
+
+    /// Takes the one late answer a payment settled after withholding is owed. Returns true
+    /// exactly once per such payment, however many retries race for it.
+    pub async fn claim_withheld_answer(&self, id: &str, now_ms: i64) -> Result<bool, StoreError> {
+        const SQL: &str = "UPDATE payments SET error = NULL, updated_at = $2 \
+                           WHERE id = $1 AND status = 'settled' AND error = 'answer_withheld'";
+        Ok(self.write(SQL, vec![Arg::Text(id.to_owned()), Arg::Int(now_ms)]).await? == 1)
+    }
+
+    /// Gives back a claimed late answer whose handler failed, so it stays owed.
+    pub async fn restore_withheld_answer(&self, id: &str, now_ms: i64) -> Result<bool, StoreError> {
+        const SQL: &str = "UPDATE payments SET error = 'answer_withheld', updated_at = $2 \
+                           WHERE id = $1 AND status = 'settled' AND error IS NULL";
+        Ok(self.write(SQL, vec![Arg::Text(id.to_owned()), Arg::Int(now_ms)]).await? == 1)
+    }
+
+    /// The payment of one authorization, if it was ever reserved.
+    pub async fn payment_by_key(
+        &self,
+        network: &str,
+        payer: &str,
+        nonce: &str,
+    ) -> Result<Option<PaymentRecord>, StoreError> {
+        const SQL: &str = select_payments!("WHERE network = $1 AND payer = $2 AND nonce = $3");
+        Ok(with_pool!(&self.db, |p| sqlx::query_as(SQL).bind(network).bind(payer).bind(nonce).fetch_optional(p).await)?)
     }
 
     /// One payment by id.

@@ -308,3 +308,58 @@ async fn a_paid_answer_is_kept_once_per_payment_id_and_expires(store: Store) {
     assert_eq!(store.prune_paid_responses(1_001).await.expect("prune"), 1);
     assert_eq!(store.paid_response(&answer.payment_id, 0).await.expect("read"), None);
 }
+
+conformance!(pending_and_abandoned_payments_are_reconciled_once_and_a_withheld_answer_claimed_once);
+async fn pending_and_abandoned_payments_are_reconciled_once_and_a_withheld_answer_claimed_once(store: Store) {
+    store.reserve_payment(&payment("p1", "0xe1", 1_000)).await.expect("reserve");
+    assert!(
+        store
+            .finish_payment("p1", PaymentStatus::Pending, Some("0xtx"), Some("settlement_pending"), 2_000)
+            .await
+            .expect("pending")
+    );
+    store.reserve_payment(&payment("p2", "0xe2", 1_000)).await.expect("reserve");
+    store.reserve_payment(&payment("p3", "0xe3", 9_000)).await.expect("reserve");
+    store.reserve_payment(&payment("p4", "0xe4", 1_000)).await.expect("reserve");
+    assert!(store.finish_payment("p4", PaymentStatus::Settled, Some("0xok"), None, 1_500).await.expect("settled"));
+
+    // Pending always; reserved only when older than the cut-off; finished never.
+    let due: Vec<String> =
+        store.payments_to_reconcile(5_000, 10).await.expect("due").into_iter().map(|p| p.id).collect();
+    assert_eq!(due, ["p2", "p1"]);
+
+    assert!(matches!(
+        store.resolve_payment("p1", PaymentStatus::Settled, PaymentStatus::Failed, None, None, 3_000).await,
+        Err(StoreError::OutOfRange(_))
+    ));
+    assert!(
+        store
+            .resolve_payment(
+                "p1",
+                PaymentStatus::Pending,
+                PaymentStatus::Settled,
+                None,
+                Some(svc_store::ANSWER_WITHHELD),
+                3_000
+            )
+            .await
+            .expect("resolve")
+    );
+    assert!(
+        !store
+            .resolve_payment("p1", PaymentStatus::Pending, PaymentStatus::Failed, None, None, 3_001)
+            .await
+            .expect("twice")
+    );
+    let p1 = store.payment("p1").await.expect("read").expect("p1");
+    assert_eq!((p1.status, p1.tx_hash.as_deref()), (PaymentStatus::Settled, Some("0xtx")), "the tx hash is kept");
+
+    let claims = futures::future::join_all((0..8).map(|_| store.claim_withheld_answer("p1", 4_000))).await;
+    assert_eq!(claims.into_iter().filter(|c| matches!(c, Ok(true))).count(), 1);
+    assert!(!store.claim_withheld_answer("p4", 4_000).await.expect("not withheld"));
+    assert!(store.restore_withheld_answer("p1", 4_100).await.expect("given back"));
+    assert!(store.claim_withheld_answer("p1", 4_200).await.expect("owed again"));
+    let key = store.payment_by_key("eip155:8453", PAYER, "0xe1").await.expect("by key").map(|p| p.id);
+    assert_eq!(key.as_deref(), Some("p1"));
+    assert_eq!(store.payments_to_reconcile(5_000, 10).await.expect("due").len(), 1, "p2 is left");
+}

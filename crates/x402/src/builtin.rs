@@ -9,11 +9,13 @@ use std::sync::Arc;
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use serde_json::Value;
-use svc_chain_evm::{EvmError, ExactEvmPayload, ExactRequirement, Signer, U256, VerifiedAuthorization, verify_exact};
+use svc_chain_evm::{
+    Address, B256, EvmError, ExactEvmPayload, ExactRequirement, Signer, U256, VerifiedAuthorization, verify_exact,
+};
 use svc_chain_solana::{ExactSvmPayload, ExactSvmRequirement, Keypair, SendError, VerifiedTransfer};
 use svc_domain::Clock;
 
-use crate::facilitator::{Facilitator, FacilitatorError, PaymentRequest, Settled, Verified};
+use crate::facilitator::{Facilitator, FacilitatorError, PaymentRequest, Resolution, Settled, Unresolved, Verified};
 use crate::network::{NetworkKind, PaymentNetwork};
 use crate::wire::{SupportedKind, SupportedResponse, X402_VERSION};
 
@@ -26,6 +28,10 @@ pub trait EvmChain: Send + Sync + std::fmt::Debug {
     fn nonce_used<'a>(&'a self, verified: &'a VerifiedAuthorization) -> BoxFuture<'a, Result<bool, EvmError>>;
     /// Sends `transferWithAuthorization` and waits for the receipt; returns the tx hash.
     fn transfer<'a>(&'a self, verified: &'a VerifiedAuthorization) -> BoxFuture<'a, Result<String, EvmError>>;
+    /// Whether the token consumed `payer`'s authorization `nonce`.
+    fn authorization_used<'a>(&'a self, payer: Address, nonce: B256) -> BoxFuture<'a, Result<bool, EvmError>>;
+    /// A sent transaction's outcome: mined and succeeded, mined and reverted, or not mined.
+    fn receipt<'a>(&'a self, transaction: B256) -> BoxFuture<'a, Result<Option<bool>, EvmError>>;
 }
 
 /// A node attached to one network, shared by every request.
@@ -37,6 +43,8 @@ pub trait SolanaChain: Send + Sync + std::fmt::Debug {
     /// Sends `transaction` (base64, fully signed, first signature `signature`) and waits for
     /// the cluster to confirm it.
     fn send<'a>(&'a self, transaction: &'a str, signature: &'a str) -> BoxFuture<'a, Result<(), SendError>>;
+    /// A sent transaction's outcome: confirmed, failed, or unknown.
+    fn status<'a>(&'a self, signature: &'a str) -> BoxFuture<'a, Result<Option<bool>, SendError>>;
 }
 
 /// What settles one Solana network: the fee payer's key and its node.
@@ -290,6 +298,51 @@ impl Facilitator for BuiltinFacilitator {
         .boxed()
     }
 
+    fn resolve<'a>(&'a self, payment: Unresolved<'a>) -> BoxFuture<'a, Result<Resolution, FacilitatorError>> {
+        async move {
+            let Some(network) = self.networks.iter().find(|n| n.network == payment.network) else {
+                return Ok(Resolution::Unknown);
+            };
+            let settled = |yes: bool, tx: &str| {
+                if yes { Resolution::Settled { transaction: Some(tx.to_owned()) } } else { Resolution::NotSettled }
+            };
+            match &network.kind {
+                NetworkKind::Evm { .. } => {
+                    // Verify-only: nothing is ever sent, so nothing can have moved.
+                    let Some(chain) = self.evm_chains.get(&network.network) else { return Ok(Resolution::NotSettled) };
+                    if let Some(tx) = payment.transaction {
+                        let hash =
+                            B256::from_str(tx).map_err(|_| FacilitatorError::Unavailable(format!("bad hash {tx}")))?;
+                        return Ok(chain
+                            .receipt(hash)
+                            .await
+                            .map_err(rpc)?
+                            .map_or(Resolution::Unknown, |ok| settled(ok, tx)));
+                    }
+                    // No transaction recorded: the process stopped between reserving and
+                    // recording. The token's own record of the nonce decides.
+                    let payer = svc_chain_evm::Address::from_str(payment.payer)
+                        .map_err(|_| FacilitatorError::Unavailable(format!("bad payer {}", payment.payer)))?;
+                    let nonce = B256::from_str(payment.nonce)
+                        .map_err(|_| FacilitatorError::Unavailable(format!("bad nonce {}", payment.nonce)))?;
+                    let used = chain.authorization_used(payer, nonce).await.map_err(rpc)?;
+                    Ok(if used { Resolution::Settled { transaction: None } } else { Resolution::NotSettled })
+                }
+                NetworkKind::Solana { .. } => {
+                    let (Some(settlement), Some(tx)) = (self.solana.get(&network.network), payment.transaction) else {
+                        // Without a sent transaction nothing moved: a Solana payment moves
+                        // only when we co-sign and send it, and sending records the signature.
+                        return Ok(Resolution::NotSettled);
+                    };
+                    let status =
+                        settlement.chain.status(tx).await.map_err(|e| FacilitatorError::Unavailable(e.to_string()))?;
+                    Ok(status.map_or(Resolution::Unknown, |ok| settled(ok, tx)))
+                }
+            }
+        }
+        .boxed()
+    }
+
     fn verify_only(&self) -> bool {
         self.networks.iter().any(|n| !self.evm_chains.contains_key(&n.network) && !self.solana.contains_key(&n.network))
     }
@@ -308,11 +361,23 @@ impl EvmChain for svc_chain_evm::settle::EvmSettler {
     fn transfer<'a>(&'a self, verified: &'a VerifiedAuthorization) -> BoxFuture<'a, Result<String, EvmError>> {
         async move { svc_chain_evm::settle::EvmSettler::transfer(self, verified).await.map(|h| h.to_string()) }.boxed()
     }
+
+    fn authorization_used<'a>(&'a self, payer: Address, nonce: B256) -> BoxFuture<'a, Result<bool, EvmError>> {
+        svc_chain_evm::settle::EvmSettler::authorization_used(self, payer, nonce).boxed()
+    }
+
+    fn receipt<'a>(&'a self, transaction: B256) -> BoxFuture<'a, Result<Option<bool>, EvmError>> {
+        svc_chain_evm::settle::EvmSettler::receipt(self, transaction).boxed()
+    }
 }
 
 #[cfg(feature = "settle")]
 impl SolanaChain for svc_chain_solana::settle::SolanaRpc {
     fn send<'a>(&'a self, transaction: &'a str, signature: &'a str) -> BoxFuture<'a, Result<(), SendError>> {
         self.send_and_confirm(transaction, signature).boxed()
+    }
+
+    fn status<'a>(&'a self, signature: &'a str) -> BoxFuture<'a, Result<Option<bool>, SendError>> {
+        self.signature_status(signature).boxed()
     }
 }

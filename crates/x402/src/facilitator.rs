@@ -82,6 +82,34 @@ impl FacilitatorError {
     }
 }
 
+/// A payment whose fate on chain svc does not know: a settlement sent but not confirmed in
+/// time, or a reservation left behind by a process that stopped mid-request.
+#[derive(Debug, Clone, Copy)]
+pub struct Unresolved<'a> {
+    /// CAIP-2 network.
+    pub network: &'a str,
+    /// Payer as recorded.
+    pub payer: &'a str,
+    /// The EIP-3009 nonce, or the payer's Solana signature.
+    pub nonce: &'a str,
+    /// The settlement transaction, when one was sent.
+    pub transaction: Option<&'a str>,
+}
+
+/// What the chain says of an [`Unresolved`] payment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolution {
+    /// The funds moved.
+    Settled {
+        /// The transaction, when known.
+        transaction: Option<String>,
+    },
+    /// The funds did not move: the transaction failed, or the authorization was never used.
+    NotSettled,
+    /// Not decided yet (or not knowable by this facilitator): ask again later.
+    Unknown,
+}
+
 /// Verifies and settles payments. Object-safe, so the server picks one at start-up.
 pub trait Facilitator: Send + Sync + std::fmt::Debug {
     /// The (scheme, network) pairs it handles; the server offers no others.
@@ -92,6 +120,13 @@ pub trait Facilitator: Send + Sync + std::fmt::Debug {
 
     /// Moves the funds. Called only after the paid handler succeeded.
     fn settle<'a>(&'a self, request: PaymentRequest<'a>) -> BoxFuture<'a, Result<Settled, FacilitatorError>>;
+
+    /// Asks the chain what became of a payment. The standard facilitator API has no such
+    /// question, so by default the answer is [`Resolution::Unknown`].
+    fn resolve<'a>(&'a self, payment: Unresolved<'a>) -> BoxFuture<'a, Result<Resolution, FacilitatorError>> {
+        let _ = payment;
+        Box::pin(std::future::ready(Ok(Resolution::Unknown)))
+    }
 
     /// Whether [`Facilitator::settle`] can answer [`Settled::VerifyOnly`]; the server warns at
     /// start-up and refuses it in production.

@@ -50,11 +50,18 @@ fn stand_in(fail: Arc<AtomicUsize>) -> svc_api::handlers::Handlers {
     handlers
 }
 
-/// A node double: counts transfers, optionally refuses them.
+/// A node double: counts transfers, optionally refuses them or leaves them unconfirmed, and
+/// answers what the chain knows of nonces and receipts.
 #[derive(Debug, Default)]
 struct FakeChain {
     transfers: AtomicUsize,
     refuse: bool,
+    /// Transfers are sent but no receipt comes in time.
+    unconfirmed: bool,
+    /// The token's record: the authorization was used.
+    used: std::sync::atomic::AtomicBool,
+    /// What `receipt` answers: None not mined, Some(ok) mined.
+    mined: std::sync::Mutex<Option<bool>>,
 }
 
 impl EvmChain for FakeChain {
@@ -63,13 +70,23 @@ impl EvmChain for FakeChain {
     }
 
     fn nonce_used<'a>(&'a self, _: &'a VerifiedAuthorization) -> BoxFuture<'a, Result<bool, EvmError>> {
-        futures::future::ready(Ok(false)).boxed()
+        futures::future::ready(Ok(self.used.load(Ordering::SeqCst))).boxed()
+    }
+
+    fn authorization_used<'a>(&'a self, _: svc_chain_evm::Address, _: B256) -> BoxFuture<'a, Result<bool, EvmError>> {
+        futures::future::ready(Ok(self.used.load(Ordering::SeqCst))).boxed()
+    }
+
+    fn receipt<'a>(&'a self, _: B256) -> BoxFuture<'a, Result<Option<bool>, EvmError>> {
+        futures::future::ready(Ok(*self.mined.lock().expect("mined"))).boxed()
     }
 
     fn transfer<'a>(&'a self, _: &'a VerifiedAuthorization) -> BoxFuture<'a, Result<String, EvmError>> {
         let n = self.transfers.fetch_add(1, Ordering::SeqCst);
         let result = if self.refuse {
             Err(EvmError::InsufficientBalance)
+        } else if self.unconfirmed {
+            Err(EvmError::Pending(B256::with_last_byte(0xee)))
         } else {
             Ok(B256::with_last_byte(u8::try_from(n % 250).unwrap_or(0) + 1).to_string())
         };
@@ -460,6 +477,10 @@ mod solana {
             self.sent.lock().expect("sent").push(transaction.to_owned());
             futures::future::ready(Ok(())).boxed()
         }
+
+        fn status<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<Option<bool>, SendError>> {
+            futures::future::ready(Ok(Some(true))).boxed()
+        }
     }
 
     async fn app(node: Option<Arc<FakeSolana>>) -> TestApp {
@@ -580,4 +601,109 @@ async fn a_payment_that_rewrites_the_advertised_extensions_is_refused() {
     payment["extensions"]["payment-identifier"]["info"]["id"] = Value::from("pay_0123456789abcdef");
     let with_id = base64::engine::general_purpose::STANDARD.encode(payment.to_string());
     assert_eq!(p.pay(TOP_PICKS, "payment-signature", &with_id).await.status, StatusCode::OK);
+}
+
+/// Settlements left unconfirmed, and reservations left by a stopped process, are settled from
+/// what the chain says; a payment that landed gets its answer exactly once.
+mod reconciliation {
+    use super::*;
+    use svc_api::reconcile::{Report, reconcile_payments};
+
+    async fn reconcile(p: &Paywalled) -> Report {
+        reconcile_payments(&p.app.state).await.expect("reconcile")
+    }
+
+    fn record_status(records: &[svc_store::PaymentRecord]) -> (PaymentStatus, Option<&str>) {
+        (records[0].status, records[0].error.as_deref())
+    }
+
+    #[tokio::test]
+    async fn an_unconfirmed_settlement_that_lands_later_gets_its_answer_once() {
+        let p = paywalled(Some(FakeChain { unconfirmed: true, ..FakeChain::default() })).await;
+        let header = p.signed(TOP_PICKS, 20).await;
+        let first = p.pay(TOP_PICKS, "payment-signature", &header).await;
+        assert_error(&first, StatusCode::PAYMENT_REQUIRED, "settlement_pending");
+        assert!(first.text().contains("Do not sign a new payment"), "{}", first.text());
+        let settled = b64_json(first.headers["payment-response"].to_str().expect("ascii"));
+        assert_eq!(settled["errorReason"], "settlement_pending");
+        assert!(settled["transaction"].as_str().is_some_and(|t| !t.is_empty()), "the client learns the transaction");
+        let payer_id = payer().address().to_string().to_lowercase();
+        let records = p.app.store.payments_by_payer(&payer_id, 10).await.expect("payments");
+        assert_eq!(record_status(&records), (PaymentStatus::Pending, Some("settlement_pending")));
+
+        // Still unknown: the same payment is told to wait, and nothing is decided.
+        let waiting = p.pay(TOP_PICKS, "payment-signature", &header).await;
+        assert!(error_of(&waiting).starts_with("payment_pending"), "{}", waiting.text());
+        assert_eq!(reconcile(&p).await, Report { undecided: 1, ..Report::default() });
+
+        // It lands: the chain has consumed the nonce.
+        *p.chain.mined.lock().expect("mined") = Some(true);
+        p.chain.used.store(true, Ordering::SeqCst);
+        assert_eq!(reconcile(&p).await, Report { settled: 1, ..Report::default() });
+        let served = p.pay(TOP_PICKS, "payment-signature", &header).await;
+        assert_eq!(served.status, StatusCode::OK, "{}", served.text());
+        let settled = b64_json(served.headers["payment-response"].to_str().expect("ascii"));
+        assert_eq!(settled["success"], true);
+        let again = p.pay(TOP_PICKS, "payment-signature", &header).await;
+        assert_eq!(error_of(&again), "invalid_exact_evm_nonce_already_used");
+        assert_eq!(p.chain.transfers.load(Ordering::SeqCst), 1, "one transfer, never a second");
+        let records = p.app.store.payments_by_payer(&payer_id, 10).await.expect("payments");
+        assert_eq!(record_status(&records), (PaymentStatus::Settled, None));
+        assert_eq!(reconcile(&p).await, Report::default());
+    }
+
+    #[tokio::test]
+    async fn an_unconfirmed_settlement_that_reverts_is_failed() {
+        let p = paywalled(Some(FakeChain { unconfirmed: true, ..FakeChain::default() })).await;
+        let header = p.signed(TOP_PICKS, 21).await;
+        p.pay(TOP_PICKS, "payment-signature", &header).await;
+        *p.chain.mined.lock().expect("mined") = Some(false);
+        assert_eq!(reconcile(&p).await, Report { failed: 1, ..Report::default() });
+        let payer_id = payer().address().to_string().to_lowercase();
+        let records = p.app.store.payments_by_payer(&payer_id, 10).await.expect("payments");
+        assert_eq!(records[0].status, PaymentStatus::Failed);
+    }
+
+    /// A reservation as a process left it when it stopped between reserving and recording,
+    /// longer ago than any request runs.
+    async fn abandoned(p: &Paywalled, nonce: u8) -> String {
+        let header = p.signed(TOP_PICKS, nonce).await;
+        let payment = b64_json(&header);
+        let authorization = &payment["payload"]["authorization"];
+        let new = svc_store::NewPayment {
+            id: format!("abandoned-{nonce}"),
+            route_id: "alpha.top_picks".into(),
+            network: svc_x402::network::BASE.into(),
+            payer: authorization["from"].as_str().expect("from").to_lowercase(),
+            nonce: authorization["nonce"].as_str().expect("nonce").to_lowercase(),
+            amount: 500_000,
+            asset: svc_x402::network::BASE_USDC.into(),
+            pay_to: crate::support::PAY_TO.into(),
+            now_ms: svc_domain::Clock::now_ms(&p.app.clock) - svc_api::reconcile::ABANDONED_AFTER_MS - 1_000,
+        };
+        p.app.store.reserve_payment(&new).await.expect("reserve");
+        header
+    }
+
+    #[tokio::test]
+    async fn an_abandoned_reservation_is_released_when_its_authorization_was_never_used() {
+        let p = paywalled(Some(FakeChain::default())).await;
+        let header = abandoned(&p, 22).await;
+        let blocked = p.pay(TOP_PICKS, "payment-signature", &header).await;
+        assert!(error_of(&blocked).starts_with("payment_in_progress"));
+        assert_eq!(reconcile(&p).await, Report { released: 1, ..Report::default() });
+        let retried = p.pay(TOP_PICKS, "payment-signature", &header).await;
+        assert_eq!(retried.status, StatusCode::OK, "{}", retried.text());
+    }
+
+    #[tokio::test]
+    async fn an_abandoned_reservation_whose_transfer_landed_is_settled_and_owed_its_answer() {
+        let p = paywalled(Some(FakeChain::default())).await;
+        let header = abandoned(&p, 23).await;
+        p.chain.used.store(true, Ordering::SeqCst);
+        assert_eq!(reconcile(&p).await, Report { settled: 1, ..Report::default() });
+        let served = p.pay(TOP_PICKS, "payment-signature", &header).await;
+        assert_eq!(served.status, StatusCode::OK, "{}", served.text());
+        assert_eq!(p.chain.transfers.load(Ordering::SeqCst), 0, "the earlier transfer was the payment");
+    }
 }

@@ -24,6 +24,7 @@ pub const PAY_TO: &str = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C";
 
 pub struct TestApp {
     pub router: Router,
+    pub state: AppState,
     pub store: Store,
     pub clock: FixedClock,
     /// The simulated market every vendor adapter is pointed at.
@@ -110,7 +111,7 @@ impl TestApp {
             upstreams,
         };
         let state = AppState::with_handlers(services, setup.handlers).expect("state");
-        TestApp { router: svc_api::app(state), store, clock, sim, _dir: dir }
+        TestApp { router: svc_api::app(state.clone()), state, store, clock, sim, _dir: dir }
     }
 
     pub async fn send(&self, request: Request<Body>) -> Reply {
