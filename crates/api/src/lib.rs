@@ -19,17 +19,18 @@ pub mod pipeline;
 pub mod reconcile;
 pub mod state;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::{HeaderName, Response, header};
+use axum::http::{HeaderName, HeaderValue, Response, header};
 use axum::response::IntoResponse;
 use axum::routing::{MethodFilter, get, on};
 use svc_catalogue::{HttpMethod, Loc, RouteSpec};
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 use tower_http::trace::TraceLayer;
 
@@ -114,7 +115,7 @@ pub fn app(state: AppState) -> Router {
         .layer(
             ServiceBuilder::new()
                 .layer(SetSensitiveRequestHeadersLayer::new(SENSITIVE))
-                .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+                .layer(SetRequestIdLayer::x_request_id(SequentialRequestId::new()))
                 .layer(TraceLayer::new_for_http().make_span_with(|request: &Request| {
                     let request_id =
                         request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
@@ -126,6 +127,28 @@ pub fn app(state: AppState) -> Router {
                 .layer(CatchPanicLayer::custom(panic_response)),
         )
         .with_state(state)
+}
+
+/// Request ids: a random per-process prefix and a counter. Unique across replicas in
+/// practice, and unlike a UUIDv4 it needs no entropy per request.
+#[derive(Clone)]
+struct SequentialRequestId {
+    prefix: u32,
+    next: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl SequentialRequestId {
+    fn new() -> Self {
+        let prefix = uuid::Uuid::new_v4().as_u128() as u32;
+        SequentialRequestId { prefix, next: Arc::new(std::sync::atomic::AtomicU64::new(0)) }
+    }
+}
+
+impl MakeRequestId for SequentialRequestId {
+    fn make_request_id<B>(&mut self, _: &Request<B>) -> Option<RequestId> {
+        let n = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        HeaderValue::from_str(&format!("{:08x}-{n:012x}", self.prefix)).ok().map(RequestId::new)
+    }
 }
 
 /// Browsers and browser-based agents may call from any origin; they must be able to read the

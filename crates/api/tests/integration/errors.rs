@@ -63,9 +63,14 @@ async fn malformed_json_is_a_422_at_the_body() {
 #[tokio::test]
 async fn every_response_carries_a_request_id() {
     let app = TestApp::new().await;
-    let reply = app.get("/healthz").await;
-    let id = reply.headers.get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or_default();
-    assert_eq!(id.len(), 36, "a UUID: {id:?}");
+    let id_of = |reply: &crate::support::Reply| {
+        reply.headers.get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned()
+    };
+    let first = id_of(&app.get("/healthz").await);
+    let second = id_of(&app.get("/healthz").await);
+    assert_eq!(first.len(), 21, "prefix and counter: {first:?}");
+    assert_ne!(first, second, "ids are unique");
+    assert_eq!(first[..8], second[..8], "one process, one prefix");
     let request = Request::get("/healthz").header("x-request-id", "trace-me-123").body(Body::empty()).expect("request");
     let reply = app.send(request).await;
     assert_eq!(reply.headers.get("x-request-id").and_then(|v| v.to_str().ok()), Some("trace-me-123"));
