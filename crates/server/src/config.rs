@@ -133,22 +133,20 @@ pub struct ServeArgs {
     pub upstreams: UpstreamArgs,
 }
 
-/// Where the data routes get their data. A vendor with no URL set uses the simulated market
-/// (in-process, or the shared one at `--simulator-url`); `--production` points it at the
-/// real vendor instead.
+/// Where the data routes get their data. Each vendor is set by `SVC_<VENDOR>_URL` and, where
+/// it wants one, `SVC_<VENDOR>_KEY` (README lists them). A vendor with no URL set uses the
+/// simulated market (in-process, or the shared one at `--simulator-url`); `--production`
+/// points it at the real vendor instead.
 #[derive(Debug, Clone, Args)]
 pub struct UpstreamArgs {
-    /// Base URL of a shared simulator (`svc simulator`); default: one in this process.
+    /// Base URL of a shared simulator (`svc simulator`); default: one in this process. Real
+    /// vendors are set by SVC_<VENDOR>_URL and SVC_<VENDOR>_KEY (see README).
     #[arg(long, env = "SVC_SIMULATOR_URL")]
     pub simulator_url: Option<String>,
 
     /// Seed of the in-process simulated market.
     #[arg(long, env = "SVC_SIMULATOR_SEED", default_value_t = svc_simulator::DEFAULT_SEED)]
     pub simulator_seed: u64,
-
-    /// Base URL of the token launchpad's coin API (the real one: its public address).
-    #[arg(long, env = "SVC_LAUNCHPAD_URL")]
-    pub launchpad_url: Option<String>,
 }
 
 /// Settings of `svc simulator`.

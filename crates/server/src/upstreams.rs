@@ -9,11 +9,14 @@ use svc_upstream::{Upstreams, UpstreamsConfig, Vendor};
 
 use crate::config::{SimulatorArgs, UpstreamArgs};
 
-/// Builds the adapters. A vendor without a URL points at the simulator, which is started
-/// in this process unless a shared one is given; in production it points at the vendor.
+/// Builds the adapters. A vendor whose `SVC_<VENDOR>_URL` is unset points at the simulator,
+/// which is started in this process unless a shared one is given; in production it points
+/// at the vendor's public address. Keys come from `SVC_<VENDOR>_KEY`.
 pub async fn build(args: &UpstreamArgs, production: bool, clock: Arc<dyn Clock>) -> anyhow::Result<Upstreams> {
-    let configured = [(Vendor::Launchpad, args.launchpad_url.as_deref())];
-    let simulated: Vec<Vendor> = configured.iter().filter(|(_, url)| url.is_none()).map(|(v, _)| *v).collect();
+    let env = |vendor: Vendor, what: &str| {
+        std::env::var(format!("{}_{what}", vendor.env_prefix())).ok().filter(|v| !v.trim().is_empty())
+    };
+    let simulated: Vec<Vendor> = Vendor::ALL.iter().copied().filter(|v| env(*v, "URL").is_none()).collect();
     let mut config = if production || simulated.is_empty() {
         UpstreamsConfig::real()
     } else {
@@ -33,8 +36,12 @@ pub async fn build(args: &UpstreamArgs, production: bool, clock: Arc<dyn Clock>)
         );
         UpstreamsConfig::all_at(&base)
     };
-    if let Some(url) = &args.launchpad_url {
-        config.launchpad = svc_upstream::VendorConfig::new(url.clone());
+    for &vendor in Vendor::ALL {
+        let settings = config.vendor_mut(vendor);
+        if let Some(url) = env(vendor, "URL") {
+            settings.base_url = url.trim_end_matches('/').to_owned();
+        }
+        settings.key = env(vendor, "KEY");
     }
     Upstreams::new(&config, clock).context("configuring the data vendors")
 }

@@ -10,6 +10,9 @@ pub enum Vendor {
 }
 
 impl Vendor {
+    /// Every vendor; settings, the simulator and start-up logs walk this list.
+    pub const ALL: &[Vendor] = &[Vendor::Launchpad];
+
     /// The family name clients see in errors and operators see in metrics.
     pub fn family(self) -> &'static str {
         match self {
@@ -29,7 +32,8 @@ impl Vendor {
         }
     }
 
-    /// The environment variable prefix of this vendor's settings (`SVC_LAUNCHPAD_URL`, ...).
+    /// The environment variable prefix of this vendor's settings: `{prefix}_URL` (base URL)
+    /// and `{prefix}_KEY` (API key, where the vendor wants one).
     pub fn env_prefix(self) -> &'static str {
         match self {
             Vendor::Launchpad => "SVC_LAUNCHPAD",
@@ -44,10 +48,13 @@ impl std::fmt::Display for Vendor {
 }
 
 /// How one vendor is reached.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct VendorConfig {
     /// Base URL without a trailing slash; requests go to paths under it only.
     pub base_url: String,
+    /// API key, for vendors that want one; sent only in the vendor's own auth header and
+    /// never printed (`Debug` redacts it).
+    pub key: Option<String>,
     /// Limit on one attempt, connection to last byte.
     pub timeout: Duration,
     /// Attempts after the first on 429, 5xx or a refused connection.
@@ -65,10 +72,37 @@ impl VendorConfig {
     pub fn new(base_url: impl Into<String>) -> Self {
         VendorConfig {
             base_url: base_url.into().trim_end_matches('/').to_owned(),
+            key: None,
             timeout: Duration::from_secs(8),
             retries: 2,
             max_concurrency: 16,
             max_retry_wait: Duration::from_secs(2),
         }
+    }
+}
+
+impl std::fmt::Debug for VendorConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VendorConfig")
+            .field("base_url", &self.base_url)
+            .field("key", &self.key.as_ref().map(|_| "<redacted>"))
+            .field("timeout", &self.timeout)
+            .field("retries", &self.retries)
+            .field("max_concurrency", &self.max_concurrency)
+            .field("max_retry_wait", &self.max_retry_wait)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_output_never_shows_the_key() {
+        let mut config = VendorConfig::new("https://vendor.example");
+        config.key = Some("sk-very-secret".into());
+        let printed = format!("{config:?}");
+        assert!(!printed.contains("sk-very-secret") && printed.contains("<redacted>"), "{printed}");
     }
 }

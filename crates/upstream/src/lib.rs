@@ -25,22 +25,36 @@ pub use launchpad::Launchpad;
 /// Settings of every vendor, by vendor.
 #[derive(Debug, Clone)]
 pub struct UpstreamsConfig {
-    /// The token launchpad's coin API.
-    pub launchpad: VendorConfig,
+    vendors: Vec<(Vendor, VendorConfig)>,
 }
 
 impl UpstreamsConfig {
     /// Every vendor at its real address, without keys; the server fills in keys from the
     /// environment and replaces the addresses with the simulator's when none is configured.
     pub fn real() -> Self {
-        UpstreamsConfig { launchpad: VendorConfig::new(Vendor::Launchpad.real_base_url()) }
+        Self::each(|vendor| VendorConfig::new(vendor.real_base_url()))
     }
 
     /// Every vendor at one base URL, each under its own path prefix; how the simulator
     /// serves all vendors from one listener.
     pub fn all_at(base: &str) -> Self {
-        let at = |vendor: Vendor| VendorConfig::new(format!("{}/{}", base.trim_end_matches('/'), vendor.slug()));
-        UpstreamsConfig { launchpad: at(Vendor::Launchpad) }
+        Self::each(|vendor| VendorConfig::new(format!("{}/{}", base.trim_end_matches('/'), vendor.slug())))
+    }
+
+    fn each(config: impl Fn(Vendor) -> VendorConfig) -> Self {
+        UpstreamsConfig { vendors: Vendor::ALL.iter().map(|v| (*v, config(*v))).collect() }
+    }
+
+    /// The settings of `vendor`.
+    pub fn vendor(&self, vendor: Vendor) -> &VendorConfig {
+        let found = self.vendors.iter().find(|(v, _)| *v == vendor).map(|(_, c)| c);
+        found.unwrap_or_else(|| unreachable!("every vendor has settings"))
+    }
+
+    /// The settings of `vendor`, to change.
+    pub fn vendor_mut(&mut self, vendor: Vendor) -> &mut VendorConfig {
+        let found = self.vendors.iter_mut().find(|(v, _)| *v == vendor).map(|(_, c)| c);
+        found.unwrap_or_else(|| unreachable!("every vendor has settings"))
     }
 }
 
@@ -55,6 +69,6 @@ impl Upstreams {
     /// Builds every adapter. Fails only on a configuration that cannot work (a malformed
     /// key or base URL), so a bad setting stops the start instead of failing every call.
     pub fn new(config: &UpstreamsConfig, clock: Arc<dyn Clock>) -> Result<Self, UpstreamError> {
-        Ok(Upstreams { launchpad: Launchpad::new(&config.launchpad, clock)? })
+        Ok(Upstreams { launchpad: Launchpad::new(config.vendor(Vendor::Launchpad), clock)? })
     }
 }

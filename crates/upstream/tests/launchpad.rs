@@ -23,7 +23,7 @@ async fn fixture(tune: impl FnOnce(&mut UpstreamsConfig)) -> Fixture {
     let sim = Simulator::new(svc_simulator::DEFAULT_SEED, Arc::new(clock.clone()));
     let (base, _) = sim.spawn().await.expect("simulator");
     let mut config = UpstreamsConfig::all_at(&base);
-    config.launchpad.timeout = Duration::from_millis(500);
+    config.vendor_mut(Vendor::Launchpad).timeout = Duration::from_millis(500);
     tune(&mut config);
     let upstreams = Upstreams::new(&config, Arc::new(clock.clone())).expect("upstreams");
     Fixture { sim, clock, upstreams }
@@ -79,7 +79,7 @@ async fn rate_limits_and_server_errors_are_retried() {
 
 #[tokio::test]
 async fn a_vendor_that_keeps_failing_gives_up_after_its_retries() {
-    let f = fixture(|c| c.launchpad.retries = 1).await;
+    let f = fixture(|c| c.vendor_mut(Vendor::Launchpad).retries = 1).await;
     for _ in 0..3 {
         f.sim.faults.push("launchpad", Fault::Status { status: 500, retry_after: None });
     }
@@ -108,7 +108,7 @@ async fn client_errors_are_not_retried() {
 
 #[tokio::test]
 async fn a_slow_vendor_times_out() {
-    let f = fixture(|c| c.launchpad.timeout = Duration::from_millis(100)).await;
+    let f = fixture(|c| c.vendor_mut(Vendor::Launchpad).timeout = Duration::from_millis(100)).await;
     f.sim.faults.push("launchpad", Fault::Delay(Duration::from_millis(400)));
     let err = f.upstreams.launchpad.coin(&mint(&f)).await.expect_err("times out");
     assert!(matches!(err, UpstreamError::Timeout { vendor: Vendor::Launchpad }), "{err:?}");
@@ -117,7 +117,7 @@ async fn a_slow_vendor_times_out() {
 #[tokio::test]
 async fn an_unreachable_vendor_is_a_transport_error_without_its_url() {
     let mut config = UpstreamsConfig::all_at("http://127.0.0.1:1/secret-path");
-    config.launchpad.retries = 0;
+    config.vendor_mut(Vendor::Launchpad).retries = 0;
     let upstreams = Upstreams::new(&config, Arc::new(FixedClock::at_ms(NOW_MS))).expect("upstreams");
     let err = upstreams.launchpad.coin(&bs58_of([1u8; 32])).await.expect_err("unreachable");
     assert!(matches!(err, UpstreamError::Transport { .. }), "{err:?}");

@@ -8,3 +8,4 @@ mod robustness;
 mod support;
 mod upstream;
 mod validation;
+mod walk;

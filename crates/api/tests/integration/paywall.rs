@@ -18,10 +18,8 @@ use svc_x402::builtin::EvmChain;
 use svc_x402::network::BASE;
 use svc_x402::{BuiltinFacilitator, PaymentRequired};
 
-use crate::support::{NOW_MS, Reply, Setup, TestApp, assert_error, offer};
+use crate::support::{NOW_MS, PAYER_KEY, Reply, Setup, TestApp, assert_error, offer};
 
-/// A throwaway key (the official SDK vectors' payer).
-const PAYER_KEY: &str = "0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318";
 const TOP_PICKS: &str = "/api/x402/alpha/top-picks";
 
 fn payer() -> Payer {

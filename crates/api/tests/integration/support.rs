@@ -9,6 +9,7 @@ use http_body_util::BodyExt as _;
 use serde_json::Value;
 use svc_api::handlers::Handlers;
 use svc_api::{ApiConfig, AppState, Services};
+use svc_chain_evm::{B256, Payer};
 use svc_domain::FixedClock;
 use svc_simulator::Simulator;
 use svc_store::Store;
@@ -18,6 +19,9 @@ use tower::ServiceExt as _;
 
 /// 2026-11-22T10:00:00Z.
 pub const NOW_MS: i64 = 1_795_341_600_000;
+
+/// The paying wallet of [`TestApp::pay`] (a well-known test key; never funded anywhere).
+pub const PAYER_KEY: &str = "0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318";
 
 /// Where test payments go (a fixed, public test address).
 pub const PAY_TO: &str = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C";
@@ -61,6 +65,17 @@ impl Default for Setup {
             upstreams: Box::new(|_| {}),
         }
     }
+}
+
+/// One valid call of a route, built from identifiers the simulated world holds.
+pub struct Sample {
+    /// The route's id in the catalogue.
+    pub route: &'static str,
+    pub method: Method,
+    /// The paid (`/api/x402/...`) URI with its path and query filled in.
+    pub uri: String,
+    /// The JSON body, for routes that take one.
+    pub body: Option<String>,
 }
 
 /// One answer.
@@ -136,10 +151,42 @@ impl TestApp {
         .await
     }
 
+    /// Pays for `method uri` (with a JSON `body`, if any) as an agent would: gets the 402
+    /// challenge, signs an EIP-3009 authorization with [`PAYER_KEY`] and nonce `nonce`, and
+    /// sends the call again with it.
+    pub async fn pay(&self, method: &Method, uri: &str, body: Option<&str>, nonce: u8) -> Reply {
+        let header = self.payment_for(method, uri, body, nonce).await;
+        self.call_with(method, uri, body, &[("payment-signature", &header)]).await
+    }
+
+    /// The `PAYMENT-SIGNATURE` header paying the challenge that `method uri` answers.
+    pub async fn payment_for(&self, method: &Method, uri: &str, body: Option<&str>, nonce: u8) -> String {
+        let challenge = self.call(method, uri, body).await;
+        assert_eq!(challenge.status, StatusCode::PAYMENT_REQUIRED, "{}", challenge.text());
+        let challenge: svc_x402::PaymentRequired = serde_json::from_slice(&challenge.body).expect("challenge");
+        let requirement = svc_x402::client::choose(&challenge, None).expect("payable");
+        let payer = Payer::from_key(PAYER_KEY).expect("key");
+        let now = u64::try_from(NOW_MS / 1000).expect("now");
+        svc_x402::client::pay_header(&challenge, requirement, &payer, now, B256::with_last_byte(nonce)).expect("sign")
+    }
+
+    /// How many calls [`PAYER_KEY`] has paid for.
+    pub async fn paid_calls(&self) -> usize {
+        let payer = Payer::from_key(PAYER_KEY).expect("key").address().to_string().to_lowercase();
+        self.store.payments_by_payer(&payer, 1000).await.expect("payments").len()
+    }
+
     pub async fn call(&self, method: &Method, uri: &str, body: Option<&str>) -> Reply {
+        self.call_with(method, uri, body, &[]).await
+    }
+
+    pub async fn call_with(&self, method: &Method, uri: &str, body: Option<&str>, headers: &[(&str, &str)]) -> Reply {
         let mut builder = Request::builder().method(method.clone()).uri(uri);
         if body.is_some() {
             builder = builder.header("content-type", "application/json");
+        }
+        for (name, value) in headers {
+            builder = builder.header(*name, *value);
         }
         self.send(builder.body(body.map_or_else(Body::empty, |b| Body::from(b.to_owned()))).expect("request")).await
     }

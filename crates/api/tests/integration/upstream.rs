@@ -2,38 +2,26 @@
 //! paid call gets schema-valid data; a vendor failure is a clear 502/504 and charges nothing.
 
 use axum::body::Body;
-use axum::http::{Request, StatusCode};
-use svc_chain_evm::{B256, Payer};
+use axum::http::{Method, Request, StatusCode};
 use svc_simulator::Fault;
+use svc_upstream::Vendor;
 
-use crate::support::{NOW_MS, Reply, TestApp, assert_error, assert_matches_schema};
+use crate::support::{Reply, Sample, TestApp, assert_error, assert_matches_schema};
 
-const PAYER_KEY: &str = "0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318";
 const COIN: &str = "/api/x402/svc-tools/launchpad/coin/{mint}";
 
 fn coin_uri(mint: &str) -> String {
     COIN.replace("{mint}", mint)
 }
 
-/// Gets the challenge for `uri`, signs it with a fresh nonce and retries.
+/// Valid calls of the launchpad route, for the catalogue walk.
+pub(crate) fn samples(app: &TestApp) -> Vec<Sample> {
+    let mint = &app.sim.world.coins()[0].mint;
+    vec![Sample { route: "infra.launchpad_coin", method: Method::GET, uri: coin_uri(mint), body: None }]
+}
+
 async fn pay(app: &TestApp, uri: &str, nonce: u8) -> Reply {
-    let header = signed(app, uri, nonce).await;
-    app.send(Request::get(uri).header("payment-signature", &header).body(Body::empty()).expect("request")).await
-}
-
-async fn signed(app: &TestApp, uri: &str, nonce: u8) -> String {
-    let challenge = app.get(uri).await;
-    assert_eq!(challenge.status, StatusCode::PAYMENT_REQUIRED, "{}", challenge.text());
-    let challenge: svc_x402::PaymentRequired = serde_json::from_slice(&challenge.body).expect("challenge");
-    let requirement = svc_x402::client::choose(&challenge, None).expect("payable");
-    let payer = Payer::from_key(PAYER_KEY).expect("key");
-    let now = u64::try_from(NOW_MS / 1000).expect("now");
-    svc_x402::client::pay_header(&challenge, requirement, &payer, now, B256::with_last_byte(nonce)).expect("sign")
-}
-
-async fn paid_calls(app: &TestApp) -> usize {
-    let payer = Payer::from_key(PAYER_KEY).expect("key").address().to_string().to_lowercase();
-    app.store.payments_by_payer(&payer, 100).await.expect("payments").len()
+    app.pay(&Method::GET, uri, None, nonce).await
 }
 
 #[tokio::test]
@@ -50,7 +38,7 @@ async fn a_paid_launchpad_lookup_answers_the_coins_live_state() {
     assert_eq!(body["symbol"], coin.symbol);
     assert_eq!(body["virtual_sol_reserves"], state.virtual_sol_reserves);
     assert_eq!(body["complete"], state.complete);
-    assert_eq!(paid_calls(&app).await, 1);
+    assert_eq!(app.paid_calls().await, 1);
 }
 
 #[tokio::test]
@@ -61,14 +49,14 @@ async fn an_unknown_mint_is_a_404_and_charges_nothing() {
     assert_error(&reply, StatusCode::NOT_FOUND, "not_found");
     assert!(reply.text().contains(&unknown));
     assert!(reply.headers.get("payment-response").is_none());
-    assert_eq!(paid_calls(&app).await, 0);
+    assert_eq!(app.paid_calls().await, 0);
 }
 
 #[tokio::test]
 async fn a_failing_vendor_is_a_502_that_charges_nothing_and_the_payment_works_again() {
     let app = TestApp::new().await;
     let uri = coin_uri(&app.sim.world.coins()[0].mint);
-    let header = signed(&app, &uri, 3).await;
+    let header = app.payment_for(&Method::GET, &uri, None, 3).await;
     for _ in 0..3 {
         app.sim.faults.push("launchpad", Fault::Status { status: 500, retry_after: None });
     }
@@ -78,11 +66,11 @@ async fn a_failing_vendor_is_a_502_that_charges_nothing_and_the_payment_works_ag
     assert_error(&failed, StatusCode::BAD_GATEWAY, "upstream_error");
     assert_eq!(failed.json()["vendor"], "launchpad");
     assert!(failed.headers.get("payment-response").is_none());
-    assert_eq!(paid_calls(&app).await, 0);
+    assert_eq!(app.paid_calls().await, 0);
 
     let retried = send().await;
     assert_eq!(retried.status, StatusCode::OK, "{}", retried.text());
-    assert_eq!(paid_calls(&app).await, 1);
+    assert_eq!(app.paid_calls().await, 1);
 }
 
 #[tokio::test]
@@ -97,14 +85,14 @@ async fn a_rate_limited_vendor_is_retried_within_the_call() {
 #[tokio::test]
 async fn a_slow_vendor_is_a_504() {
     let app = TestApp::with(crate::support::Setup {
-        upstreams: Box::new(|c| c.launchpad.timeout = std::time::Duration::from_millis(100)),
+        upstreams: Box::new(|c| c.vendor_mut(Vendor::Launchpad).timeout = std::time::Duration::from_millis(100)),
         ..Default::default()
     })
     .await;
     app.sim.faults.push("launchpad", Fault::Delay(std::time::Duration::from_millis(500)));
     let reply = pay(&app, &coin_uri(&app.sim.world.coins()[2].mint), 5).await;
     assert_error(&reply, StatusCode::GATEWAY_TIMEOUT, "upstream_timeout");
-    assert_eq!(paid_calls(&app).await, 0);
+    assert_eq!(app.paid_calls().await, 0);
 }
 
 #[tokio::test]
