@@ -20,7 +20,7 @@ use svc_x402::codec::{Choice, DecodedPayment};
 use svc_x402::facilitator::PaymentRequest;
 use svc_x402::{
     Facilitator, FacilitatorError, Offer, PAYMENT_REQUIRED, PAYMENT_RESPONSE, PAYMENT_SIGNATURE, PaymentRequired,
-    PaymentRequirements, ResourceInfo, SettleResponse, Settled, X_PAYMENT, X402_VERSION,
+    PaymentRequirements, ResourceInfo, SETTLEMENT_PENDING, SettleResponse, Settled, X_PAYMENT, X402_VERSION,
 };
 
 use crate::error::{ApiError, error_body};
@@ -210,13 +210,9 @@ pub async fn serve(
                 transaction.clone().unwrap_or_default(),
                 &requirement.network,
             );
-            // Sent but unconfirmed: it may still land, so it is pending (the reconciler asks the
-            // chain), never failed; if it lands, the same payment gets the answer.
-            let status = if err.reason() == SETTLEMENT_PENDING && transaction.is_some() {
-                PaymentStatus::Pending
-            } else {
-                PaymentStatus::Failed
-            };
+            // Maybe sent: it may still land, so it is pending (the reconciler asks the chain),
+            // never failed; if it lands, the same payment gets the answer.
+            let status = if err.may_have_moved() { PaymentStatus::Pending } else { PaymentStatus::Failed };
             (status, transaction, Some(err.reason().to_owned()), settlement_failed(&err, &reply))
         }
     };
@@ -235,9 +231,6 @@ pub async fn serve(
     }
     response
 }
-
-/// The settle outcome of a transfer sent but not confirmed in time.
-const SETTLEMENT_PENDING: &str = "settlement_pending";
 
 /// The verify outcome of an EIP-3009 authorization the token has already consumed.
 const NONCE_USED: &str = "invalid_exact_evm_nonce_already_used";
@@ -315,7 +308,7 @@ async fn discounted_match(
 /// A payer's successful paid calls in the trailing discount window.
 pub async fn paid_calls(state: &AppState, payer: &str) -> Result<u64, ApiError> {
     let since = state.clock.now_ms() - svc_domain::discount::DISCOUNT_WINDOW_MS;
-    Ok(state.store.count_settled_payments_since(&payer.to_ascii_lowercase(), since).await?)
+    Ok(state.store.count_settled_payments_since(&svc_x402::codec::payer_key(payer), since).await?)
 }
 
 /// A payer's discount tier.
@@ -644,7 +637,7 @@ async fn keep_answer(
 fn settlement_failed(err: &FacilitatorError, reply: &SettleResponse) -> Response {
     let mut extra = Map::new();
     extra.insert("reason".into(), Value::from(err.reason()));
-    let body = if err.reason() == SETTLEMENT_PENDING {
+    let body = if err.may_have_moved() {
         // The transfer may still land: a new authorization could pay twice.
         error_body(
             "The transfer was sent but is not confirmed yet, so the answer is withheld. Do not sign a new \

@@ -56,6 +56,10 @@ pub enum EvmError {
     /// The transfer was sent but no receipt arrived in time; it may still land.
     #[error("the transfer was sent but is not confirmed yet")]
     Pending(B256),
+    /// Sending failed in a way that does not say whether the transaction reached the network
+    /// (a dropped connection after the request left, say); it may still land.
+    #[error("the transfer may have been sent: {0}")]
+    SendUnknown(String),
     /// The node could not be reached or answered nonsense.
     #[error("EVM node error: {0}")]
     Rpc(String),
@@ -78,7 +82,7 @@ impl EvmError {
             EvmError::NonceUsed => "invalid_exact_evm_nonce_already_used",
             EvmError::InsufficientBalance => "invalid_exact_evm_insufficient_balance",
             EvmError::TransactionFailed(_) => "invalid_exact_evm_transaction_failed",
-            EvmError::Pending(_) => "settlement_pending",
+            EvmError::Pending(_) | EvmError::SendUnknown(_) => "settlement_pending",
             EvmError::Rpc(_) | EvmError::Config(_) => "unexpected_settle_error",
         }
     }

@@ -113,8 +113,9 @@ impl EvmSettler {
     }
 
     /// Sends the transfer and waits for its receipt. A revert is
-    /// [`EvmError::TransactionFailed`]; no receipt in time is [`EvmError::Pending`] (the
-    /// transfer may still land, so the caller must not treat it as unpaid).
+    /// [`EvmError::TransactionFailed`]; no receipt in time, or a failure to read it, is
+    /// [`EvmError::Pending`], and a send that may have left is [`EvmError::SendUnknown`]: the
+    /// transfer may still land, so the caller must not treat it as unpaid.
     pub async fn transfer(&self, verified: &VerifiedAuthorization) -> Result<B256, EvmError> {
         let calldata: Bytes = verified.transfer_calldata();
         let tx = TransactionRequest::default().to(self.token).input(calldata.into());
@@ -122,7 +123,8 @@ impl EvmSettler {
         let hash = *pending.tx_hash();
         match tokio::time::timeout(self.receipt_timeout, pending.get_receipt()).await {
             Err(_) => Err(EvmError::Pending(hash)),
-            Ok(Err(e)) => Err(EvmError::Rpc(format!("receipt of {hash}: {e}"))),
+            // Sent: only the chain can say what became of it.
+            Ok(Err(_)) => Err(EvmError::Pending(hash)),
             Ok(Ok(receipt)) if receipt.status() => Ok(hash),
             Ok(Ok(_)) => Err(EvmError::TransactionFailed(hash)),
         }
@@ -130,7 +132,9 @@ impl EvmSettler {
 }
 
 /// Gas estimation runs the call first, so a transfer the token refuses fails here with the
-/// token's revert reason; map the common ones to their x402 codes.
+/// token's revert reason; map the common ones to their x402 codes. What cannot be placed
+/// before the broadcast is [`EvmError::SendUnknown`], never a failure: a transfer that did
+/// leave would otherwise be taken while the payer is told to sign a new payment.
 fn classify_send_error(message: &str) -> EvmError {
     let lower = message.to_ascii_lowercase();
     if lower.contains("insufficient funds for gas") {
@@ -143,7 +147,35 @@ fn classify_send_error(message: &str) -> EvmError {
         || lower.contains("0xe450d38c")
     {
         EvmError::InsufficientBalance
-    } else {
+    } else if lower.contains("execution reverted") || lower.contains("nonce too low") {
+        // Refused by estimation or by the node's pool check: nothing was broadcast.
         EvmError::Rpc(format!("send transferWithAuthorization: {message}"))
+    } else {
+        EvmError::SendUnknown(format!("send transferWithAuthorization: {message}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_refusals_known_to_precede_the_broadcast_count_as_failures() {
+        let reason = |m: &str| classify_send_error(m).reason();
+        assert_eq!(
+            reason("server returned an error response: insufficient funds for gas * price + value"),
+            "unexpected_settle_error"
+        );
+        assert_eq!(
+            reason("execution reverted: FiatTokenV2: authorization is used or canceled"),
+            "invalid_exact_evm_nonce_already_used"
+        );
+        assert_eq!(
+            reason("execution reverted: ERC20: transfer amount exceeds balance"),
+            "invalid_exact_evm_insufficient_balance"
+        );
+        assert_eq!(reason("execution reverted: FiatTokenV2: invalid signature"), "unexpected_settle_error");
+        assert_eq!(reason("error sending request: connection closed before message completed"), "settlement_pending");
+        assert_eq!(reason("operation timed out"), "settlement_pending");
     }
 }

@@ -287,6 +287,8 @@ impl Facilitator for BuiltinFacilitator {
                             message: err.to_string(),
                             transaction: match err {
                                 EvmError::Pending(tx) | EvmError::TransactionFailed(tx) => Some(tx.to_string()),
+                                // May have left without a hash: the reconciler asks the token
+                                // whether the authorization was used.
                                 _ => None,
                             },
                         }),

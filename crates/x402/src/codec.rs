@@ -70,7 +70,7 @@ impl DecodedPayment {
     /// (base58, case kept). A forged key fails verification; a real one can be spent once.
     pub fn replay_key(&self) -> Option<(String, String)> {
         if let Some(authorization) = self.payload.get("authorization") {
-            let field = |name: &str| authorization.get(name).and_then(Value::as_str).map(str::to_ascii_lowercase);
+            let field = |name: &str| authorization.get(name).and_then(Value::as_str).map(payer_key);
             return Some((field("from")?, field("nonce")?));
         }
         svc_chain_solana::replay_key(self.payload.get("transaction")?.as_str()?)
@@ -88,6 +88,12 @@ impl DecodedPayment {
             }),
         }
     }
+}
+
+/// A payer as payments are keyed and counted: EVM addresses lowercased (their case is only a
+/// checksum), Solana addresses as they are (base58 is case-sensitive).
+pub fn payer_key(payer: &str) -> String {
+    if payer.starts_with("0x") || payer.starts_with("0X") { payer.to_ascii_lowercase() } else { payer.to_owned() }
 }
 
 /// Decodes a `PAYMENT-SIGNATURE` or `X-PAYMENT` header value. `None` means "no usable

@@ -41,6 +41,9 @@ pub enum Settled {
     },
 }
 
+/// The reason code of a settlement whose outcome is not known yet.
+pub const SETTLEMENT_PENDING: &str = "settlement_pending";
+
 /// Why a facilitator said no, or could not answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FacilitatorError {
@@ -71,6 +74,18 @@ impl FacilitatorError {
     /// An invalid payment.
     pub fn invalid(reason: impl Into<String>, message: impl Into<String>) -> Self {
         FacilitatorError::Invalid { reason: reason.into(), message: message.into() }
+    }
+
+    /// Whether funds may have moved despite the error: a settlement sent and not confirmed, or
+    /// a facilitator that stopped answering mid-settlement. Such a payment is kept pending for
+    /// the reconciler, and its payer is told to resend the same payment, never to sign a new
+    /// one (which could pay twice).
+    pub fn may_have_moved(&self) -> bool {
+        match self {
+            FacilitatorError::Invalid { .. } => false,
+            FacilitatorError::SettleFailed { reason, .. } => reason == SETTLEMENT_PENDING,
+            FacilitatorError::Unavailable(_) => true,
+        }
     }
 
     /// The reason code sent to the client.

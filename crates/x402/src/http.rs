@@ -86,12 +86,15 @@ impl HttpFacilitator {
     }
 }
 
+/// Why a call never reached the facilitator: no request was sent, so nothing can have moved.
+const COULD_NOT_CONNECT: &str = "could not connect";
+
 /// reqwest errors name the URL, which may carry credentials; keep only the kind of failure.
 fn without_url(err: &reqwest::Error) -> String {
     if err.is_timeout() {
         "timed out".to_owned()
     } else if err.is_connect() {
-        "could not connect".to_owned()
+        COULD_NOT_CONNECT.to_owned()
     } else {
         "request failed".to_owned()
     }
@@ -153,7 +156,19 @@ impl Facilitator for HttpFacilitator {
     fn settle<'a>(&'a self, request: PaymentRequest<'a>) -> BoxFuture<'a, Result<Settled, FacilitatorError>> {
         async move {
             let body = Self::body(&request);
-            let mut reply = self.settle_once(&body).await?;
+            let mut reply = match self.settle_once(&body).await {
+                Ok(reply) => reply,
+                // Never reached: a definite failure, so the payer may sign again. Any other
+                // failure (a timeout, a 5xx) may have followed a transfer: it stays pending.
+                Err(FacilitatorError::Unavailable(cause)) if cause.ends_with(COULD_NOT_CONNECT) => {
+                    return Err(FacilitatorError::SettleFailed {
+                        reason: "unexpected_settle_error".into(),
+                        message: cause,
+                        transaction: None,
+                    });
+                }
+                Err(err) => return Err(err),
+            };
             if !reply.success && reply.error_reason.as_deref() == Some("settlement_pending") {
                 // The reference server retries a pending settlement once with the same body;
                 // the facilitator recognises it and reports the outcome of the first.

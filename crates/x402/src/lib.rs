@@ -21,7 +21,7 @@ pub mod wire;
 
 pub use builtin::BuiltinFacilitator;
 pub use codec::{DecodedPayment, decode_payment, encode_header};
-pub use facilitator::{Facilitator, FacilitatorError, Resolution, Settled, Unresolved, Verified};
+pub use facilitator::{Facilitator, FacilitatorError, Resolution, SETTLEMENT_PENDING, Settled, Unresolved, Verified};
 pub use http::HttpFacilitator;
 pub use matching::find_match;
 pub use network::{NetworkError, NetworkKind, Offer, PaymentNetwork};

@@ -48,6 +48,10 @@ async fn settle(State(calls): State<Arc<Calls>>, Json(body): Json<Value>) -> Res
         ("6", 0) => Json(json!({"success": false, "errorReason": "settlement_pending", "transaction": "0xabc",
             "network": "eip155:8453"}))
         .into_response(),
+        ("8", _) => {
+            tokio::time::sleep(Duration::from_secs(3)).await;
+            Json(ok).into_response()
+        }
         ("7", _) => (
             StatusCode::BAD_REQUEST,
             Json(json!({"success": false, "errorReason": "insufficient_funds",
@@ -115,6 +119,28 @@ async fn settle_retries_a_pending_settlement_once_and_reports_failures() {
     let refused = requirement("7");
     let failed = f.settle(PaymentRequest { payment: &payment, requirements: &refused }).await.expect_err("failed");
     assert_eq!(failed.reason(), "insufficient_funds");
+}
+
+/// A settlement the facilitator may have carried out (it went silent after the request
+/// left) must not read as "nothing taken"; one that never reached it must.
+#[tokio::test]
+async fn settle_tells_a_silent_facilitator_from_an_unreachable_one() {
+    let (f, _) = facilitator().await;
+    let payment = json!({"x402Version": 2});
+    let silent = requirement("8");
+    let err = f.settle(PaymentRequest { payment: &payment, requirements: &silent }).await.expect_err("timeout");
+    assert!(err.may_have_moved(), "{err:?}");
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let closed = listener.local_addr().expect("addr");
+    drop(listener);
+    let unreachable = HttpFacilitator::new(&format!("http://{closed}/"), Duration::from_millis(800)).expect("client");
+    let err = unreachable
+        .settle(PaymentRequest { payment: &payment, requirements: &requirement("1") })
+        .await
+        .expect_err("refused");
+    assert!(!err.may_have_moved(), "{err:?}");
+    assert_eq!(err.reason(), "unexpected_settle_error");
 }
 
 #[tokio::test]

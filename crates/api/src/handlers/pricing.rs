@@ -14,7 +14,7 @@ pub(super) fn register(handlers: &mut Handlers) {
 }
 
 async fn pricing(state: AppState, input: PricingRequest) -> Result<PricingResponse, ApiError> {
-    let payer = input.payer.map(|p| p.as_str().to_ascii_lowercase());
+    let payer = input.payer.map(|p| svc_x402::codec::payer_key(p.as_str()));
     let calls = match &payer {
         Some(payer) => crate::paywall::paid_calls(&state, payer).await?,
         None => 0,

@@ -56,6 +56,8 @@ struct FakeChain {
     refuse: bool,
     /// Transfers are sent but no receipt comes in time.
     unconfirmed: bool,
+    /// Sending fails in a way that leaves unknown whether the transfer left.
+    send_unknown: bool,
     /// The token's record: the authorization was used.
     used: std::sync::atomic::AtomicBool,
     /// What `receipt` answers: None not mined, Some(ok) mined.
@@ -85,6 +87,8 @@ impl EvmChain for FakeChain {
             Err(EvmError::InsufficientBalance)
         } else if self.unconfirmed {
             Err(EvmError::Pending(B256::with_last_byte(0xee)))
+        } else if self.send_unknown {
+            Err(EvmError::SendUnknown("connection closed before message completed".into()))
         } else {
             Ok(B256::with_last_byte(u8::try_from(n % 250).unwrap_or(0) + 1).to_string())
         };
@@ -554,6 +558,9 @@ mod solana {
             node.sent.lock().expect("sent").as_slice(),
             [vector["fullySignedTransactionBase64"].as_str().expect("tx")]
         );
+        // The base58 payer's paid call counts towards its volume tier (case is significant).
+        let pricing = app.get(&format!("/api/x402/pricing?payer={PAYER}")).await.json();
+        assert_eq!((pricing["payer"].as_str(), pricing["calls_in_window"].as_u64()), (Some(PAYER), Some(1)));
         let records = app.store.payments_by_payer(PAYER, 10).await.expect("payments");
         assert_eq!(records[0].status, PaymentStatus::Settled);
     }
@@ -648,6 +655,39 @@ mod reconciliation {
         let records = p.app.store.payments_by_payer(&payer_id, 10).await.expect("payments");
         assert_eq!(record_status(&records), (PaymentStatus::Settled, None));
         assert_eq!(reconcile(&p).await, Report::default());
+    }
+
+    /// A send that may have left without a hash (the connection dropped mid-request) is not a
+    /// failure: telling the payer to sign again could take it twice. The token's record of the
+    /// authorization decides.
+    #[tokio::test]
+    async fn a_send_of_unknown_outcome_is_pending_and_settled_from_the_tokens_record() {
+        let p = paywalled(Some(FakeChain { send_unknown: true, ..FakeChain::default() })).await;
+        let header = p.signed(TOP_PICKS, 24).await;
+        let first = p.pay(TOP_PICKS, "payment-signature", &header).await;
+        assert_error(&first, StatusCode::PAYMENT_REQUIRED, "settlement_pending");
+        assert!(first.text().contains("Do not sign a new payment"), "{}", first.text());
+        let payer_id = payer().address().to_string().to_lowercase();
+        let records = p.app.store.payments_by_payer(&payer_id, 10).await.expect("payments");
+        assert_eq!(record_status(&records), (PaymentStatus::Pending, Some("settlement_pending")));
+        assert_eq!(records[0].tx_hash, None);
+
+        // The transfer had left: the token consumed the nonce.
+        p.chain.used.store(true, Ordering::SeqCst);
+        assert_eq!(reconcile(&p).await, Report { settled: 1, ..Report::default() });
+        let served = p.pay(TOP_PICKS, "payment-signature", &header).await;
+        assert_eq!(served.status, StatusCode::OK, "{}", served.text());
+        assert_eq!(p.chain.transfers.load(Ordering::SeqCst), 1, "one transfer, never a second");
+    }
+
+    #[tokio::test]
+    async fn a_send_of_unknown_outcome_that_never_left_is_failed() {
+        let p = paywalled(Some(FakeChain { send_unknown: true, ..FakeChain::default() })).await;
+        let header = p.signed(TOP_PICKS, 25).await;
+        p.pay(TOP_PICKS, "payment-signature", &header).await;
+        assert_eq!(reconcile(&p).await, Report { failed: 1, ..Report::default() });
+        let again = p.pay(TOP_PICKS, "payment-signature", &header).await;
+        assert!(error_of(&again).starts_with("payment_already_used"), "{}", again.text());
     }
 
     #[tokio::test]
