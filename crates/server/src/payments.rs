@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use svc_domain::Clock;
-use svc_x402::{BuiltinFacilitator, Facilitator, Offer, PaymentNetwork};
+use svc_x402::{BuiltinFacilitator, Facilitator, NetworkKind, Offer, PaymentNetwork};
 
 use crate::config::{DEV_PAY_TO_EVM, DEV_PAY_TO_SOLANA, DEV_SOLANA_FEE_PAYER, FileConfig, PaymentArgs};
 
@@ -105,9 +105,24 @@ async fn external_facilitator(
 ) -> anyhow::Result<(Offer, Arc<dyn Facilitator>)> {
     let facilitator = svc_x402::HttpFacilitator::new(url, std::time::Duration::from_secs(90))?;
     let supported = facilitator.supported().await.context("asking the facilitator what it supports")?;
-    let (kept, dropped): (Vec<_>, Vec<_>) = networks.into_iter().partition(|n| {
-        supported.kinds.iter().any(|k| k.x402_version == 2 && k.scheme == "exact" && k.network == n.network)
-    });
+    let settles = |n: &PaymentNetwork| {
+        supported.kinds.iter().find(|k| k.x402_version == 2 && k.scheme == "exact" && k.network == n.network)
+    };
+    let (mut kept, dropped): (Vec<_>, Vec<_>) = networks.into_iter().partition(|n| settles(n).is_some());
+    // On Solana the facilitator co-signs: its own fee payer goes in the requirements (x402
+    // §9.1), or clients would build transactions it cannot sign.
+    for network in &mut kept {
+        let kind = settles(network).and_then(|k| k.extra.as_ref()).and_then(|e| e.get("feePayer"));
+        if let NetworkKind::Solana { fee_payer } = &mut network.kind {
+            let Some(theirs) = kind.and_then(|v| v.as_str()) else {
+                bail!("the facilitator settles {} but names no feePayer in /supported", network.network);
+            };
+            theirs
+                .parse::<svc_domain::SolanaAddress>()
+                .map_err(|_| anyhow::anyhow!("the facilitator's feePayer {theirs} is not a Solana address"))?;
+            theirs.clone_into(fee_payer);
+        }
+    }
     for n in &dropped {
         tracing::warn!(network = %n.network, "the facilitator does not settle this network; not offered");
     }
@@ -172,4 +187,56 @@ async fn attach_nodes(
         bail!("this build has no on-chain settlement (cargo feature `settle`); rebuild with it to use an RPC URL");
     }
     Ok(facilitator)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+    use crate::config::{Cli, Command};
+
+    fn serve_args(extra: &[&str]) -> PaymentArgs {
+        let cli = Cli::try_parse_from([&["svc", "serve"], extra].concat()).expect("parses");
+        let Command::Serve(args) = cli.command else { panic!("serve") };
+        args.payments
+    }
+
+    fn clock() -> Arc<dyn Clock> {
+        Arc::new(svc_domain::SystemClock)
+    }
+
+    #[tokio::test]
+    async fn production_refuses_verify_only_mode() {
+        let pay_to = ["--pay-to-evm", DEV_PAY_TO_EVM, "--pay-to-solana", DEV_PAY_TO_SOLANA];
+        let err = build(&serve_args(&[&["--production"], &pay_to[..]].concat()), clock()).await.err();
+        assert!(err.is_some_and(|e| e.to_string().contains("verify-only")));
+        let (offer, facilitator) = build(&serve_args(&pay_to), clock()).await.expect("development runs verify-only");
+        assert!(facilitator.verify_only());
+        assert_eq!(offer.networks().len(), 2, "Base and Solana");
+    }
+
+    /// An external facilitator co-signs Solana payments with its own key: clients must be
+    /// told that key, from its `/supported`, not ours.
+    #[tokio::test]
+    async fn an_external_facilitator_names_the_solana_fee_payer() {
+        const THEIRS: &str = "2wKupLR9q6wXYppw8Gr2NvWxKBUqm4PPJKkQfoxHDBg4";
+        let supported = serde_json::json!({"kinds": [
+            {"x402Version": 2, "scheme": "exact", "network": svc_x402::network::SOLANA, "extra": {"feePayer": THEIRS}},
+            {"x402Version": 2, "scheme": "exact", "network": "eip155:8453"},
+        ], "extensions": [], "signers": {}});
+        let app =
+            axum::Router::new().route("/supported", axum::routing::get(move || async move { axum::Json(supported) }));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let file = std::env::temp_dir().join(format!("svc-facilitator-{}.toml", std::process::id()));
+        std::fs::write(&file, format!("[x402]\nfacilitator = \"http://{addr}\"\n")).expect("config");
+
+        let (offer, _) =
+            build(&serve_args(&["--config", file.to_str().expect("utf-8")]), clock()).await.expect("built");
+        let _ = std::fs::remove_file(&file);
+        let solana = offer.network(svc_x402::network::SOLANA).expect("Solana offered");
+        assert_eq!(solana.kind, NetworkKind::Solana { fee_payer: THEIRS.to_owned() });
+    }
 }
