@@ -87,7 +87,7 @@ pub async fn serve(
         Err(why) => return challenge.respond(&offered, why),
     };
     if let Some(id) = &payment_id {
-        match answer_again(state, id, &replay, payment.network()).await {
+        match answer_again(state, route, id, &replay, payment.network()).await {
             Ok(Some(response)) => return response,
             Ok(None) => {}
             Err(err) => return err.into_response(),
@@ -584,16 +584,25 @@ impl PaymentId {
 }
 
 /// A retry of a call already answered: the same answer again, without a second charge. The
-/// same id with another payment is a client bug, answered 409.
+/// same id with another payment, or the same payment sent to another route, is a client bug,
+/// answered 409: an answer is only ever given again for the call it paid for.
 async fn answer_again(
     state: &AppState,
+    route: &RouteSpec,
     id: &str,
     replay: &ReplayKey,
     network: &str,
 ) -> Result<Option<Response>, ApiError> {
     let since = state.clock.now_ms() - ANSWER_KEPT_MS;
     let Some(kept) = state.store.paid_response(id, since).await? else { return Ok(None) };
-    if kept.network != network || kept.payer != replay.payer || kept.nonce != replay.nonce {
+    let same_payment = kept.network == network && kept.payer == replay.payer && kept.nonce == replay.nonce;
+    let same_route = same_payment
+        && state
+            .store
+            .payment_by_key(network, &replay.payer, &replay.nonce)
+            .await?
+            .is_some_and(|paid| paid.route_id == route.id);
+    if !same_route {
         let body = error_body(
             "This payment id was used with a different payment; use a new id for a new payment.",
             "payment_id_conflict",

@@ -400,12 +400,15 @@ async fn a_retry_with_the_same_payment_id_gets_the_answer_again_without_a_second
     let header = with_payment_id(&p.signed(TOP_PICKS, 12).await, "pay_0123456789abcdef");
     let first = p.pay(TOP_PICKS, "payment-signature", &header).await;
     assert_eq!(first.status, StatusCode::OK, "{}", first.text());
-    p.app.clock.advance_ms(9 * 60 * 1000);
+    p.app.clock.advance_ms(10 * 60 * 1000);
     let again = p.pay(TOP_PICKS, "payment-signature", &header).await;
     assert_eq!(again.status, StatusCode::OK, "{}", again.text());
     assert_eq!(again.body, first.body);
     assert_eq!(again.headers["payment-response"], first.headers["payment-response"]);
     assert_eq!(p.chain.transfers.load(Ordering::SeqCst), 1, "charged once");
+    // The answer belongs to the call it paid for, not to another route at the same price.
+    let elsewhere = p.pay("/api/x402/alpha/exodus", "payment-signature", &header).await;
+    assert_error(&elsewhere, StatusCode::CONFLICT, "payment_id_conflict");
 
     let other = with_payment_id(&p.signed(TOP_PICKS, 13).await, "pay_0123456789abcdef");
     assert_error(&p.pay(TOP_PICKS, "payment-signature", &other).await, StatusCode::CONFLICT, "payment_id_conflict");
