@@ -9,7 +9,7 @@ use alloy::providers::{DynProvider, Provider, ProviderBuilder};
 use alloy::rpc::types::TransactionRequest;
 use alloy::signers::local::PrivateKeySigner;
 use alloy::sol;
-use alloy_primitives::{Address, B256, Bytes};
+use alloy_primitives::{Address, B256, Bytes, U256};
 
 use crate::{EvmError, VerifiedAuthorization};
 
@@ -17,6 +17,7 @@ sol! {
     #[sol(rpc)]
     interface IEip3009 {
         function authorizationState(address authorizer, bytes32 nonce) external view returns (bool);
+        function balanceOf(address account) external view returns (uint256);
     }
 
     #[sol(rpc)]
@@ -35,6 +36,21 @@ pub struct EvmSettler {
     token: Address,
     relayer: Address,
     receipt_timeout: Duration,
+}
+
+/// Longest wait for one node call: a paid request must not hang on a node that stopped
+/// answering.
+const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `call` within [`CALL_TIMEOUT`], its error and a timeout both an [`EvmError::Rpc`].
+async fn within<T, E: std::fmt::Display>(
+    what: &str,
+    call: impl std::future::IntoFuture<Output = Result<T, E>>,
+) -> Result<T, EvmError> {
+    match tokio::time::timeout(CALL_TIMEOUT, call).await {
+        Ok(result) => result.map_err(|e| EvmError::Rpc(format!("{what}: {e}"))),
+        Err(_) => Err(EvmError::Rpc(format!("{what}: no answer in {CALL_TIMEOUT:?}"))),
+    }
 }
 
 impl std::fmt::Debug for EvmSettler {
@@ -63,7 +79,7 @@ impl EvmSettler {
         // The node client uses reqwest over rustls; ring is the provider the build links.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let provider = ProviderBuilder::new().wallet(EthereumWallet::from(signer)).connect_http(url).erased();
-        let served = provider.get_chain_id().await.map_err(|e| EvmError::Rpc(format!("eth_chainId: {e}")))?;
+        let served = within("eth_chainId", provider.get_chain_id()).await?;
         if served != chain_id {
             return Err(EvmError::Config(format!("the node serves chain {served}, configured {chain_id}")));
         }
@@ -78,7 +94,11 @@ impl EvmSettler {
     /// EIP-1271: asks the payer's contract whether it accepts the signature.
     pub async fn is_valid_signature(&self, verified: &VerifiedAuthorization) -> Result<bool, EvmError> {
         let wallet = IErc1271::new(verified.authorization.from, &self.provider);
-        match wallet.isValidSignature(verified.digest, verified.signature.clone()).call().await {
+        let call = wallet.isValidSignature(verified.digest, verified.signature.clone());
+        let answer = tokio::time::timeout(CALL_TIMEOUT, call.call())
+            .await
+            .map_err(|_| EvmError::Rpc(format!("isValidSignature: no answer in {CALL_TIMEOUT:?}")))?;
+        match answer {
             Ok(magic) => Ok(magic.0 == ERC1271_MAGIC),
             // A plain account (no code) or a contract without the method reverts: not valid.
             Err(alloy::contract::Error::TransportError(e)) if !e.is_error_resp() => Err(EvmError::Rpc(e.to_string())),
@@ -94,21 +114,19 @@ impl EvmSettler {
     /// Whether the token consumed `payer`'s authorization `nonce` (so the transfer happened).
     pub async fn authorization_used(&self, payer: Address, nonce: B256) -> Result<bool, EvmError> {
         let token = IEip3009::new(self.token, &self.provider);
-        token
-            .authorizationState(payer, nonce)
-            .call()
-            .await
-            .map_err(|e| EvmError::Rpc(format!("authorizationState: {e}")))
+        within("authorizationState", token.authorizationState(payer, nonce).call()).await
+    }
+
+    /// The token balance of `owner`, atomic units.
+    pub async fn balance(&self, owner: Address) -> Result<U256, EvmError> {
+        let token = IEip3009::new(self.token, &self.provider);
+        within("balanceOf", token.balanceOf(owner).call()).await
     }
 
     /// The outcome of a sent transaction: `Some(true)` mined and succeeded, `Some(false)`
     /// mined and reverted, `None` not mined (yet).
     pub async fn receipt(&self, hash: B256) -> Result<Option<bool>, EvmError> {
-        let receipt = self
-            .provider
-            .get_transaction_receipt(hash)
-            .await
-            .map_err(|e| EvmError::Rpc(format!("eth_getTransactionReceipt: {e}")))?;
+        let receipt = within("eth_getTransactionReceipt", self.provider.get_transaction_receipt(hash)).await?;
         Ok(receipt.map(|r| r.status()))
     }
 
@@ -119,7 +137,13 @@ impl EvmSettler {
     pub async fn transfer(&self, verified: &VerifiedAuthorization) -> Result<B256, EvmError> {
         let calldata: Bytes = verified.transfer_calldata();
         let tx = TransactionRequest::default().to(self.token).input(calldata.into());
-        let pending = self.provider.send_transaction(tx).await.map_err(|e| classify_send_error(&e.to_string()))?;
+        let pending = match tokio::time::timeout(CALL_TIMEOUT, self.provider.send_transaction(tx)).await {
+            Ok(sent) => sent.map_err(|e| classify_send_error(&e.to_string()))?,
+            // The request left and no answer came back: it may have been broadcast.
+            Err(_) => {
+                return Err(EvmError::SendUnknown(format!("eth_sendRawTransaction: no answer in {CALL_TIMEOUT:?}")));
+            }
+        };
         let hash = *pending.tx_hash();
         match tokio::time::timeout(self.receipt_timeout, pending.get_receipt()).await {
             Err(_) => Err(EvmError::Pending(hash)),

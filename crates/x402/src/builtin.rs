@@ -32,6 +32,8 @@ pub trait EvmChain: Send + Sync + std::fmt::Debug {
     fn authorization_used<'a>(&'a self, payer: Address, nonce: B256) -> BoxFuture<'a, Result<bool, EvmError>>;
     /// A sent transaction's outcome: mined and succeeded, mined and reverted, or not mined.
     fn receipt<'a>(&'a self, transaction: B256) -> BoxFuture<'a, Result<Option<bool>, EvmError>>;
+    /// The token balance of `owner`, in atomic units.
+    fn balance<'a>(&'a self, owner: Address) -> BoxFuture<'a, Result<U256, EvmError>>;
 }
 
 /// A node attached to one network, shared by every request.
@@ -145,8 +147,15 @@ impl BuiltinFacilitator {
             if verified.signer == Signer::NeedsEip1271 && !chain.is_valid_signature(&verified).await.map_err(rpc)? {
                 return Err(evm_invalid(EvmError::Signature));
             }
-            if chain.nonce_used(&verified).await.map_err(rpc)? {
+            // Both asked at once: a paid call waits for the slower, not the sum (x402 §9.12:
+            // a payer who cannot cover the amount is refused before the handler runs).
+            let (used, balance) =
+                futures::future::join(chain.nonce_used(&verified), chain.balance(verified.authorization.from)).await;
+            if used.map_err(rpc)? {
                 return Err(evm_invalid(EvmError::NonceUsed));
+            }
+            if balance.map_err(rpc)? < verified.authorization.value {
+                return Err(evm_invalid(EvmError::InsufficientBalance));
             }
         }
         Ok(verified)
@@ -370,6 +379,10 @@ impl EvmChain for svc_chain_evm::settle::EvmSettler {
 
     fn receipt<'a>(&'a self, transaction: B256) -> BoxFuture<'a, Result<Option<bool>, EvmError>> {
         svc_chain_evm::settle::EvmSettler::receipt(self, transaction).boxed()
+    }
+
+    fn balance<'a>(&'a self, owner: Address) -> BoxFuture<'a, Result<U256, EvmError>> {
+        svc_chain_evm::settle::EvmSettler::balance(self, owner).boxed()
     }
 }
 

@@ -58,6 +58,8 @@ struct FakeChain {
     unconfirmed: bool,
     /// Sending fails in a way that leaves unknown whether the transfer left.
     send_unknown: bool,
+    /// The payer's token balance, when it does not cover every payment.
+    balance: Option<u64>,
     /// The token's record: the authorization was used.
     used: std::sync::atomic::AtomicBool,
     /// What `receipt` answers: None not mined, Some(ok) mined.
@@ -79,6 +81,11 @@ impl EvmChain for FakeChain {
 
     fn receipt<'a>(&'a self, _: B256) -> BoxFuture<'a, Result<Option<bool>, EvmError>> {
         futures::future::ready(Ok(*self.mined.lock().expect("mined"))).boxed()
+    }
+
+    fn balance<'a>(&'a self, _: svc_chain_evm::Address) -> BoxFuture<'a, Result<svc_chain_evm::U256, EvmError>> {
+        let balance = self.balance.map_or(svc_chain_evm::U256::MAX, svc_chain_evm::U256::from);
+        futures::future::ready(Ok(balance)).boxed()
     }
 
     fn transfer<'a>(&'a self, _: &'a VerifiedAuthorization) -> BoxFuture<'a, Result<String, EvmError>> {
@@ -310,6 +317,21 @@ async fn a_failed_settlement_withholds_the_answer() {
     let payer_id = payer().address().to_string().to_lowercase();
     let records = p.app.store.payments_by_payer(&payer_id, 10).await.expect("payments");
     assert_eq!(records[0].status, PaymentStatus::Failed);
+}
+
+/// x402 §9.12: a payer whose balance cannot cover the amount is refused before the handler
+/// runs, so nobody gets work done (and upstream calls made) on a payment that cannot settle.
+#[tokio::test]
+async fn a_payer_who_cannot_cover_the_amount_is_refused_before_serving() {
+    let p = paywalled(Some(FakeChain { balance: Some(499_999), ..FakeChain::default() })).await;
+    let header = p.signed(TOP_PICKS, 26).await;
+    let reply = p.pay(TOP_PICKS, "payment-signature", &header).await;
+    assert_eq!(reply.status, StatusCode::PAYMENT_REQUIRED, "{}", reply.text());
+    assert_eq!(error_of(&reply), "invalid_exact_evm_insufficient_balance");
+    assert_eq!(p.chain.transfers.load(Ordering::SeqCst), 0, "nothing sent");
+    assert_eq!(p.failures.load(Ordering::SeqCst), 0);
+    let payer_id = payer().address().to_string().to_lowercase();
+    assert!(p.app.store.payments_by_payer(&payer_id, 10).await.expect("payments").is_empty(), "nothing reserved");
 }
 
 #[tokio::test]
