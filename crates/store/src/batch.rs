@@ -15,6 +15,7 @@ pub(crate) enum Arg {
     Text(String),
     OptText(Option<String>),
     Int(i64),
+    OptInt(Option<i64>),
     Blob(Vec<u8>),
 }
 
@@ -27,6 +28,7 @@ macro_rules! bind_all {
                 $crate::batch::Arg::Text(v) => query.bind(v),
                 $crate::batch::Arg::OptText(v) => query.bind(v),
                 $crate::batch::Arg::Int(v) => query.bind(v),
+                $crate::batch::Arg::OptInt(v) => query.bind(v),
                 $crate::batch::Arg::Blob(v) => query.bind(v),
             };
         }

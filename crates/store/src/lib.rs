@@ -15,7 +15,9 @@
 //! - [`payments`]: the payment ledger and its double-spend guard.
 //! - [`usage`]: served calls, for volume discounts.
 //! - [`tokens`]: token market data behind the free stats route.
+//! - [`accounts`]: accounts, API keys and the credit ledger.
 
+pub mod accounts;
 mod batch;
 pub mod payments;
 pub mod responses;
@@ -29,6 +31,7 @@ use std::time::Duration;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 
+pub use accounts::{Account, ApiKeyRecord, Debit, LedgerEntry, NewApiKey, NewCredit};
 pub use payments::{ANSWER_WITHHELD, NewPayment, PaymentRecord, PaymentStatus, Reservation};
 pub use responses::PaidResponse;
 pub use tokens::TokenStat;

@@ -5,7 +5,9 @@
 use std::str::FromStr;
 
 use sqlx::postgres::PgConnectOptions;
-use svc_store::{Backend, NewPayment, PaymentStatus, Reservation, Store, StoreError, TokenStat, Usage};
+use svc_store::{
+    Backend, Debit, NewApiKey, NewCredit, NewPayment, PaymentStatus, Reservation, Store, StoreError, TokenStat, Usage,
+};
 
 /// A store for one test, cleaned up on drop.
 struct Fixture {
@@ -362,4 +364,133 @@ async fn pending_and_abandoned_payments_are_reconciled_once_and_a_withheld_answe
     let key = store.payment_by_key("eip155:8453", PAYER, "0xe1").await.expect("by key").map(|p| p.id);
     assert_eq!(key.as_deref(), Some("p1"));
     assert_eq!(store.payments_to_reconcile(5_000, 10).await.expect("due").len(), 1, "p2 is left");
+}
+
+conformance!(credits_are_granted_once_per_reference_and_debits_never_overdraw);
+async fn credits_are_granted_once_per_reference_and_debits_never_overdraw(store: Store) {
+    store.create_account("acc-1", "Ada", Some("0xabc"), 1_000).await.expect("account");
+    assert!(store.create_account("acc-2", "Bob", Some("0xabc"), 1_000).await.is_err(), "one account per wallet");
+    assert!(
+        store
+            .add_credits(&NewCredit {
+                id: "g-1",
+                account_id: "acc-1",
+                amount: 50_000,
+                kind: "grant",
+                route_id: None,
+                reference: Some("grant:1"),
+                now_ms: 1_001
+            })
+            .await
+            .expect("grant")
+    );
+    assert!(
+        !store
+            .add_credits(&NewCredit {
+                id: "g-2",
+                account_id: "acc-1",
+                amount: 50_000,
+                kind: "grant",
+                route_id: None,
+                reference: Some("grant:1"),
+                now_ms: 1_002
+            })
+            .await
+            .expect("again")
+    );
+    assert_eq!(store.account("acc-1").await.expect("read").expect("exists").balance, 50_000);
+
+    assert_eq!(store.debit_credits("d-1", "acc-1", 30_000, "r", 1_003).await.expect("debit"), Debit::Taken);
+    assert_eq!(
+        store.debit_credits("d-2", "acc-1", 30_000, "r", 1_004).await.expect("debit"),
+        Debit::Insufficient { balance: 20_000 }
+    );
+    assert!(
+        store
+            .add_credits(&NewCredit {
+                id: "f-1",
+                account_id: "acc-1",
+                amount: 30_000,
+                kind: "refund",
+                route_id: Some("r"),
+                reference: Some("refund:d-1"),
+                now_ms: 1_005
+            })
+            .await
+            .expect("refund")
+    );
+    assert!(
+        !store
+            .add_credits(&NewCredit {
+                id: "f-2",
+                account_id: "acc-1",
+                amount: 30_000,
+                kind: "refund",
+                route_id: Some("r"),
+                reference: Some("refund:d-1"),
+                now_ms: 1_006
+            })
+            .await
+            .expect("twice")
+    );
+    assert_eq!(store.account("acc-1").await.expect("read").expect("exists").balance, 50_000);
+    assert_eq!(store.debit_credits("d-3", "acc-1", 20_000, "r", 1_007).await.expect("debit"), Debit::Taken);
+    assert_eq!(
+        store.credit_calls_since("acc-1", 0).await.expect("calls"),
+        (1, 20_000),
+        "the refunded call does not count"
+    );
+    assert_eq!(store.credit_calls_since("acc-1", 1_007).await.expect("calls"), (1, 20_000));
+    assert_eq!(store.credit_calls_since("acc-1", 1_008).await.expect("calls"), (0, 0));
+    let kinds: Vec<String> = store.ledger("acc-1", 10).await.expect("ledger").into_iter().map(|e| e.kind).collect();
+    assert_eq!(kinds, ["call", "refund", "call", "grant"], "newest first, refused debits leave no entry");
+}
+
+conformance!(a_hundred_concurrent_debits_on_a_balance_for_ten_take_exactly_ten);
+async fn a_hundred_concurrent_debits_on_a_balance_for_ten_take_exactly_ten(store: Store) {
+    store.create_account("acc", "Ada", None, 0).await.expect("account");
+    store
+        .add_credits(&NewCredit {
+            id: "g",
+            account_id: "acc",
+            amount: 200_000,
+            kind: "grant",
+            route_id: None,
+            reference: None,
+            now_ms: 0,
+        })
+        .await
+        .expect("grant");
+    let debits = (0..100).map(|i| {
+        let store = store.clone();
+        tokio::spawn(async move { store.debit_credits(&format!("d-{i}"), "acc", 20_000, "r", 1).await.expect("debit") })
+    });
+    let outcomes = futures::future::join_all(debits).await;
+    let taken = outcomes.iter().filter(|o| matches!(o, Ok(Debit::Taken))).count();
+    assert_eq!(taken, 10);
+    assert_eq!(store.account("acc").await.expect("read").expect("exists").balance, 0);
+}
+
+conformance!(api_keys_are_found_by_hash_listed_without_it_and_revoked_once);
+async fn api_keys_are_found_by_hash_listed_without_it_and_revoked_once(store: Store) {
+    store.create_account("acc", "Ada", None, 0).await.expect("account");
+    let key = NewApiKey {
+        id: "key-1".into(),
+        account_id: "acc".into(),
+        name: "laptop".into(),
+        prefix: "svc_ab12".into(),
+        hash: "f".repeat(64),
+        scopes: "data".into(),
+        created_at: 5,
+        expires_at: Some(99),
+    };
+    store.create_api_key(&key).await.expect("key");
+    assert!(store.create_api_key(&NewApiKey { id: "key-2".into(), ..key.clone() }).await.is_err(), "hash is unique");
+    let found = store.api_key_by_hash(&"f".repeat(64)).await.expect("read").expect("found");
+    assert_eq!((found.id.as_str(), found.expires_at, found.revoked_at), ("key-1", Some(99), None));
+    assert_eq!(store.api_keys("acc").await.expect("list").len(), 1);
+    assert!(!store.revoke_api_key("other", "key-1", 7).await.expect("revoke"), "only its owner revokes it");
+    assert!(store.revoke_api_key("acc", "key-1", 7).await.expect("revoke"));
+    assert!(!store.revoke_api_key("acc", "key-1", 8).await.expect("revoke"), "once");
+    assert_eq!(store.api_key_by_hash(&"f".repeat(64)).await.expect("read").expect("found").revoked_at, Some(7));
 }
