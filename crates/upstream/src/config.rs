@@ -2,33 +2,93 @@
 
 use std::time::Duration;
 
-/// The vendors behind the data routes, named by the spec's neutral words.
+/// The vendors behind the data routes, named by the spec's neutral words where it has one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Vendor {
+    /// On-chain analytics (smart money, flows, holders, profiles).
+    Chaindata,
+    /// The social network's v2 API.
+    Social,
+    /// The perpetuals exchange (`/info` reads, signed `/exchange` actions).
+    Perpdex,
+    /// The order-book exchange's public indexer.
+    Orderbookdex,
+    /// The prediction market's catalogue of events and markets.
+    PredmktGamma,
+    /// The prediction market's order books and prices.
+    PredmktClob,
     /// The token launchpad (coin state by mint).
     Launchpad,
+    /// The first Solana swap aggregator.
+    Jupiter,
+    /// The second Solana swap aggregator (signed requests).
+    Okx,
+    /// EVM routing, DeFi positions and token prices.
+    Enso,
+    /// DeFi yields on Solana.
+    Defillama,
+    /// Transaction scanning (simulation and validation).
+    Blockaid,
 }
 
 impl Vendor {
     /// Every vendor; settings, the simulator and start-up logs walk this list.
-    pub const ALL: &[Vendor] = &[Vendor::Launchpad];
+    pub const ALL: &[Vendor] = &[
+        Vendor::Chaindata,
+        Vendor::Social,
+        Vendor::Perpdex,
+        Vendor::Orderbookdex,
+        Vendor::PredmktGamma,
+        Vendor::PredmktClob,
+        Vendor::Launchpad,
+        Vendor::Jupiter,
+        Vendor::Okx,
+        Vendor::Enso,
+        Vendor::Defillama,
+        Vendor::Blockaid,
+    ];
 
     /// The family name clients see in errors and operators see in metrics.
     pub fn family(self) -> &'static str {
         match self {
+            Vendor::Chaindata => "chaindata",
+            Vendor::Social => "social",
+            Vendor::Perpdex => "perpdex",
+            Vendor::Orderbookdex => "orderbookdex",
+            Vendor::PredmktGamma | Vendor::PredmktClob => "predmkt",
             Vendor::Launchpad => "launchpad",
+            Vendor::Jupiter => "jupiter",
+            Vendor::Okx => "okx",
+            Vendor::Enso => "evm-router",
+            Vendor::Defillama => "yields",
+            Vendor::Blockaid => "shield",
         }
     }
 
     /// The path prefix of this vendor on the simulator.
     pub fn slug(self) -> &'static str {
-        self.family()
+        match self {
+            Vendor::PredmktGamma => "predmkt-gamma",
+            Vendor::PredmktClob => "predmkt-clob",
+            other => other.family(),
+        }
     }
 
     /// The vendor's production address.
     pub fn real_base_url(self) -> &'static str {
         match self {
+            Vendor::Chaindata => "https://api.nansen.ai",
+            Vendor::Social => "https://api.x.com",
+            Vendor::Perpdex => "https://api.hyperliquid.xyz",
+            Vendor::Orderbookdex => "https://indexer.dydx.trade",
+            Vendor::PredmktGamma => "https://gamma-api.polymarket.com",
+            Vendor::PredmktClob => "https://clob.polymarket.com",
             Vendor::Launchpad => "https://frontend-api-v3.pump.fun",
+            Vendor::Jupiter => "https://lite-api.jup.ag",
+            Vendor::Okx => "https://web3.okx.com",
+            Vendor::Enso => "https://api.enso.finance",
+            Vendor::Defillama => "https://yields.llama.fi",
+            Vendor::Blockaid => "https://api.blockaid.io",
         }
     }
 
@@ -36,7 +96,18 @@ impl Vendor {
     /// and `{prefix}_KEY` (API key, where the vendor wants one).
     pub fn env_prefix(self) -> &'static str {
         match self {
+            Vendor::Chaindata => "SVC_CHAINDATA",
+            Vendor::Social => "SVC_SOCIAL",
+            Vendor::Perpdex => "SVC_PERPDEX",
+            Vendor::Orderbookdex => "SVC_ORDERBOOKDEX",
+            Vendor::PredmktGamma => "SVC_PREDMKT_GAMMA",
+            Vendor::PredmktClob => "SVC_PREDMKT_CLOB",
             Vendor::Launchpad => "SVC_LAUNCHPAD",
+            Vendor::Jupiter => "SVC_JUPITER",
+            Vendor::Okx => "SVC_OKX",
+            Vendor::Enso => "SVC_ENSO",
+            Vendor::Defillama => "SVC_DEFILLAMA",
+            Vendor::Blockaid => "SVC_BLOCKAID",
         }
     }
 }
