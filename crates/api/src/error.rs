@@ -55,6 +55,20 @@ pub enum ApiError {
     /// A vendor did not answer in time (504).
     #[error("the {0} data source did not answer in time")]
     UpstreamTimeout(&'static str),
+    /// No usable API key (401): none, or unknown, revoked or expired (one answer for all).
+    #[error("{0}")]
+    Unauthorized(&'static str),
+    /// A valid key without the scope the route needs (403).
+    #[error("this API key lacks the {0} scope")]
+    Forbidden(&'static str),
+    /// The account's credits do not cover the call (402); nothing was taken.
+    #[error("not enough credits")]
+    InsufficientCredits {
+        /// Credits left.
+        balance: svc_domain::Money,
+        /// What the call costs.
+        price: svc_domain::Money,
+    },
     /// A dependency (the store) is unavailable (503).
     #[error("service unavailable")]
     Unavailable(String),
@@ -81,6 +95,20 @@ impl From<svc_upstream::UpstreamError> for ApiError {
     }
 }
 
+impl From<crate::accounts::Refusal> for ApiError {
+    fn from(refusal: crate::accounts::Refusal) -> Self {
+        use crate::accounts::Refusal;
+        match refusal {
+            Refusal::Missing => ApiError::Unauthorized(
+                "This route is billed in credits and needs an API key, in X-API-Key or Authorization: Bearer. \
+                 Without an account, pay per call over x402 at the /api/x402 twin of this path.",
+            ),
+            Refusal::Invalid => ApiError::Unauthorized("This API key is not valid (unknown, revoked or expired)."),
+            Refusal::Scope(scope) => ApiError::Forbidden(scope.as_str()),
+        }
+    }
+}
+
 impl ApiError {
     /// An error that is the client's fault only in a single field.
     pub fn field(loc: Vec<svc_catalogue::Loc>, msg: impl Into<String>, kind: &'static str) -> Self {
@@ -98,6 +126,9 @@ impl ApiError {
             ApiError::Missing(_) => StatusCode::NOT_FOUND,
             ApiError::Upstream { .. } => StatusCode::BAD_GATEWAY,
             ApiError::UpstreamTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::InsufficientCredits { .. } => StatusCode::PAYMENT_REQUIRED,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -114,6 +145,9 @@ impl ApiError {
             ApiError::Missing(_) => "not_found",
             ApiError::Upstream { .. } => "upstream_error",
             ApiError::UpstreamTimeout(_) => "upstream_timeout",
+            ApiError::Unauthorized(_) => "unauthorized",
+            ApiError::Forbidden(_) => "insufficient_scope",
+            ApiError::InsufficientCredits { .. } => "insufficient_credits",
             ApiError::Unavailable(_) => "unavailable",
             ApiError::Internal(_) => "internal_error",
         }
@@ -162,6 +196,26 @@ impl IntoResponse for ApiError {
                 let code = ApiError::PayloadTooLarge { limit }.code();
                 (status, Json(error_body(format!("Request body larger than {limit} bytes."), code, extra)))
                     .into_response()
+            }
+            ApiError::Unauthorized(detail) => {
+                let mut response = (status, Json(error_body(detail, "unauthorized", Map::new()))).into_response();
+                response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+                response
+            }
+            ApiError::InsufficientCredits { balance, price } => {
+                let mut extra = Map::new();
+                extra.insert("balance".into(), Value::from(balance.to_string()));
+                extra.insert("price".into(), Value::from(price.to_string()));
+                extra.insert(
+                    "top_up".into(),
+                    Value::from(
+                        "Buy credits over x402: POST /api/x402/credits/purchase with {\"amount\": \"<USD>\"}, or pay \
+                         this call per use at its /api/x402 twin.",
+                    ),
+                );
+                let detail =
+                    format!("This call costs {price} in credits and the account has {balance}; nothing was taken.");
+                (status, Json(error_body(detail, "insufficient_credits", extra))).into_response()
             }
             ApiError::NotImplemented(id) => {
                 let mut extra = Map::new();

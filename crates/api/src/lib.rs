@@ -10,6 +10,8 @@
 //! - [`metrics`]: Prometheus recording.
 //! - [`state`]: the shared [`AppState`].
 
+pub mod accounts;
+pub mod credits;
 pub mod error;
 pub mod handlers;
 pub mod metrics;

@@ -67,10 +67,8 @@ async fn run(
     let input = route.parse_input(&raw)?;
     match channel {
         Channel::X402 => Ok(crate::paywall::serve(&state, route, &parts, body.as_deref(), input).await),
-        // Credits are charged in their own issue; until then the twin serves as the route does.
-        Channel::Credits | Channel::Free => {
-            state.handlers.call(route.id, state.clone(), input).await.map(json_response)
-        }
+        Channel::Credits => crate::credits::serve(&state, route, &parts, input).await,
+        Channel::Free => state.handlers.call(route.id, state.clone(), input).await.map(json_response),
     }
 }
 

@@ -313,6 +313,15 @@ impl RouteSpec {
         credits_twin(self.path)
     }
 
+    /// What a call of `units` units costs in credits: the credit price, or for per-unit routes
+    /// the same per-unit price as over x402.
+    pub fn credit_price_for(&self, units: u64) -> Money {
+        match self.price {
+            PriceRule::PerUnit { .. } => self.price.price(units),
+            PriceRule::Fixed(_) => self.credit_price,
+        }
+    }
+
     /// Whether a route is paid.
     pub fn is_paid(&self) -> bool {
         self.access == Access::Paid

@@ -7,6 +7,7 @@ use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode};
 use http_body_util::BodyExt as _;
 use serde_json::Value;
+use svc_api::accounts::{self, Scope};
 use svc_api::handlers::Handlers;
 use svc_api::{ApiConfig, AppState, Services};
 use svc_chain_evm::{B256, Payer};
@@ -174,6 +175,25 @@ impl TestApp {
     pub async fn paid_calls(&self) -> usize {
         let payer = Payer::from_key(PAYER_KEY).expect("key").address().to_string().to_lowercase();
         self.store.payments_by_payer(&payer, 1000).await.expect("payments").len()
+    }
+
+    /// An account holding `usd` in credits and a live key with `scopes`; returns the
+    /// account id and the key's secret.
+    pub async fn account_with_credits(&self, usd: &str, scopes: &[Scope]) -> (String, String) {
+        let account = accounts::open_account(&self.store, "test", None, NOW_MS).await.expect("account");
+        let amount: svc_domain::Money = usd.parse().expect("amount");
+        if amount > svc_domain::Money::ZERO {
+            accounts::grant_credits(&self.store, &account.id, amount, &format!("grant:{}", account.id), NOW_MS)
+                .await
+                .expect("grant");
+        }
+        let key = accounts::issue_key(&self.store, &account.id, "test", scopes, None, NOW_MS).await.expect("key");
+        (account.id, key.secret)
+    }
+
+    /// The account's credit balance, in USDC atomic units.
+    pub async fn balance(&self, account_id: &str) -> u64 {
+        self.store.account(account_id).await.expect("store").expect("account").balance
     }
 
     pub async fn call(&self, method: &Method, uri: &str, body: Option<&str>) -> Reply {

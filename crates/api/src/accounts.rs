@@ -1,0 +1,195 @@
+//! Accounts and API keys: making keys, and telling who presents one.
+//!
+//! A key is `svck_` and 64 hex digits (256 random bits); only its SHA-256 and its first
+//! characters are stored, so a leaked database holds no usable key and the owner can still
+//! tell keys apart. Lookup is by hash, so the secret is never compared byte by byte; every
+//! refusal takes the same path and answers the same way, whatever the reason.
+
+use sha2::{Digest, Sha256};
+use svc_store::{Account, ApiKeyRecord, NewApiKey, Store, StoreError};
+
+/// What a key may be used for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// The credit-billed data routes (`/api/svc-tools/*`).
+    Data,
+    /// An agent sandbox reading its gateway.
+    GatewayRead,
+    /// An agent sandbox calling data routes through its gateway.
+    GatewayData,
+    /// An agent sandbox moving funds from its wallet.
+    GatewayWalletWrite,
+}
+
+impl Scope {
+    /// Every scope, by name.
+    pub const ALL: [Scope; 4] = [Scope::Data, Scope::GatewayRead, Scope::GatewayData, Scope::GatewayWalletWrite];
+
+    /// The scope's name in keys and requests.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Data => "data",
+            Scope::GatewayRead => "gateway:read",
+            Scope::GatewayData => "gateway:data",
+            Scope::GatewayWalletWrite => "gateway:wallet_write",
+        }
+    }
+
+    /// The scope named `name`.
+    pub fn parse(name: &str) -> Option<Scope> {
+        Scope::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+}
+
+/// Opens an account, optionally owned by a wallet (lowercase `0x…` address).
+pub async fn open_account(store: &Store, name: &str, wallet: Option<&str>, now_ms: i64) -> Result<Account, StoreError> {
+    let id = format!("acct_{}", uuid::Uuid::now_v7().simple());
+    store.create_account(&id, name, wallet, now_ms).await
+}
+
+/// Adds `amount` credits to an account by an operator's decision; `reference` makes a
+/// repeated grant (a retried script) add once. Returns whether this call added them.
+pub async fn grant_credits(
+    store: &Store,
+    account_id: &str,
+    amount: svc_domain::Money,
+    reference: &str,
+    now_ms: i64,
+) -> Result<bool, StoreError> {
+    let credit = svc_store::NewCredit {
+        id: &format!("cl_{}", uuid::Uuid::now_v7().simple()),
+        account_id,
+        amount: amount.atomic(),
+        kind: "grant",
+        route_id: None,
+        reference: Some(reference),
+        now_ms,
+    };
+    store.add_credits(&credit).await
+}
+
+/// The visible start of every key, so secret scanners and people recognise one.
+pub const KEY_PREFIX: &str = "svck_";
+/// Characters of a key shown in listings.
+const SHOWN: usize = KEY_PREFIX.len() + 8;
+
+/// A key just made: the secret, shown once, and what is stored of it.
+#[derive(Debug)]
+pub struct IssuedKey {
+    /// The whole key; never stored, never logged.
+    pub secret: String,
+    /// The stored record.
+    pub record: NewApiKey,
+}
+
+/// Makes a key for `account_id` with `scopes`, valid until `expires_at` (unix ms) if given,
+/// and stores its hash.
+pub async fn issue_key(
+    store: &Store,
+    account_id: &str,
+    name: &str,
+    scopes: &[Scope],
+    expires_at: Option<i64>,
+    now_ms: i64,
+) -> Result<IssuedKey, StoreError> {
+    // Two v4 UUIDs: 244 bits from the operating system's CSPRNG.
+    let secret = format!("{KEY_PREFIX}{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
+    let mut names: Vec<&str> = scopes.iter().map(|s| s.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    let record = NewApiKey {
+        id: format!("key_{}", uuid::Uuid::now_v7().simple()),
+        account_id: account_id.to_owned(),
+        name: name.to_owned(),
+        prefix: secret[..SHOWN].to_owned(),
+        hash: key_hash(&secret),
+        scopes: names.join(" "),
+        created_at: now_ms,
+        expires_at,
+    };
+    store.create_api_key(&record).await?;
+    Ok(IssuedKey { secret, record })
+}
+
+/// SHA-256 of a presented key, lowercase hex: how keys are looked up.
+pub fn key_hash(key: &str) -> String {
+    hex::encode(Sha256::digest(key.as_bytes()))
+}
+
+/// Who is calling with an API key.
+#[derive(Debug, Clone)]
+pub struct KeyHolder {
+    /// The account.
+    pub account: Account,
+    /// The key used.
+    pub key: ApiKeyRecord,
+}
+
+/// Why a presented key is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// No key was presented.
+    Missing,
+    /// Unknown, revoked or expired: one answer for all, so a caller learns nothing about
+    /// which keys exist.
+    Invalid,
+    /// A valid key without the scope the route needs.
+    Scope(Scope),
+}
+
+/// The key in `X-API-Key`, or in `Authorization: Bearer` when it has the key prefix (other
+/// bearer tokens are sign-in tokens, not keys).
+pub fn presented_key<'a>(api_key: Option<&'a str>, authorization: Option<&'a str>) -> Option<&'a str> {
+    if let Some(key) = api_key {
+        return Some(key.trim());
+    }
+    let (scheme, token) = authorization?.trim().split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && token.starts_with(KEY_PREFIX)).then_some(token)
+}
+
+/// The holder of `key` if it is live and carries one of `accepted` scopes.
+pub async fn authenticate(
+    store: &Store,
+    key: Option<&str>,
+    accepted: &[Scope],
+    now_ms: i64,
+) -> Result<Result<KeyHolder, Refusal>, StoreError> {
+    let Some(key) = key else { return Ok(Err(Refusal::Missing)) };
+    // Hashed whatever it looks like, so a malformed key costs the same as a wrong one.
+    let hash = key_hash(key);
+    let Some(record) = store.api_key_by_hash(&hash).await? else { return Ok(Err(Refusal::Invalid)) };
+    let live = record.revoked_at.is_none() && record.expires_at.is_none_or(|at| at > now_ms);
+    let Some(account) = store.account(&record.account_id).await?.filter(|_| live) else {
+        return Ok(Err(Refusal::Invalid));
+    };
+    let held: Vec<Option<Scope>> = record.scopes.split_whitespace().map(Scope::parse).collect();
+    if !accepted.iter().any(|scope| held.contains(&Some(*scope))) {
+        return Ok(Err(Refusal::Scope(accepted[0])));
+    }
+    Ok(Ok(KeyHolder { account, key: record }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_come_from_x_api_key_or_a_bearer_token_with_the_key_prefix() {
+        assert_eq!(presented_key(Some(" svck_1 "), Some("Bearer svck_2")), Some("svck_1"));
+        assert_eq!(presented_key(None, Some("Bearer svck_2")), Some("svck_2"));
+        assert_eq!(presented_key(None, Some("bearer   svck_3")), Some("svck_3"));
+        assert_eq!(presented_key(None, Some("Bearer eyJhbGciOi.jwt")), None, "a sign-in token is not a key");
+        assert_eq!(presented_key(None, Some("Basic svck_4")), None);
+        assert_eq!(presented_key(None, Some("Bé")), None, "no panic on short or non-ASCII headers");
+        assert_eq!(presented_key(None, None), None);
+    }
+
+    #[test]
+    fn scopes_round_trip_by_name() {
+        for scope in Scope::ALL {
+            assert_eq!(Scope::parse(scope.as_str()), Some(scope));
+        }
+        assert_eq!(Scope::parse("admin"), None);
+    }
+}

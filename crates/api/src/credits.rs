@@ -1,0 +1,86 @@
+//! The credit channel: every paid route's twin under `/api/svc-tools/*`, billed to the
+//! account of the API key that calls it.
+//!
+//! The price (the route's credit price less the account's volume discount) is taken from the
+//! balance in one atomic ledger entry before the handler runs, and given back if the handler
+//! fails, so the balance never goes negative, concurrent calls cannot overspend, and a failed
+//! call costs nothing.
+
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderName, header};
+use axum::response::Response;
+use svc_catalogue::{RouteSpec, ValidInput};
+use svc_domain::discount::DISCOUNT_WINDOW_MS;
+use svc_domain::{DiscountTier, Money};
+use svc_store::{Debit, NewCredit};
+
+use crate::accounts::{Scope, authenticate, presented_key};
+use crate::error::ApiError;
+use crate::pipeline::json_response;
+use crate::state::AppState;
+
+/// Scopes that may spend credits on data routes: an account's own keys and a sandbox's.
+const DATA_SCOPES: [Scope; 2] = [Scope::Data, Scope::GatewayData];
+
+/// Serves one credit-billed call.
+pub async fn serve(
+    state: &AppState,
+    route: &'static RouteSpec,
+    parts: &Parts,
+    input: svc_catalogue::ValidInput,
+) -> Result<Response, ApiError> {
+    let now = state.clock.now_ms();
+    let key = presented_key(header_str(&parts.headers, &X_API_KEY), header_str(&parts.headers, &header::AUTHORIZATION));
+    let holder = authenticate(&state.store, key, &DATA_SCOPES, now).await??;
+    let account = &holder.account.id;
+
+    let (calls, _) = state.store.credit_calls_since(account, now - DISCOUNT_WINDOW_MS).await?;
+    let price = DiscountTier::for_calls(calls).apply(route.credit_price_for(input.price_units()));
+    let entry = format!("cl_{}", uuid::Uuid::now_v7().simple());
+    if price > Money::ZERO {
+        match state.store.debit_credits(&entry, account, price.atomic(), route.id, now).await? {
+            Debit::Taken => {}
+            Debit::Insufficient { balance } => {
+                return Err(ApiError::InsufficientCredits { balance: Money::from_atomic(balance), price });
+            }
+        }
+    }
+    match run(state, route, input).await {
+        Ok(response) => Ok(response),
+        Err(err) => {
+            if price > Money::ZERO {
+                refund(state, account, &entry, price, route.id).await;
+            }
+            Err(err)
+        }
+    }
+}
+
+async fn run(state: &AppState, route: &'static RouteSpec, input: ValidInput) -> Result<Response, ApiError> {
+    state.handlers.call(route.id, state.clone(), input).await.map(json_response)
+}
+
+/// Gives a failed call's credits back. Keyed on the call's entry, so it happens once.
+async fn refund(state: &AppState, account: &str, entry: &str, price: Money, route_id: &str) {
+    let reference = format!("refund:{entry}");
+    let credit = NewCredit {
+        id: &format!("cl_{}", uuid::Uuid::now_v7().simple()),
+        account_id: account,
+        amount: price.atomic(),
+        kind: "refund",
+        route_id: Some(route_id),
+        reference: Some(&reference),
+        now_ms: state.clock.now_ms(),
+    };
+    if let Err(err) = state.store.add_credits(&credit).await {
+        // The debit stands in the ledger with its call; an operator can see and repair it.
+        tracing::error!(account, entry, error = %err, "could not refund a failed call");
+    }
+}
+
+/// Where an API key may come.
+static X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
+
+fn header_str<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
