@@ -135,6 +135,9 @@ pub enum Refusal {
     Invalid,
     /// A valid key without the scope the route needs.
     Scope(Scope),
+    /// An account route called without a valid sign-in token (or, where keys are accepted,
+    /// key).
+    NotSignedIn,
 }
 
 /// The key in `X-API-Key`, or in `Authorization: Bearer` when it has the key prefix (other
@@ -168,6 +171,32 @@ pub async fn authenticate(
         return Ok(Err(Refusal::Scope(accepted[0])));
     }
     Ok(Ok(KeyHolder { account, key: record }))
+}
+
+/// The account calling an account route: by sign-in token, or where `keys_allowed`, by any
+/// live key of the account.
+pub async fn calling_account(
+    store: &Store,
+    sign_in: &crate::auth::SignInConfig,
+    api_key: Option<&str>,
+    authorization: Option<&str>,
+    keys_allowed: bool,
+    now_ms: i64,
+) -> Result<Result<Account, Refusal>, StoreError> {
+    if let Some(key) = presented_key(api_key, authorization) {
+        if !keys_allowed {
+            return Ok(Err(Refusal::NotSignedIn));
+        }
+        return Ok(authenticate(store, Some(key), &Scope::ALL, now_ms).await?.map(|holder| holder.account));
+    }
+    let token = authorization
+        .and_then(|value| value.trim().split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim());
+    let Some(id) = token.and_then(|token| crate::auth::account_of(sign_in, token, now_ms)) else {
+        return Ok(Err(Refusal::NotSignedIn));
+    };
+    Ok(store.account(&id).await?.ok_or(Refusal::NotSignedIn))
 }
 
 #[cfg(test)]

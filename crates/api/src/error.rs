@@ -58,6 +58,9 @@ pub enum ApiError {
     /// No usable API key (401): none, or unknown, revoked or expired (one answer for all).
     #[error("{0}")]
     Unauthorized(&'static str),
+    /// A sign-in message refused, with the reason (401).
+    #[error("{0}")]
+    SignIn(String),
     /// A valid key without the scope the route needs (403).
     #[error("this API key lacks the {0} scope")]
     Forbidden(&'static str),
@@ -105,6 +108,10 @@ impl From<crate::accounts::Refusal> for ApiError {
             ),
             Refusal::Invalid => ApiError::Unauthorized("This API key is not valid (unknown, revoked or expired)."),
             Refusal::Scope(scope) => ApiError::Forbidden(scope.as_str()),
+            Refusal::NotSignedIn => ApiError::Unauthorized(
+                "This route needs a valid sign-in token as Authorization: Bearer (sign in with POST /api/auth/nonce, \
+                 then POST /api/auth/verify); routes that list API keys accept those too.",
+            ),
         }
     }
 }
@@ -126,7 +133,7 @@ impl ApiError {
             ApiError::Missing(_) => StatusCode::NOT_FOUND,
             ApiError::Upstream { .. } => StatusCode::BAD_GATEWAY,
             ApiError::UpstreamTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
-            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::Unauthorized(_) | ApiError::SignIn(_) => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::InsufficientCredits { .. } => StatusCode::PAYMENT_REQUIRED,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -146,6 +153,7 @@ impl ApiError {
             ApiError::Upstream { .. } => "upstream_error",
             ApiError::UpstreamTimeout(_) => "upstream_timeout",
             ApiError::Unauthorized(_) => "unauthorized",
+            ApiError::SignIn(_) => "sign_in_refused",
             ApiError::Forbidden(_) => "insufficient_scope",
             ApiError::InsufficientCredits { .. } => "insufficient_credits",
             ApiError::Unavailable(_) => "unavailable",

@@ -11,6 +11,7 @@
 //! - [`state`]: the shared [`AppState`].
 
 pub mod accounts;
+pub mod auth;
 pub mod credits;
 pub mod error;
 pub mod handlers;
@@ -73,10 +74,22 @@ fn method_router(route: &'static RouteSpec, channel: Channel) -> axum::routing::
     let filter = match route.method {
         HttpMethod::Get => MethodFilter::GET,
         HttpMethod::Post => MethodFilter::POST,
+        HttpMethod::Delete => MethodFilter::DELETE,
     };
-    let allow = route.method.as_str();
     on(filter, move |State(state): State<AppState>, request: Request| pipeline::serve(state, route, channel, request))
-        .fallback(move || async move { ApiError::MethodNotAllowed { allow } })
+}
+
+/// Adds `route` at `path`, next to other methods at the same path; a method none of them
+/// serves is a 405 naming those that are.
+fn add_route(
+    paths: &mut std::collections::BTreeMap<String, (axum::routing::MethodRouter<AppState>, Vec<&'static str>)>,
+    path: String,
+    route: &'static RouteSpec,
+    channel: Channel,
+) {
+    let entry = paths.entry(path).or_insert_with(|| (axum::routing::MethodRouter::new(), Vec::new()));
+    entry.0 = std::mem::take(&mut entry.0).merge(method_router(route, channel));
+    entry.1.push(route.method.as_str());
 }
 
 /// `{path}` values of the chain-data proxy outside the catalogue: a 422 listing the allowed ones.
@@ -91,13 +104,22 @@ async fn unknown_chaindata_path() -> ApiError {
 
 /// The whole application.
 pub fn app(state: AppState) -> Router {
-    let mut router: Router<AppState> = Router::new();
+    let mut paths = std::collections::BTreeMap::new();
     for route in state.catalogue.routes() {
         let channel = if route.is_paid() { Channel::X402 } else { Channel::Free };
-        router = router.route(&router_path(route.path), method_router(route, channel));
+        add_route(&mut paths, router_path(route.path), route, channel);
         if let Some(twin) = route.credits_path() {
-            router = router.route(&router_path(&twin), method_router(route, Channel::Credits));
+            add_route(&mut paths, router_path(&twin), route, Channel::Credits);
         }
+    }
+    let mut router: Router<AppState> = Router::new();
+    for (path, (methods, allowed)) in paths {
+        // Paths with several methods are few and built once per app.
+        let allow: &'static str = match allowed.as_slice() {
+            [one] => one,
+            many => Box::leak(many.join(", ").into_boxed_str()),
+        };
+        router = router.route(&path, methods.fallback(move || async move { ApiError::MethodNotAllowed { allow } }));
     }
     for prefix in [svc_catalogue::routes::chaindata::CHAINDATA_PREFIX, "/api/svc-tools/data-provider/chaindata/"] {
         router = router.route(&format!("{prefix}{{*rest}}"), axum::routing::any(unknown_chaindata_path));

@@ -4,10 +4,13 @@
 
 use axum::body::Body;
 use axum::extract::{RawPathParams, Request};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use svc_catalogue::{InputSource, RawInput, RouteSpec};
+use svc_catalogue::{Access, InputSource, RawInput, RouteSpec};
+
+use crate::handlers::Caller;
 
 use crate::error::ApiError;
 use crate::metrics::RouteLabel;
@@ -68,8 +71,33 @@ async fn run(
     match channel {
         Channel::X402 => Ok(crate::paywall::serve(&state, route, &parts, body.as_deref(), input).await),
         Channel::Credits => crate::credits::serve(&state, route, &parts, input).await,
-        Channel::Free => state.handlers.call(route.id, state.clone(), input).await.map(json_response),
+        Channel::Free => {
+            let caller = caller(&state, route, &parts).await?;
+            state.handlers.call_as(route.id, state.clone(), caller, input).await.map(json_response)
+        }
     }
+}
+
+/// Who calls a free route: the account, on routes for accounts, and the host asked.
+async fn caller(state: &AppState, route: &RouteSpec, parts: &Parts) -> Result<Caller, ApiError> {
+    let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
+    let host = header("host").map(str::to_owned).or_else(|| parts.uri.authority().map(|a| a.to_string()));
+    let mut caller = Caller { account: None, host };
+    if route.access.needs_account() {
+        let keys_allowed = route.access == Access::Account;
+        let now = state.clock.now_ms();
+        let found = crate::accounts::calling_account(
+            &state.store,
+            &state.config.sign_in,
+            header("x-api-key"),
+            header("authorization"),
+            keys_allowed,
+            now,
+        )
+        .await??;
+        caller.account = Some(found);
+    }
+    Ok(caller)
 }
 
 /// Reads a JSON body up to `limit` bytes. An empty body is allowed (the input decides whether

@@ -19,11 +19,13 @@ pub struct ApiConfig {
     /// Public base URL used in discovery documents (`https://api.example.com`); when unset,
     /// the request's `Host` is used.
     pub public_url: Option<String>,
+    /// Sign-in tokens and nonces.
+    pub sign_in: crate::auth::SignInConfig,
 }
 
 impl Default for ApiConfig {
     fn default() -> Self {
-        ApiConfig { body_limit_bytes: 256 * 1024, public_url: None }
+        ApiConfig { body_limit_bytes: 256 * 1024, public_url: None, sign_in: crate::auth::SignInConfig::ephemeral() }
     }
 }
 

@@ -150,12 +150,14 @@ pub fn llms_txt(catalogue: &Catalogue, base_url: &str) -> String {
         }
         let price = match (route.access, route.price) {
             (Access::Free, _) => "free".to_owned(),
+            (Access::Account | Access::SignedIn, _) => "free, signed in".to_owned(),
             (Access::Paid, PriceRule::Fixed(m)) => m.to_string(),
             (Access::Paid, PriceRule::PerUnit { unit, max }) => format!("{unit} per unit, at most {max}"),
         };
         let method = match route.method {
             HttpMethod::Get => "GET",
             HttpMethod::Post => "POST",
+            HttpMethod::Delete => "DELETE",
         };
         let _ = writeln!(out, "- {method} {} — {price} — {}", route.path, route.description);
     }

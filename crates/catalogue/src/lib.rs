@@ -69,12 +69,14 @@ impl Catalogue {
                 return Err(CatalogueError::Duplicate(route.id.to_owned()));
             }
             match (route.access, prices.remove(route.id)) {
-                (Access::Free, None) => {}
+                (Access::Free | Access::Account | Access::SignedIn, None) => {}
                 (Access::Paid, Some(p)) => {
                     route.price = p.x402;
                     route.credit_price = p.credits;
                 }
-                (Access::Free, Some(_)) => return Err(CatalogueError::UnknownPrice(route.id.to_owned())),
+                (Access::Free | Access::Account | Access::SignedIn, Some(_)) => {
+                    return Err(CatalogueError::UnknownPrice(route.id.to_owned()));
+                }
                 (Access::Paid, None) => return Err(CatalogueError::Unpriced(route.id)),
             }
         }

@@ -135,6 +135,14 @@ fn operation(route: &RouteSpec, schemas: &mut SchemaGenerator, credits: bool) ->
     op.insert("tags".into(), json!([route.tag]));
     match (route.access, credits) {
         (Access::Free, _) => {}
+        (Access::Account, _) => {
+            responses.insert("401".into(), error_response("Missing or invalid sign-in token or API key."));
+            op.insert("security".into(), json!([{ "signIn": [] }, { "apiKey": [] }, { "bearer": [] }]));
+        }
+        (Access::SignedIn, _) => {
+            responses.insert("401".into(), error_response("Missing, invalid or expired sign-in token."));
+            op.insert("security".into(), json!([{ "signIn": [] }]));
+        }
         (Access::Paid, false) => {
             responses.insert(
                 "402".into(),
@@ -180,6 +188,7 @@ fn method_key(m: HttpMethod) -> &'static str {
     match m {
         HttpMethod::Get => "get",
         HttpMethod::Post => "post",
+        HttpMethod::Delete => "delete",
     }
 }
 
@@ -232,6 +241,7 @@ pub fn document(catalogue: &Catalogue) -> Value {
                 },
                 "apiKey": { "type": "apiKey", "in": "header", "name": "X-API-Key", "description": "Account API key (credit-billed routes)." },
                 "bearer": { "type": "http", "scheme": "bearer", "description": "Account API key as a bearer token." },
+                "signIn": { "type": "http", "scheme": "bearer", "bearerFormat": "JWT", "description": "Sign-in token from POST /api/auth/verify (sign-in with Ethereum)." },
             },
         },
     })

@@ -20,6 +20,8 @@ pub enum HttpMethod {
     Get,
     /// Everything with a JSON body.
     Post,
+    /// Removes what the path names; inputs in the path.
+    Delete,
 }
 
 impl HttpMethod {
@@ -28,6 +30,7 @@ impl HttpMethod {
         match self {
             HttpMethod::Get => "GET",
             HttpMethod::Post => "POST",
+            HttpMethod::Delete => "DELETE",
         }
     }
 }
@@ -53,6 +56,18 @@ pub enum Access {
     Paid,
     /// Free for everyone.
     Free,
+    /// Free, for an account: a sign-in token or one of the account's API keys.
+    Account,
+    /// Free, for an account signed in with its wallet; API keys are refused, so a leaked key
+    /// cannot make more keys.
+    SignedIn,
+}
+
+impl Access {
+    /// Whether a caller must say which account it is.
+    pub fn needs_account(self) -> bool {
+        matches!(self, Access::Account | Access::SignedIn)
+    }
 }
 
 /// How the per-call x402 price is derived.
@@ -264,6 +279,22 @@ impl RouteSpec {
             self.access = Access::Free;
         }
         self
+    }
+
+    /// A free route for signed-in accounts (see [`Access`]).
+    pub fn for_account(mut self, access: Access) -> Self {
+        self.group = Group::Free;
+        self.access = access;
+        self
+    }
+
+    /// A route that removes what its path names.
+    pub fn delete<I: RouteInput, O: RouteOutput>(
+        id: &'static str,
+        path: &'static str,
+        description: &'static str,
+    ) -> Self {
+        Self::new::<I, O>(id, HttpMethod::Delete, path, InputSource::Query, description)
     }
 
     /// Sets the documentation tag.

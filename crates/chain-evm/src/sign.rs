@@ -35,6 +35,14 @@ impl Payer {
         self.signer.address()
     }
 
+    /// Signs `message` as `personal_sign` does (EIP-191), 0x-hex: how a wallet proves it is
+    /// itself to sign in or to read its receipts.
+    pub fn sign_message(&self, message: &str) -> Result<String, EvmError> {
+        let signature =
+            self.signer.sign_message_sync(message.as_bytes()).map_err(|e| EvmError::Config(format!("signing: {e}")))?;
+        Ok(format!("0x{}", alloy_primitives::hex::encode(signature.as_bytes())))
+    }
+
     /// Signs a transfer of `value` to `to`, valid from `valid_after` until `valid_before`
     /// (unix seconds), with a one-time `nonce`, as the official clients do.
     pub fn authorize(

@@ -30,6 +30,73 @@ pub enum Command {
     /// Call a paid route end to end: get the challenge, sign a payment, retry, print the
     /// answer and the settlement.
     Pay(PayArgs),
+    /// Operators: open accounts.
+    #[command(subcommand)]
+    Accounts(AccountsCommand),
+    /// Operators: give accounts credits.
+    #[command(subcommand)]
+    Credits(CreditsCommand),
+    /// Operators: make API keys for accounts.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+}
+
+/// `svc accounts ...`.
+#[derive(Debug, Subcommand)]
+pub enum AccountsCommand {
+    /// Open an account and print its id.
+    Create {
+        /// Display name.
+        #[arg(long)]
+        name: String,
+        /// The wallet that signs in for it (0x address); none for a key-only account.
+        #[arg(long)]
+        wallet: Option<String>,
+        /// Storage.
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+/// `svc credits ...`.
+#[derive(Debug, Subcommand)]
+pub enum CreditsCommand {
+    /// Add credits (USD, e.g. `25` or `0.50`) to an account.
+    Grant {
+        /// Account id (`acct_...`).
+        account: String,
+        /// Amount in USD, at most 6 decimals.
+        amount: String,
+        /// A reference that makes the grant happen once however often it is run (an invoice
+        /// number); default: a new one each run.
+        #[arg(long)]
+        reference: Option<String>,
+        /// Storage.
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+/// `svc keys ...`.
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Make an API key for an account and print it (this once).
+    Create {
+        /// Account id (`acct_...`).
+        account: String,
+        /// A name to tell it apart.
+        #[arg(long, default_value = "operator")]
+        name: String,
+        /// Scopes, comma-separated: data, gateway:read, gateway:data, gateway:wallet_write.
+        #[arg(long, default_value = "data", value_delimiter = ',')]
+        scopes: Vec<String>,
+        /// Days until it expires; never by default.
+        #[arg(long)]
+        expires_in_days: Option<u32>,
+        /// Storage.
+        #[command(flatten)]
+        store: StoreArgs,
+    },
 }
 
 /// Settings of `svc pay`.

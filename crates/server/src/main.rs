@@ -2,6 +2,7 @@
 //! else lives in the library crates, so tests build the same app as `svc serve`.
 
 mod config;
+mod operator;
 mod pay;
 mod payments;
 mod upstreams;
@@ -42,6 +43,9 @@ async fn main() -> anyhow::Result<()> {
             std::io::stdout().write_all(text.as_bytes()).context("writing the document")
         }
         Command::Pay(args) => pay::run(args).await,
+        Command::Accounts(command) => operator::accounts(command).await,
+        Command::Credits(command) => operator::credits(command).await,
+        Command::Keys(command) => operator::keys(command).await,
         Command::Simulator(args) => {
             init_logging(args.log_format);
             upstreams::run_simulator(args).await
@@ -59,7 +63,7 @@ fn init_logging(format: LogFormat) {
 }
 
 /// Opens the store (creating the SQLite data directory if needed) and migrates it.
-async fn open_store(args: &StoreArgs) -> anyhow::Result<Store> {
+pub(crate) async fn open_store(args: &StoreArgs) -> anyhow::Result<Store> {
     if args.database_url.is_none() {
         std::fs::create_dir_all(&args.data_dir)
             .with_context(|| format!("creating data directory {}", args.data_dir.display()))?;
@@ -69,10 +73,33 @@ async fn open_store(args: &StoreArgs) -> anyhow::Result<Store> {
     Ok(store)
 }
 
+/// The sign-in token key: `SVC_JWT_SECRET` (read from the environment only, so it never
+/// shows in a process list), at least 32 bytes. Without it, a random key for this process:
+/// tokens then end with the process and do not cross replicas, which `--production` refuses.
+fn sign_in_config(production: bool) -> anyhow::Result<svc_api::auth::SignInConfig> {
+    match std::env::var("SVC_JWT_SECRET") {
+        Ok(secret) if secret.len() >= 32 => Ok(svc_api::auth::SignInConfig::new(secret)),
+        Ok(_) => anyhow::bail!("SVC_JWT_SECRET must be at least 32 bytes"),
+        Err(_) if production => {
+            anyhow::bail!("--production needs SVC_JWT_SECRET (at least 32 bytes) for sign-in tokens")
+        }
+        Err(_) => {
+            tracing::warn!(
+                "SVC_JWT_SECRET is not set: sign-in tokens are signed with a random key and end with this process"
+            );
+            Ok(svc_api::auth::SignInConfig::ephemeral())
+        }
+    }
+}
+
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     init_logging(args.log_format);
     let store = open_store(&args.store).await?;
-    let config = ApiConfig { body_limit_bytes: args.body_limit_bytes, public_url: args.public_url.clone() };
+    let config = ApiConfig {
+        body_limit_bytes: args.body_limit_bytes,
+        public_url: args.public_url.clone(),
+        sign_in: sign_in_config(args.payments.production)?,
+    };
     let clock = Arc::new(SystemClock);
     let (offer, facilitator) = payments::build(&args.payments, clock.clone()).await?;
     let upstreams = Arc::new(upstreams::build(&args.upstreams, args.payments.production, clock.clone()).await?);

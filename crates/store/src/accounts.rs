@@ -274,4 +274,21 @@ impl Store {
             with_pool!(&self.db, |p| sqlx::query_as(SQL).bind(account_id).bind(since_ms).fetch_one(p).await)?;
         Ok((crate::to_u64(calls, "call count")?, crate::to_u64(spent, "credits spent")?))
     }
+
+    /// Records a sign-in nonce handed out, usable until `expires_at`. Expired nonces are
+    /// swept in the same call, so the table holds only live ones.
+    pub async fn create_sign_in_nonce(&self, nonce: &str, expires_at: i64, now_ms: i64) -> Result<(), StoreError> {
+        self.write("DELETE FROM sign_in_nonces WHERE expires_at <= $1", vec![Arg::Int(now_ms)]).await?;
+        const SQL: &str = "INSERT INTO sign_in_nonces (nonce, expires_at) VALUES ($1, $2)";
+        self.write(SQL, vec![Arg::Text(nonce.to_owned()), Arg::Int(expires_at)]).await?;
+        Ok(())
+    }
+
+    /// Uses a sign-in nonce: true once for a nonce handed out and not expired, false for an
+    /// unknown, used or expired one.
+    pub async fn use_sign_in_nonce(&self, nonce: &str, now_ms: i64) -> Result<bool, StoreError> {
+        const SQL: &str =
+            "UPDATE sign_in_nonces SET used_at = $2 WHERE nonce = $1 AND used_at IS NULL AND expires_at > $2";
+        Ok(self.write(SQL, vec![Arg::Text(nonce.to_owned()), Arg::Int(now_ms)]).await? == 1)
+    }
 }

@@ -494,3 +494,15 @@ async fn api_keys_are_found_by_hash_listed_without_it_and_revoked_once(store: St
     assert!(!store.revoke_api_key("acc", "key-1", 8).await.expect("revoke"), "once");
     assert_eq!(store.api_key_by_hash(&"f".repeat(64)).await.expect("read").expect("found").revoked_at, Some(7));
 }
+
+conformance!(a_sign_in_nonce_is_used_once_and_never_after_it_expires);
+async fn a_sign_in_nonce_is_used_once_and_never_after_it_expires(store: Store) {
+    store.create_sign_in_nonce("n-live", 10_000, 1_000).await.expect("create");
+    store.create_sign_in_nonce("n-old", 2_000, 1_000).await.expect("create");
+    let uses = futures::future::join_all((0..20).map(|_| store.use_sign_in_nonce("n-live", 5_000))).await;
+    assert_eq!(uses.into_iter().filter(|u| *u.as_ref().expect("use")).count(), 1, "racing uses sign in once");
+    assert!(!store.use_sign_in_nonce("n-old", 2_000).await.expect("use"), "expired at its expiry");
+    assert!(!store.use_sign_in_nonce("n-unknown", 1_500).await.expect("use"));
+    store.create_sign_in_nonce("n-next", 20_000, 3_000).await.expect("create sweeps expired");
+    assert!(!store.use_sign_in_nonce("n-old", 1_500).await.expect("use"), "swept nonces are gone");
+}

@@ -2,6 +2,7 @@
 //! route's validated input to its output; extraction, validation, payment and error mapping
 //! happen around it, once, for every route.
 
+mod account;
 mod infra;
 mod pricing;
 mod public;
@@ -21,7 +22,17 @@ use crate::state::AppState;
 /// What a handler returns: the serialised 200 body.
 pub type HandlerResult = Result<Bytes, ApiError>;
 type BoxFuture = Pin<Box<dyn Future<Output = HandlerResult> + Send>>;
-type ErasedHandler = Arc<dyn Fn(AppState, ValidInput) -> BoxFuture + Send + Sync>;
+type ErasedHandler = Arc<dyn Fn(AppState, Caller, ValidInput) -> BoxFuture + Send + Sync>;
+
+/// Who is calling, for the few handlers whose answer depends on it (the account routes);
+/// data handlers never see it, so their answers cannot differ by caller.
+#[derive(Debug, Clone, Default)]
+pub struct Caller {
+    /// The account signed in or holding the key, on routes that need one.
+    pub account: Option<svc_store::Account>,
+    /// The host the request was sent to, as sign-in messages must name it.
+    pub host: Option<String>,
+}
 
 struct Entry {
     input: TypeId,
@@ -49,12 +60,23 @@ impl Handlers {
         F: Fn(AppState, I) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<O, ApiError>> + Send + 'static,
     {
+        self.add_for_caller(id, move |state, _: Caller, input: I| handler(state, input));
+    }
+
+    /// Registers `handler` for route `id`, given who is calling.
+    pub fn add_for_caller<I, O, F, Fut>(&mut self, id: &'static str, handler: F)
+    where
+        I: RouteInput,
+        O: serde::Serialize + Send + 'static,
+        F: Fn(AppState, Caller, I) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, ApiError>> + Send + 'static,
+    {
         let handler = Arc::new(handler);
-        let call: ErasedHandler = Arc::new(move |state, input: ValidInput| {
+        let call: ErasedHandler = Arc::new(move |state, caller, input: ValidInput| {
             let handler = Arc::clone(&handler);
             Box::pin(async move {
                 let input = input.downcast::<I>().map_err(|_| ApiError::Internal(format!("input type of {id}")))?;
-                let output = handler(state, input).await?;
+                let output = handler(state, caller, input).await?;
                 serde_json::to_vec(&output)
                     .map(Bytes::from)
                     .map_err(|e| ApiError::Internal(format!("encode {id}: {e}")))
@@ -71,7 +93,7 @@ impl Handlers {
         F: Fn(AppState, ValidInput) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = HandlerResult> + Send + 'static,
     {
-        let call: ErasedHandler = Arc::new(move |state, input| Box::pin(handler(state, input)));
+        let call: ErasedHandler = Arc::new(move |state, _, input| Box::pin(handler(state, input)));
         self.by_id.insert(route.id, Entry { input: (route.input.type_id)(), output: (route.output.type_id)(), call });
     }
 
@@ -88,8 +110,19 @@ impl Handlers {
 
     /// Runs the handler of route `id`, or answers 501 if it has not landed yet.
     pub(crate) async fn call(&self, id: &'static str, state: AppState, input: ValidInput) -> HandlerResult {
+        self.call_as(id, state, Caller::default(), input).await
+    }
+
+    /// Runs the handler of route `id` for `caller`.
+    pub(crate) async fn call_as(
+        &self,
+        id: &'static str,
+        state: AppState,
+        caller: Caller,
+        input: ValidInput,
+    ) -> HandlerResult {
         match self.by_id.get(id) {
-            Some(entry) => (entry.call)(state, input).await,
+            Some(entry) => (entry.call)(state, caller, input).await,
             None => Err(ApiError::NotImplemented(id)),
         }
     }
@@ -99,6 +132,7 @@ impl Handlers {
 pub fn all() -> Handlers {
     let mut handlers = Handlers::default();
     public::register(&mut handlers);
+    account::register(&mut handlers);
     infra::register(&mut handlers);
     pricing::register(&mut handlers);
     handlers

@@ -25,7 +25,7 @@ async fn a_wrong_method_is_a_json_405_naming_the_right_one() {
 
 #[tokio::test]
 async fn an_oversize_body_is_a_json_413() {
-    let app = TestApp::with_config(svc_api::ApiConfig { body_limit_bytes: 1024, public_url: None }).await;
+    let app = TestApp::with_config(svc_api::ApiConfig { body_limit_bytes: 1024, ..Default::default() }).await;
     let big = format!(r#"{{"keyword":"{}"}}"#, "a".repeat(4096));
     let reply = app.post_json("/api/x402/svc-tools/predmkt/search", &big).await;
     assert_error(&reply, StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large");

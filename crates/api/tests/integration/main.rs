@@ -1,5 +1,6 @@
 //! Integration tests: the real app, driven through its HTTP interface in-process.
 
+mod account;
 mod catalogue;
 mod credits;
 mod errors;

@@ -15,6 +15,7 @@ macro_rules! alpha {
     };
 }
 
+pub mod account;
 pub mod chaindata;
 pub mod common;
 pub mod infra;
@@ -27,8 +28,16 @@ use crate::RouteSpec;
 
 /// Every route svc serves.
 pub fn all() -> Vec<RouteSpec> {
-    [signals::routes(), chaindata::routes(), infra::routes(), predmkt::routes(), social::routes(), public::routes()]
-        .into_iter()
-        .flatten()
-        .collect()
+    [
+        signals::routes(),
+        chaindata::routes(),
+        infra::routes(),
+        predmkt::routes(),
+        social::routes(),
+        public::routes(),
+        account::routes(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }

@@ -1,0 +1,197 @@
+//! Account routes: sign-in, the account's credits and usage, and its API keys.
+
+use svc_catalogue::routes::account::{
+    AccountView, CreditsView, KeyList, KeyPath, KeyScope, KeyView, LedgerEntryView, LedgerQuery, NewKeyRequest,
+    NewKeyResponse, SignInNonce, SignInRequest, SignInResponse, UsageView,
+};
+use svc_catalogue::routes::common::{NoInput, Timestamp};
+use svc_domain::discount::DISCOUNT_WINDOW_MS;
+use svc_domain::{DiscountTier, Money, rfc3339};
+use svc_store::{Account, ApiKeyRecord};
+
+use super::{Caller, Handlers};
+use crate::accounts::{Scope, issue_key};
+use crate::auth;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+pub(super) fn register(handlers: &mut Handlers) {
+    handlers.add_for_caller("auth.nonce", nonce);
+    handlers.add_for_caller("auth.verify", verify);
+    handlers.add_for_caller("account.show", show);
+    handlers.add_for_caller("account.credits", credits);
+    handlers.add_for_caller("account.usage", usage);
+    handlers.add_for_caller("account.keys", keys);
+    handlers.add_for_caller("account.key_create", create_key);
+    handlers.add_for_caller("account.key_revoke", revoke_key);
+}
+
+/// The domain sign-in messages must name, and the URI they carry: the configured public
+/// URL, else the host the request was sent to.
+fn site(state: &AppState, caller: &Caller) -> Result<(String, String), ApiError> {
+    if let Some(url) = &state.config.public_url {
+        let authority = url.split("://").nth(1).unwrap_or(url).split('/').next().unwrap_or_default();
+        return Ok((authority.to_owned(), url.trim_end_matches('/').to_owned()));
+    }
+    let host = caller.host.clone().filter(|h| !h.is_empty()).ok_or_else(|| {
+        ApiError::field(vec!["header".into(), "host".into()], "a Host header is needed to sign in", "missing")
+    })?;
+    Ok((host.clone(), format!("http://{host}")))
+}
+
+/// `POST /api/auth/nonce`.
+async fn nonce(state: AppState, caller: Caller, _: NoInput) -> Result<SignInNonce, ApiError> {
+    let (domain, uri) = site(&state, &caller)?;
+    let (nonce, expires_at) = auth::new_nonce(&state.store, &state.config.sign_in, state.clock.now_ms()).await?;
+    Ok(SignInNonce {
+        message_template: auth::message_template(&domain, &uri, &nonce),
+        nonce,
+        expires_at: Timestamp(rfc3339(expires_at)),
+        domain,
+        uri,
+        chain_id: auth::CHAIN_ID,
+        statement: auth::STATEMENT.to_owned(),
+    })
+}
+
+/// `POST /api/auth/verify`.
+async fn verify(state: AppState, caller: Caller, input: SignInRequest) -> Result<SignInResponse, ApiError> {
+    let (domain, _) = site(&state, &caller)?;
+    let now = state.clock.now_ms();
+    let account = auth::sign_in(&state.store, &domain, &input.message, &input.signature, now)
+        .await?
+        .map_err(|e| ApiError::SignIn(e.to_string()))?;
+    let (token, expires_at) = auth::token_for(&state.config.sign_in, &account.id, now);
+    Ok(SignInResponse {
+        token,
+        token_type: "Bearer".into(),
+        expires_at: Timestamp(rfc3339(expires_at)),
+        account: account_view(&account),
+    })
+}
+
+fn signed_in(caller: Caller) -> Result<Account, ApiError> {
+    caller.account.ok_or(ApiError::Internal("account route reached without an account".into()))
+}
+
+fn account_view(account: &Account) -> AccountView {
+    AccountView {
+        id: account.id.clone(),
+        name: account.name.clone(),
+        wallet: account.wallet.clone(),
+        balance: Money::from_atomic(account.balance),
+        created_at: Timestamp(rfc3339(account.created_at)),
+    }
+}
+
+/// `GET /api/account`.
+async fn show(_: AppState, caller: Caller, _: NoInput) -> Result<AccountView, ApiError> {
+    Ok(account_view(&signed_in(caller)?))
+}
+
+/// `GET /api/account/credits`.
+async fn credits(state: AppState, caller: Caller, input: LedgerQuery) -> Result<CreditsView, ApiError> {
+    let account = signed_in(caller)?;
+    let entries = state.store.ledger(&account.id, input.limit.unwrap_or(50)).await?;
+    let entries = entries
+        .into_iter()
+        .map(|e| LedgerEntryView {
+            amount: signed_usd(e.delta),
+            id: e.id,
+            kind: e.kind,
+            route: e.route_id,
+            reference: e.reference,
+            created_at: Timestamp(rfc3339(e.created_at)),
+        })
+        .collect();
+    Ok(CreditsView { balance: Money::from_atomic(account.balance), entries })
+}
+
+/// A ledger delta in USD with its sign: `-0.005`, `10`.
+fn signed_usd(delta: i64) -> String {
+    let amount = Money::from_atomic(delta.unsigned_abs());
+    if delta < 0 { format!("-{amount}") } else { amount.to_string() }
+}
+
+/// `GET /api/account/usage`.
+async fn usage(state: AppState, caller: Caller, _: NoInput) -> Result<UsageView, ApiError> {
+    let account = signed_in(caller)?;
+    let now = state.clock.now_ms();
+    let (calls, spent) = state.store.credit_calls_since(&account.id, now - DISCOUNT_WINDOW_MS).await?;
+    let tier = DiscountTier::for_calls(calls);
+    let next = [100u64, 1000].into_iter().find(|threshold| calls < *threshold).map(|threshold| threshold - calls);
+    Ok(UsageView {
+        calls,
+        spent: Money::from_atomic(spent),
+        window_days: u32::try_from(DISCOUNT_WINDOW_MS / 86_400_000).unwrap_or(30),
+        tier,
+        percent_off: tier.percent_off(),
+        calls_to_next_tier: next,
+    })
+}
+
+fn scope_of(scope: KeyScope) -> Scope {
+    match scope {
+        KeyScope::Data => Scope::Data,
+        KeyScope::GatewayRead => Scope::GatewayRead,
+        KeyScope::GatewayData => Scope::GatewayData,
+        KeyScope::GatewayWalletWrite => Scope::GatewayWalletWrite,
+    }
+}
+
+fn key_view(key: &ApiKeyRecord) -> KeyView {
+    let scopes = key
+        .scopes
+        .split_whitespace()
+        .filter_map(|name| serde_json::from_value(serde_json::Value::from(name)).ok())
+        .collect();
+    KeyView {
+        id: key.id.clone(),
+        name: key.name.clone(),
+        prefix: key.prefix.clone(),
+        scopes,
+        created_at: Timestamp(rfc3339(key.created_at)),
+        expires_at: key.expires_at.map(|at| Timestamp(rfc3339(at))),
+        revoked_at: key.revoked_at.map(|at| Timestamp(rfc3339(at))),
+    }
+}
+
+/// `GET /api/account/keys`.
+async fn keys(state: AppState, caller: Caller, _: NoInput) -> Result<KeyList, ApiError> {
+    let account = signed_in(caller)?;
+    let keys = state.store.api_keys(&account.id).await?;
+    Ok(KeyList { keys: keys.iter().map(key_view).collect() })
+}
+
+/// `POST /api/account/keys`.
+async fn create_key(state: AppState, caller: Caller, input: NewKeyRequest) -> Result<NewKeyResponse, ApiError> {
+    let account = signed_in(caller)?;
+    let now = state.clock.now_ms();
+    let scopes: Vec<Scope> = input.scopes.unwrap_or_else(|| vec![KeyScope::Data]).into_iter().map(scope_of).collect();
+    let expires_at = input.expires_in_days.map(|days| now + i64::from(days) * 86_400_000);
+    let issued = issue_key(&state.store, &account.id, &input.name, &scopes, expires_at, now).await?;
+    let record = ApiKeyRecord {
+        id: issued.record.id,
+        account_id: issued.record.account_id,
+        name: issued.record.name,
+        prefix: issued.record.prefix,
+        scopes: issued.record.scopes,
+        created_at: issued.record.created_at,
+        expires_at: issued.record.expires_at,
+        revoked_at: None,
+    };
+    Ok(NewKeyResponse { key: issued.secret, details: key_view(&record) })
+}
+
+/// `DELETE /api/account/keys/{key_id}`.
+async fn revoke_key(state: AppState, caller: Caller, input: KeyPath) -> Result<KeyView, ApiError> {
+    let account = signed_in(caller)?;
+    state.store.revoke_api_key(&account.id, &input.key_id, state.clock.now_ms()).await?;
+    let keys = state.store.api_keys(&account.id).await?;
+    // Another account's key is as unknown as a key that never existed.
+    let key = keys
+        .iter()
+        .find(|k| k.id == input.key_id)
+        .ok_or_else(|| ApiError::Missing(format!("this account has no API key {}", input.key_id)))?;
+    Ok(key_view(key))
+}

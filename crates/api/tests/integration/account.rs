@@ -1,0 +1,219 @@
+//! Accounts through the HTTP app: sign-in with a wallet, the token it gives, API keys made
+//! and revoked with it, and the account's credits and usage.
+
+use axum::http::{Method, StatusCode};
+use serde_json::{Value, json};
+use svc_api::accounts::Scope;
+use svc_chain_evm::Payer;
+use svc_domain::rfc3339;
+
+use crate::support::{NOW_MS, PAYER_KEY, Reply, TestApp, assert_error};
+
+const HOST: &str = "svc.test";
+
+async fn post(app: &TestApp, uri: &str, body: &str, auth: Option<&str>) -> Reply {
+    let bearer = auth.map(|t| format!("Bearer {t}"));
+    let mut headers = vec![("host", HOST)];
+    if let Some(bearer) = &bearer {
+        headers.push(("authorization", bearer));
+    }
+    app.call_with(&Method::POST, uri, Some(body), &headers).await
+}
+
+async fn get(app: &TestApp, uri: &str, auth: &str) -> Reply {
+    let bearer = format!("Bearer {auth}");
+    app.call_with(&Method::GET, uri, None, &[("host", HOST), ("authorization", &bearer)]).await
+}
+
+/// A fresh nonce's message, signed by `wallet`, issued at `issued_at_ms`.
+async fn signed_message(app: &TestApp, wallet: &Payer, issued_at_ms: i64) -> (String, String) {
+    let reply = post(app, "/api/auth/nonce", "", None).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let template = reply.json()["message_template"].as_str().expect("template").to_owned();
+    let message = template
+        .replace("{address}", &wallet.address().to_checksum(None))
+        .replace("{issued_at}", &rfc3339(issued_at_ms));
+    let signature = wallet.sign_message(&message).expect("sign");
+    (message, signature)
+}
+
+async fn sign_in(app: &TestApp, wallet: &Payer) -> String {
+    let (message, signature) = signed_message(app, wallet, NOW_MS).await;
+    let reply =
+        post(app, "/api/auth/verify", &json!({"message": message, "signature": signature}).to_string(), None).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    reply.json()["token"].as_str().expect("token").to_owned()
+}
+
+fn payer() -> Payer {
+    Payer::from_key(PAYER_KEY).expect("key")
+}
+
+#[tokio::test]
+async fn a_wallet_signs_in_and_its_account_is_opened_once() {
+    let app = TestApp::new().await;
+    let nonce = post(&app, "/api/auth/nonce", "", None).await.json();
+    assert_eq!(nonce["domain"], HOST);
+    assert!(nonce["message_template"].as_str().is_some_and(|m| m.starts_with("svc.test wants you to sign in")));
+
+    let token = sign_in(&app, &payer()).await;
+    let me = get(&app, "/api/account", &token).await;
+    assert_eq!(me.status, StatusCode::OK, "{}", me.text());
+    let wallet = payer().address().to_string().to_lowercase();
+    assert_eq!(me.json()["wallet"], wallet);
+    assert_eq!(me.json()["balance"], "0");
+
+    let again = sign_in(&app, &payer()).await;
+    assert_eq!(get(&app, "/api/account", &again).await.json()["id"], me.json()["id"], "same wallet, same account");
+}
+
+#[tokio::test]
+async fn replayed_forged_foreign_and_expired_sign_ins_are_refused() {
+    let app = TestApp::new().await;
+
+    let (message, signature) = signed_message(&app, &payer(), NOW_MS).await;
+    assert_eq!(verify(&app, &message, &signature).await.status, StatusCode::OK);
+    let replayed = verify(&app, &message, &signature).await;
+    assert_error(&replayed, StatusCode::UNAUTHORIZED, "sign_in_refused");
+    assert!(replayed.text().contains("nonce"), "{}", replayed.text());
+
+    // Signed by another wallet than the one the message names.
+    let (message, _) = signed_message(&app, &payer(), NOW_MS).await;
+    let other = Payer::from_key(&format!("0x{}", "11".repeat(32))).expect("key");
+    let forged = verify(&app, &message, &other.sign_message(&message).expect("sign")).await;
+    assert_error(&forged, StatusCode::UNAUTHORIZED, "sign_in_refused");
+    assert!(forged.text().contains("signature"), "{}", forged.text());
+    // The refused message did not burn its nonce: the real signature still works.
+    assert_eq!(verify(&app, &message, &payer().sign_message(&message).expect("sign")).await.status, StatusCode::OK);
+
+    // Signed for another site.
+    let (message, _) = signed_message(&app, &payer(), NOW_MS).await;
+    let phished = message.replacen(HOST, "evil.example", 1);
+    let foreign = verify(&app, &phished, &payer().sign_message(&phished).expect("sign")).await;
+    assert!(foreign.text().contains("domain"), "{}", foreign.text());
+
+    // Past its own expiry.
+    let (message, _) = signed_message(&app, &payer(), NOW_MS).await;
+    let expired = format!("{message}\nExpiration Time: {}", rfc3339(NOW_MS - 1000));
+    let late = verify(&app, &expired, &payer().sign_message(&expired).expect("sign")).await;
+    assert!(late.text().contains("expired"), "{}", late.text());
+
+    // A nonce the server never gave.
+    let (message, _) = signed_message(&app, &payer(), NOW_MS).await;
+    let invented = message.replace(&message[message.find("Nonce: ").expect("nonce") + 7..][..32], &"a".repeat(32));
+    let unknown = verify(&app, &invented, &payer().sign_message(&invented).expect("sign")).await;
+    assert!(unknown.text().contains("nonce"), "{}", unknown.text());
+
+    for (message, signature) in [("hello", "0x00"), ("", "")] {
+        assert_eq!(verify(&app, message, signature).await.status, StatusCode::UNPROCESSABLE_ENTITY);
+    }
+}
+
+async fn verify(app: &TestApp, message: &str, signature: &str) -> Reply {
+    let body = json!({"message": message, "signature": signature}).to_string();
+    post(app, "/api/auth/verify", &body, None).await
+}
+
+#[tokio::test]
+async fn a_nonce_expires_unused() {
+    let app = TestApp::new().await;
+    let (message, signature) = signed_message(&app, &payer(), NOW_MS).await;
+    app.clock.advance_ms(601_000);
+    let body = json!({"message": message, "signature": signature}).to_string();
+    let reply = post(&app, "/api/auth/verify", &body, None).await;
+    assert_error(&reply, StatusCode::UNAUTHORIZED, "sign_in_refused");
+}
+
+#[tokio::test]
+async fn tokens_expire_and_forged_tokens_are_refused() {
+    let app = TestApp::new().await;
+    let token = sign_in(&app, &payer()).await;
+    let mut tampered = token.clone();
+    tampered.pop();
+    for bad in [tampered.as_str(), "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.", "svck_nope", ""] {
+        assert_error(&get(&app, "/api/account", bad).await, StatusCode::UNAUTHORIZED, "unauthorized");
+    }
+    assert_error(&app.get("/api/account").await, StatusCode::UNAUTHORIZED, "unauthorized");
+    app.clock.advance_ms(3_601_000);
+    assert_error(&get(&app, "/api/account", &token).await, StatusCode::UNAUTHORIZED, "unauthorized");
+}
+
+#[tokio::test]
+async fn keys_are_made_shown_once_used_listed_without_secret_and_revoked() {
+    let app = TestApp::new().await;
+    let token = sign_in(&app, &payer()).await;
+    let made = post(&app, "/api/account/keys", r#"{"name": "my agent", "expires_in_days": 30}"#, Some(&token)).await;
+    assert_eq!(made.status, StatusCode::OK, "{}", made.text());
+    let made = made.json();
+    let secret = made["key"].as_str().expect("secret").to_owned();
+    assert!(secret.starts_with("svck_") && secret.len() == 69, "{secret}");
+    assert_eq!(made["details"]["scopes"], json!(["data"]));
+    let key_id = made["details"]["id"].as_str().expect("id").to_owned();
+
+    // The key works where keys are accepted, and nowhere shows its secret again.
+    let me = app.call_with(&Method::GET, "/api/account", None, &[("x-api-key", &secret)]).await;
+    assert_eq!(me.status, StatusCode::OK, "{}", me.text());
+    let listed = get(&app, "/api/account/keys", &token).await;
+    assert_eq!(listed.status, StatusCode::OK);
+    for reply in [&me, &listed] {
+        assert!(!reply.text().contains(&secret[5..]), "secret leaked: {}", reply.text());
+    }
+    assert_eq!(listed.json()["keys"][0]["prefix"], secret[..13]);
+
+    // A key cannot manage keys: a leaked key must not mint more.
+    let by_key = post(&app, "/api/account/keys", r#"{"name": "x"}"#, Some(&secret)).await;
+    assert_error(&by_key, StatusCode::UNAUTHORIZED, "unauthorized");
+
+    let revoked = app
+        .call_with(
+            &Method::DELETE,
+            &format!("/api/account/keys/{key_id}"),
+            None,
+            &[("authorization", &format!("Bearer {token}"))],
+        )
+        .await;
+    assert_eq!(revoked.status, StatusCode::OK, "{}", revoked.text());
+    assert!(revoked.json()["revoked_at"].is_string());
+    let after = app.call_with(&Method::GET, "/api/account", None, &[("x-api-key", &secret)]).await;
+    assert_error(&after, StatusCode::UNAUTHORIZED, "unauthorized");
+}
+
+#[tokio::test]
+async fn nobody_revokes_or_sees_another_accounts_keys() {
+    let app = TestApp::new().await;
+    let (_, other_secret) = app.account_with_credits("1.00", &[Scope::Data]).await;
+    let other_id = app.store.api_key_by_hash(&svc_api::accounts::key_hash(&other_secret)).await.expect("store");
+    let other_id = other_id.expect("key").id;
+    let token = sign_in(&app, &payer()).await;
+    let bearer = format!("Bearer {token}");
+    let reply = app
+        .call_with(&Method::DELETE, &format!("/api/account/keys/{other_id}"), None, &[("authorization", &bearer)])
+        .await;
+    assert_error(&reply, StatusCode::NOT_FOUND, "not_found");
+    assert_eq!(get(&app, "/api/account/keys", &token).await.json()["keys"], json!([]));
+    let still = app.call_with(&Method::GET, "/api/account", None, &[("x-api-key", &other_secret)]).await;
+    assert_eq!(still.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn credits_and_usage_show_the_ledger_and_the_discount_tier() {
+    let app = TestApp::new().await;
+    let (account, key) = app.account_with_credits("1.00", &[Scope::Data]).await;
+    let mint = app.sim.world.coins()[0].mint.clone();
+    let call = app
+        .call_with(&Method::GET, &format!("/api/svc-tools/launchpad/coin/{mint}"), None, &[("x-api-key", &key)])
+        .await;
+    assert_eq!(call.status, StatusCode::OK, "{}", call.text());
+
+    let credits = app.call_with(&Method::GET, "/api/account/credits", None, &[("x-api-key", &key)]).await.json();
+    assert_eq!(credits["balance"], "0.995");
+    let amounts: Vec<&Value> = credits["entries"].as_array().expect("entries").iter().map(|e| &e["amount"]).collect();
+    assert_eq!(amounts, [&json!("-0.005"), &json!("1")]);
+    assert_eq!(credits["entries"][0]["route"], "infra.launchpad_coin");
+
+    let usage = app.call_with(&Method::GET, "/api/account/usage", None, &[("x-api-key", &key)]).await.json();
+    assert_eq!((usage["calls"].clone(), usage["spent"].clone()), (json!(1), json!("0.005")));
+    assert_eq!(usage["tier"], "standard");
+    assert_eq!(usage["calls_to_next_tier"], 99);
+    assert_eq!(app.balance(&account).await, 995_000);
+}

@@ -1,0 +1,293 @@
+//! Accounts: sign-in with a wallet, the account's credits and usage, and its API keys.
+//!
+//! These routes are free; they say who is calling. Sign-in gives a short-lived token; keys
+//! (long-lived, scoped, revocable) are made with that token and spend the account's credits
+//! on the `/api/svc-tools/*` twins of the paid routes.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use svc_domain::{DiscountTier, Money};
+
+use super::common::{NoInput, Timestamp};
+use crate::route::Access;
+use crate::{InputSource, RouteInput, RouteSpec, input::FieldError};
+
+/// The account routes.
+pub fn routes() -> Vec<RouteSpec> {
+    let route = |spec: RouteSpec, access| spec.for_account(access).tag("account");
+    vec![
+        RouteSpec::post::<NoInput, SignInNonce>(
+            "auth.nonce",
+            "/api/auth/nonce",
+            "A one-time nonce and the fields of the sign-in-with-Ethereum (EIP-4361) message to sign with it. Free.",
+        )
+        .source(InputSource::OptionalBody)
+        .group(crate::Group::Free)
+        .tag("account"),
+        RouteSpec::post::<SignInRequest, SignInResponse>(
+            "auth.verify",
+            "/api/auth/verify",
+            "Exchanges a signed sign-in message for a short-lived token; opens the wallet's account on first sign-in. Free.",
+        )
+        .group(crate::Group::Free)
+        .tag("account"),
+        route(
+            RouteSpec::get::<NoInput, AccountView>(
+                "account.show",
+                "/api/account",
+                "The calling account: id, wallet and credit balance.",
+            ),
+            Access::Account,
+        ),
+        route(
+            RouteSpec::get::<LedgerQuery, CreditsView>(
+                "account.credits",
+                "/api/account/credits",
+                "The account's credit balance and its latest ledger entries (grants, purchases, calls, refunds).",
+            ),
+            Access::Account,
+        ),
+        route(
+            RouteSpec::get::<NoInput, UsageView>(
+                "account.usage",
+                "/api/account/usage",
+                "The account's credit-billed calls and spend over the trailing 30 days, and its discount tier.",
+            ),
+            Access::Account,
+        ),
+        route(
+            RouteSpec::get::<NoInput, KeyList>(
+                "account.keys",
+                "/api/account/keys",
+                "The account's API keys: name, visible prefix, scopes, expiry and revocation. Never the secrets.",
+            ),
+            Access::SignedIn,
+        ),
+        route(
+            RouteSpec::post::<NewKeyRequest, NewKeyResponse>(
+                "account.key_create",
+                "/api/account/keys",
+                "Makes an API key. The secret is in this answer only; it is stored as a hash and cannot be shown again.",
+            ),
+            Access::SignedIn,
+        ),
+        route(
+            RouteSpec::delete::<KeyPath, KeyView>(
+                "account.key_revoke",
+                "/api/account/keys/{key_id}",
+                "Revokes an API key of the account at once.",
+            ),
+            Access::SignedIn,
+        ),
+    ]
+}
+
+/// What a wallet signs to sign in.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct SignInNonce {
+    /// Put in the message's `Nonce:` line; usable once, until `expires_at`.
+    pub nonce: String,
+    /// When the nonce stops being accepted.
+    pub expires_at: Timestamp,
+    /// The message's first line names this domain (`{domain} wants you to sign in ...`).
+    pub domain: String,
+    /// The message's `URI:` line.
+    pub uri: String,
+    /// The message's `Chain ID:` line.
+    pub chain_id: u64,
+    /// The message's statement line.
+    pub statement: String,
+    /// The whole message for this nonce with `{address}` and `{issued_at}` to fill in, for
+    /// clients that do not build EIP-4361 messages themselves.
+    pub message_template: String,
+}
+
+/// Input of `POST /api/auth/verify`.
+#[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
+#[serde(deny_unknown_fields)]
+pub struct SignInRequest {
+    /// The EIP-4361 message as signed.
+    #[garde(length(min = 1, max = 4096))]
+    pub message: String,
+    /// The EIP-191 `personal_sign` signature of `message`, 65 bytes as `0x` hex.
+    #[garde(length(min = 1, max = 200))]
+    pub signature: String,
+}
+
+impl RouteInput for SignInRequest {
+    fn check(&self) -> Vec<FieldError> {
+        let hex = self.signature.strip_prefix("0x").unwrap_or(&self.signature);
+        if hex.len() == 130 && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            Vec::new()
+        } else {
+            vec![FieldError::new(
+                vec!["signature".into()],
+                "a 65-byte signature as 0x and 130 hex digits",
+                "value_error",
+            )]
+        }
+    }
+}
+
+/// A sign-in token.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct SignInResponse {
+    /// Send as `Authorization: Bearer <token>` to the account routes.
+    pub token: String,
+    /// Always `Bearer`.
+    pub token_type: String,
+    /// When the token stops working; sign in again after.
+    pub expires_at: Timestamp,
+    /// The account signed in to.
+    pub account: AccountView,
+}
+
+/// An account as its owner sees it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct AccountView {
+    /// Account id.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// The wallet that signs in for it, lowercase; absent for operator-made accounts.
+    pub wallet: Option<String>,
+    /// Credits left, USD.
+    pub balance: Money,
+    /// When the account was opened.
+    pub created_at: Timestamp,
+}
+
+/// Query of `GET /api/account/credits`.
+#[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
+pub struct LedgerQuery {
+    /// Entries to list, newest first (1–200, default 50).
+    #[serde(default)]
+    #[garde(inner(range(min = 1, max = 200)))]
+    pub limit: Option<u32>,
+}
+
+impl RouteInput for LedgerQuery {}
+
+/// `GET /api/account/credits`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct CreditsView {
+    /// Credits left, USD.
+    pub balance: Money,
+    /// Latest entries, newest first.
+    pub entries: Vec<LedgerEntryView>,
+}
+
+/// One movement of credits.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct LedgerEntryView {
+    /// Entry id.
+    pub id: String,
+    /// `grant`, `purchase`, `call` or `refund`.
+    pub kind: String,
+    /// Signed amount, USD: positive adds, negative takes.
+    pub amount: String,
+    /// The route a call or refund was for.
+    pub route: Option<String>,
+    /// What the entry answers to: the refunded call, the paying transaction, the grant.
+    pub reference: Option<String>,
+    /// When it was written.
+    pub created_at: Timestamp,
+}
+
+/// `GET /api/account/usage`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct UsageView {
+    /// Credit-billed calls in the window, refunded ones excluded.
+    pub calls: u64,
+    /// Credits those calls took, USD.
+    pub spent: Money,
+    /// The window, in days.
+    pub window_days: u32,
+    /// The discount tier these calls earn.
+    pub tier: DiscountTier,
+    /// Percent off list prices at this tier.
+    pub percent_off: u8,
+    /// Calls still needed for the next tier; absent at the top tier.
+    pub calls_to_next_tier: Option<u64>,
+}
+
+/// `GET /api/account/keys`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct KeyList {
+    /// Every key of the account, newest first.
+    pub keys: Vec<KeyView>,
+}
+
+/// An API key without its secret.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct KeyView {
+    /// Key id, for revoking.
+    pub id: String,
+    /// The owner's name for it.
+    pub name: String,
+    /// Its first characters, to recognise it.
+    pub prefix: String,
+    /// What it may be used for.
+    pub scopes: Vec<KeyScope>,
+    /// When it was made.
+    pub created_at: Timestamp,
+    /// When it stops working, if ever.
+    pub expires_at: Option<Timestamp>,
+    /// When it was revoked.
+    pub revoked_at: Option<Timestamp>,
+}
+
+/// What a key may be used for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum KeyScope {
+    /// The credit-billed data routes (`/api/svc-tools/*`).
+    #[serde(rename = "data")]
+    Data,
+    /// An agent sandbox reading its gateway.
+    #[serde(rename = "gateway:read")]
+    GatewayRead,
+    /// An agent sandbox calling data routes through its gateway.
+    #[serde(rename = "gateway:data")]
+    GatewayData,
+    /// An agent sandbox moving funds from its wallet.
+    #[serde(rename = "gateway:wallet_write")]
+    GatewayWalletWrite,
+}
+
+/// Input of `POST /api/account/keys`.
+#[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
+#[serde(deny_unknown_fields)]
+pub struct NewKeyRequest {
+    /// A name to tell it apart (1–64 characters).
+    #[garde(length(chars, min = 1, max = 64))]
+    pub name: String,
+    /// Scopes; default `["data"]`.
+    #[serde(default)]
+    #[garde(inner(length(min = 1, max = 4)))]
+    pub scopes: Option<Vec<KeyScope>>,
+    /// Days until it expires (1–365); never when absent.
+    #[serde(default)]
+    #[garde(inner(range(min = 1, max = 365)))]
+    pub expires_in_days: Option<u32>,
+}
+
+impl RouteInput for NewKeyRequest {}
+
+/// `POST /api/account/keys`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct NewKeyResponse {
+    /// The whole key. Shown this once; keep it secret.
+    pub key: String,
+    /// The key as listed from now on.
+    pub details: KeyView,
+}
+
+/// Path of `DELETE /api/account/keys/{key_id}`.
+#[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
+pub struct KeyPath {
+    /// The key's id.
+    #[garde(length(min = 1, max = 64), pattern(r"^key_[0-9a-f]+$"))]
+    pub key_id: String,
+}
+
+impl RouteInput for KeyPath {}
