@@ -58,6 +58,12 @@ pub enum ApiError {
     /// No usable API key (401): none, or unknown, revoked or expired (one answer for all).
     #[error("{0}")]
     Unauthorized(&'static str),
+    /// The client's free previews for the hour are used (429).
+    #[error("free preview quota used up; try again in {reset_secs} s, or pay for the call")]
+    PreviewQuota {
+        /// Seconds until a preview is free again.
+        reset_secs: u64,
+    },
     /// A sign-in message refused, with the reason (401).
     #[error("{0}")]
     SignIn(String),
@@ -135,6 +141,7 @@ impl ApiError {
             ApiError::UpstreamTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
             ApiError::Unauthorized(_) | ApiError::SignIn(_) => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::PreviewQuota { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::InsufficientCredits { .. } => StatusCode::PAYMENT_REQUIRED,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -155,6 +162,7 @@ impl ApiError {
             ApiError::Unauthorized(_) => "unauthorized",
             ApiError::SignIn(_) => "sign_in_refused",
             ApiError::Forbidden(_) => "insufficient_scope",
+            ApiError::PreviewQuota { .. } => "preview_quota_exceeded",
             ApiError::InsufficientCredits { .. } => "insufficient_credits",
             ApiError::Unavailable(_) => "unavailable",
             ApiError::Internal(_) => "internal_error",
@@ -217,8 +225,8 @@ impl IntoResponse for ApiError {
                 extra.insert(
                     "top_up".into(),
                     Value::from(
-                        "Buy credits over x402: POST /api/x402/credits/purchase with {\"amount\": \"<USD>\"}, or pay \
-                         this call per use at its /api/x402 twin.",
+                        "Pay this call per use over x402 at its /api/x402 twin (no account needed), or ask the \
+                         operator for credits (svc credits grant).",
                     ),
                 );
                 let detail =

@@ -15,10 +15,12 @@ pub mod auth;
 pub mod credits;
 pub mod error;
 pub mod handlers;
+pub mod limits;
 pub mod metrics;
 pub mod ops;
 pub mod paywall;
 pub mod pipeline;
+pub mod preview;
 pub mod reconcile;
 pub mod state;
 

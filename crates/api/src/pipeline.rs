@@ -69,6 +69,9 @@ async fn run(
     let raw = RawInput { path: &path, query: parts.uri.query(), body: body.as_deref() };
     let input = route.parse_input(&raw)?;
     match channel {
+        Channel::X402 if crate::preview::requested(parts.uri.query()) => {
+            Ok(crate::preview::serve(&state, route, &parts, input).await)
+        }
         Channel::X402 => Ok(crate::paywall::serve(&state, route, &parts, body.as_deref(), input).await),
         Channel::Credits => crate::credits::serve(&state, route, &parts, input).await,
         Channel::Free => {

@@ -21,11 +21,22 @@ pub struct ApiConfig {
     pub public_url: Option<String>,
     /// Sign-in tokens and nonces.
     pub sign_in: crate::auth::SignInConfig,
+    /// Free previews per client IP per hour.
+    pub previews_per_hour: u32,
+    /// Peers whose `X-Forwarded-For` is believed (the load balancers in front); nobody's by
+    /// default, so a client cannot pick its own IP.
+    pub trusted_proxies: Vec<std::net::IpAddr>,
 }
 
 impl Default for ApiConfig {
     fn default() -> Self {
-        ApiConfig { body_limit_bytes: 256 * 1024, public_url: None, sign_in: crate::auth::SignInConfig::ephemeral() }
+        ApiConfig {
+            body_limit_bytes: 256 * 1024,
+            public_url: None,
+            sign_in: crate::auth::SignInConfig::ephemeral(),
+            previews_per_hour: 5,
+            trusted_proxies: Vec::new(),
+        }
     }
 }
 
@@ -49,6 +60,8 @@ pub struct App {
     pub payments: crate::paywall::Payments,
     /// Vendor adapters behind the data routes.
     pub upstreams: Arc<Upstreams>,
+    /// Preview quotas and rate limits.
+    pub limiter: crate::limits::Limiter,
     pub(crate) handlers: Handlers,
 }
 
@@ -104,6 +117,7 @@ impl AppState {
             metrics: crate::metrics::handle(),
             payments,
             upstreams,
+            limiter: crate::limits::Limiter::default(),
             handlers,
         })))
     }

@@ -187,6 +187,15 @@ pub struct ServeArgs {
     #[arg(long, env = "SVC_BODY_LIMIT_BYTES", default_value_t = 256 * 1024)]
     pub body_limit_bytes: usize,
 
+    /// Free previews per client IP per hour.
+    #[arg(long, env = "SVC_PREVIEWS_PER_HOUR", default_value_t = 5)]
+    pub previews_per_hour: u32,
+
+    /// IPs of the proxies in front of svc, comma-separated; only their `X-Forwarded-For` is
+    /// believed when telling clients apart.
+    #[arg(long, env = "SVC_TRUSTED_PROXIES", value_delimiter = ',')]
+    pub trusted_proxies: Vec<std::net::IpAddr>,
+
     /// Log format.
     #[arg(long, env = "SVC_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,

@@ -99,6 +99,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         body_limit_bytes: args.body_limit_bytes,
         public_url: args.public_url.clone(),
         sign_in: sign_in_config(args.payments.production)?,
+        previews_per_hour: args.previews_per_hour,
+        trusted_proxies: args.trusted_proxies.clone(),
     };
     let clock = Arc::new(SystemClock);
     let (offer, facilitator) = payments::build(&args.payments, clock.clone()).await?;

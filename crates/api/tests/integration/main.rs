@@ -6,6 +6,7 @@ mod credits;
 mod errors;
 mod ops;
 mod paywall;
+mod preview;
 mod robustness;
 mod support;
 mod upstream;

@@ -196,6 +196,18 @@ impl TestApp {
         self.store.account(account_id).await.expect("store").expect("account").balance
     }
 
+    /// `GET uri` from a client at `peer` (the socket address the server sees).
+    pub async fn get_from(&self, peer: &str, uri: &str, headers: &[(&str, &str)]) -> Reply {
+        let mut builder = Request::get(uri);
+        for (name, value) in headers {
+            builder = builder.header(*name, *value);
+        }
+        let mut request = builder.body(Body::empty()).expect("request");
+        let addr: std::net::SocketAddr = peer.parse().expect("socket address");
+        request.extensions_mut().insert(axum::extract::ConnectInfo(addr));
+        self.send(request).await
+    }
+
     pub async fn call(&self, method: &Method, uri: &str, body: Option<&str>) -> Reply {
         self.call_with(method, uri, body, &[]).await
     }

@@ -1,0 +1,157 @@
+//! Counters behind preview quotas and rate limits: a sliding window per key (the client),
+//! so a burst at the end of one window and the start of the next is still one window's worth.
+//!
+//! Counters live in this process by default; replicas that must share them point at Redis
+//! (`SVC_REDIS_URL`). Either way a hit is one atomic step, so concurrent requests from one
+//! client cannot all slip under the limit.
+
+use std::collections::{HashMap, VecDeque};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Mutex;
+
+use axum::extract::ConnectInfo;
+use axum::http::request::Parts;
+
+/// What a counted request may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decision {
+    /// Whether this request is within the limit (and was counted).
+    pub allowed: bool,
+    /// The limit of the window.
+    pub limit: u32,
+    /// Requests left in the window after this one.
+    pub remaining: u32,
+    /// When the oldest counted request leaves the window (unix ms): the earliest time a refused
+    /// client can succeed, and when `remaining` next grows.
+    pub reset_at_ms: i64,
+}
+
+impl Decision {
+    /// Seconds until `reset_at_ms`, rounded up, at least 1 when refused: what `Retry-After`
+    /// and `RateLimit-Reset` say.
+    pub fn reset_secs(&self, now_ms: i64) -> u64 {
+        let secs = u64::try_from((self.reset_at_ms - now_ms).max(0)).unwrap_or(0).div_ceil(1000);
+        if self.allowed { secs } else { secs.max(1) }
+    }
+}
+
+/// Sliding-window counters.
+#[derive(Debug, Default)]
+pub struct Limiter {
+    memory: Mutex<Windows>,
+}
+
+#[derive(Debug, Default)]
+struct Windows {
+    by_key: HashMap<String, Window>,
+    hits_since_sweep: u32,
+}
+
+#[derive(Debug)]
+struct Window {
+    length_ms: i64,
+    hits: VecDeque<i64>,
+}
+
+/// Hits between sweeps of idle keys, so memory follows the active clients only.
+const SWEEP_EVERY: u32 = 4096;
+
+impl Limiter {
+    /// Counts one request of `key` against `limit` per `window_ms`, unless the window is full.
+    pub fn hit(&self, key: &str, limit: u32, window_ms: i64, now_ms: i64) -> Decision {
+        let mut windows = self.memory.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        windows.hits_since_sweep += 1;
+        if windows.hits_since_sweep >= SWEEP_EVERY {
+            windows.hits_since_sweep = 0;
+            windows.by_key.retain(|_, w| w.hits.back().is_some_and(|last| *last > now_ms - w.length_ms));
+        }
+        let window = windows
+            .by_key
+            .entry(key.to_owned())
+            .or_insert_with(|| Window { length_ms: window_ms, hits: VecDeque::new() });
+        window.length_ms = window_ms;
+        while window.hits.front().is_some_and(|first| *first <= now_ms - window_ms) {
+            window.hits.pop_front();
+        }
+        let used = u32::try_from(window.hits.len()).unwrap_or(u32::MAX);
+        let allowed = used < limit;
+        if allowed {
+            window.hits.push_back(now_ms);
+        }
+        let counted = used + u32::from(allowed);
+        let oldest = window.hits.front().copied().unwrap_or(now_ms);
+        Decision { allowed, limit, remaining: limit.saturating_sub(counted), reset_at_ms: oldest + window_ms }
+    }
+
+    /// Takes back a request counted at `at_ms` that was not served (it failed on our side),
+    /// so a client loses nothing to our failures.
+    pub fn give_back(&self, key: &str, at_ms: i64) {
+        let mut windows = self.memory.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(window) = windows.by_key.get_mut(key)
+            && let Some(index) = window.hits.iter().rposition(|hit| *hit == at_ms)
+        {
+            window.hits.remove(index);
+        }
+    }
+}
+
+/// The client's IP: the socket's peer, or, when the peer is a trusted proxy, the address the
+/// proxy says it forwarded for (the last `X-Forwarded-For` entry that is not itself a trusted
+/// proxy). Anyone else's `X-Forwarded-For` is ignored: it is whatever the client wrote.
+pub fn client_ip(parts: &Parts, trusted_proxies: &[IpAddr]) -> Option<IpAddr> {
+    let peer = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(addr)| addr.ip())?;
+    if !trusted_proxies.contains(&peer) {
+        return Some(peer);
+    }
+    let forwarded = parts.headers.get_all("x-forwarded-for").iter().filter_map(|v| v.to_str().ok());
+    let hops: Vec<IpAddr> =
+        forwarded.flat_map(|v| v.split(',')).filter_map(|hop| hop.trim().parse::<IpAddr>().ok()).collect();
+    Some(hops.into_iter().rev().find(|hop| !trusted_proxies.contains(hop)).unwrap_or(peer))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOUR: i64 = 3_600_000;
+
+    #[test]
+    fn the_window_slides_rather_than_resetting_on_the_hour() {
+        let limiter = Limiter::default();
+        for minute in 0..5 {
+            let decision = limiter.hit("ip", 5, HOUR, minute * 60_000);
+            assert!(decision.allowed);
+            assert_eq!(decision.remaining, u32::try_from(4 - minute).expect("small"));
+        }
+        let refused = limiter.hit("ip", 5, HOUR, 30 * 60_000);
+        assert!(!refused.allowed);
+        assert_eq!(refused.reset_at_ms, HOUR, "the first hit leaves the window an hour after it");
+        assert_eq!(refused.reset_secs(30 * 60_000), 1800);
+        assert!(!limiter.hit("ip", 5, HOUR, HOUR - 1).allowed);
+        assert!(limiter.hit("ip", 5, HOUR, HOUR).allowed, "one slot back after the oldest hit expires");
+        assert!(!limiter.hit("ip", 5, HOUR, HOUR).allowed);
+        assert!(limiter.hit("other", 5, HOUR, HOUR).allowed, "keys are separate");
+    }
+
+    #[test]
+    fn a_given_back_hit_frees_its_slot() {
+        let limiter = Limiter::default();
+        for at in 0..3 {
+            assert!(limiter.hit("ip", 3, HOUR, at).allowed);
+        }
+        limiter.give_back("ip", 1);
+        assert!(limiter.hit("ip", 3, HOUR, 10).allowed);
+        assert!(!limiter.hit("ip", 3, HOUR, 11).allowed);
+    }
+
+    #[test]
+    fn idle_keys_are_swept() {
+        let limiter = Limiter::default();
+        limiter.hit("old", 5, 1000, 0);
+        for i in 0..SWEEP_EVERY {
+            limiter.hit("busy", u32::MAX, 1000, 10_000 + i64::from(i));
+        }
+        let windows = limiter.memory.lock().expect("lock");
+        assert!(!windows.by_key.contains_key("old"));
+    }
+}

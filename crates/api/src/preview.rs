@@ -1,0 +1,171 @@
+//! Free previews: `?preview=true` on any paid route. The input is validated as for a paid
+//! call, then the real answer is cut down (the first items of every list, premium fields
+//! dropped) and labelled with its price and freshness, so an agent can judge the data before
+//! paying. Routes that act (orders, transactions) only quote: a preview never acts.
+//!
+//! Each client IP gets a few an hour (sliding window); a preview that fails on our side is
+//! given back.
+
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Map, Value, json};
+use svc_catalogue::{PreviewPolicy, RouteSpec, ValidInput};
+use svc_domain::rfc3339;
+
+use crate::error::ApiError;
+use crate::limits::{Decision, client_ip};
+use crate::state::AppState;
+
+/// The preview window.
+const HOUR_MS: i64 = 3_600_000;
+
+/// Whether the query asks for a preview (`preview=true`, any case).
+pub fn requested(query: Option<&str>) -> bool {
+    query.is_some_and(|q| {
+        q.split('&')
+            .any(|pair| pair.split_once('=').is_some_and(|(k, v)| k == "preview" && v.eq_ignore_ascii_case("true")))
+    })
+}
+
+/// Serves a preview of `route` for validated `input`.
+pub async fn serve(state: &AppState, route: &'static RouteSpec, parts: &Parts, input: ValidInput) -> Response {
+    let now = state.clock.now_ms();
+    let client =
+        client_ip(parts, &state.config.trusted_proxies).map_or_else(|| "unknown".to_owned(), |ip| ip.to_string());
+    let key = format!("preview:{client}");
+    let quota = state.limiter.hit(&key, state.config.previews_per_hour, HOUR_MS, now);
+    if !quota.allowed {
+        let mut response = ApiError::PreviewQuota { reset_secs: quota.reset_secs(now) }.into_response();
+        rate_headers(response.headers_mut(), &quota, now);
+        return response;
+    }
+    let units = input.price_units();
+    let mut response = match answer(state, route, input, units, &quota, now).await {
+        Ok(body) => {
+            let mut response = (StatusCode::OK, axum::Json(body)).into_response();
+            response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            response
+        }
+        Err(err) => {
+            state.limiter.give_back(&key, now);
+            err.into_response()
+        }
+    };
+    rate_headers(response.headers_mut(), &quota, now);
+    response
+}
+
+async fn answer(
+    state: &AppState,
+    route: &'static RouteSpec,
+    input: ValidInput,
+    units: u64,
+    quota: &Decision,
+    now: i64,
+) -> Result<Value, ApiError> {
+    let list = route.price.price(units);
+    let mut about = json!({
+        "price": { "usd": list.to_string(), "atomic": list.atomic().to_string(), "asset": "USDC",
+                   "credits": route.credit_price_for(units).to_string() },
+        "served_at": rfc3339(now),
+        "remaining": quota.remaining,
+        "resets_at": rfc3339(quota.reset_at_ms),
+        "pay": "Send the same request without preview=true for the x402 challenge, pay it, and get the whole answer.",
+    });
+    let (max_items, omit) = match route.preview {
+        PreviewPolicy::QuoteOnly => {
+            about["truncated"] = json!(true);
+            about["note"] = json!("This route acts; a preview only validates the request and quotes its price.");
+            return Ok(json!({ "preview": about }));
+        }
+        PreviewPolicy::Truncate { max_items, omit } => (max_items, omit),
+    };
+    let body = state.handlers.call(route.id, state.clone(), input).await?;
+    let mut answer: Value =
+        serde_json::from_slice(&body).map_err(|e| ApiError::Internal(format!("preview of {}: {e}", route.id)))?;
+    let truncated = cut(&mut answer, max_items, omit);
+    about["truncated"] = json!(truncated);
+    about["max_items"] = json!(max_items);
+    about["omitted"] = json!(omit);
+    about["data_as_of"] = data_as_of(&answer);
+    match &mut answer {
+        Value::Object(fields) => {
+            fields.insert("preview".into(), about);
+        }
+        other => {
+            let data = std::mem::take(other);
+            *other = json!({ "data": data, "preview": about });
+        }
+    }
+    Ok(answer)
+}
+
+/// Keeps at most `max_items` of every array and drops `omit` fields, at any depth. Returns
+/// whether anything was cut.
+fn cut(value: &mut Value, max_items: usize, omit: &[&str]) -> bool {
+    match value {
+        Value::Array(items) => {
+            let mut cut_any = items.len() > max_items;
+            items.truncate(max_items);
+            for item in items {
+                cut_any |= cut(item, max_items, omit);
+            }
+            cut_any
+        }
+        Value::Object(fields) => {
+            let before = fields.len();
+            fields.retain(|name, _| !omit.contains(&name.as_str()));
+            let mut cut_any = fields.len() != before;
+            for field in fields.values_mut() {
+                cut_any |= cut(field, max_items, omit);
+            }
+            cut_any
+        }
+        _ => false,
+    }
+}
+
+/// When the data was made, as the answer itself says (`generated_at`, `as_of`, `updated_at`).
+fn data_as_of(answer: &Value) -> Value {
+    let fields: Option<&Map<String, Value>> = answer.as_object();
+    ["generated_at", "as_of", "updated_at", "fetched_at"]
+        .iter()
+        .find_map(|name| fields.and_then(|f| f.get(*name)).filter(|v| v.is_string()).cloned())
+        .unwrap_or(Value::Null)
+}
+
+/// `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds), as the IETF
+/// draft names them; on a refusal `Retry-After` too.
+pub fn rate_headers(headers: &mut HeaderMap, decision: &Decision, now_ms: i64) {
+    let reset = decision.reset_secs(now_ms);
+    headers.insert("ratelimit-limit", HeaderValue::from(decision.limit));
+    headers.insert("ratelimit-remaining", HeaderValue::from(decision.remaining));
+    headers.insert("ratelimit-reset", HeaderValue::from(reset));
+    if !decision.allowed {
+        headers.insert(header::RETRY_AFTER, HeaderValue::from(reset));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preview_is_asked_only_by_preview_true() {
+        assert!(requested(Some("preview=true")));
+        assert!(requested(Some("a=1&preview=TRUE")));
+        assert!(!requested(Some("preview=false")));
+        assert!(!requested(Some("nopreview=true")));
+        assert!(!requested(None));
+    }
+
+    #[test]
+    fn cutting_keeps_the_first_items_at_every_depth_and_drops_premium_fields() {
+        let mut answer = json!({"picks": [{"thesis": "x", "n": 1, "tags": [1, 2, 3]}, {"n": 2}], "total": 2});
+        assert!(cut(&mut answer, 1, &["thesis"]));
+        assert_eq!(answer, json!({"picks": [{"n": 1, "tags": [1]}], "total": 2}));
+        let mut small = json!({"items": [1]});
+        assert!(!cut(&mut small, 3, &[]));
+    }
+}
