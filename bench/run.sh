@@ -61,7 +61,7 @@ results=$(
 )
 
 echo
-echo "svc paywall benchmark ($(nproc) cores, wrk -t$THREADS -c$CONNS, ${SECS}s per run, SQLite)"
+echo "svc paywall benchmark ($(nproc) cores, wrk -t$THREADS -c$CONNS, ${SECS}s per run, SQLite, rate limits off: one client)"
 printf '%-9s %-14s %9s %9s %9s %9s %10s\n' build run requests "req/s" "p50 µs" "p99 µs" unexpected
 echo "$results" | while read -r label name n rps p50 p99 bad; do
   printf '%-9s %-14s %9s %9s %9s %9s %10s\n' "$label" "$name" "$n" "$rps" "$p50" "$p99" "$bad"

@@ -88,7 +88,14 @@ async fn app(db: &std::path::Path) -> anyhow::Result<axum::Router> {
     let (vendors, _) = sim.spawn().await?;
     let upstreams =
         Arc::new(svc_upstream::Upstreams::new(&svc_upstream::UpstreamsConfig::all_at(&vendors), clock.clone())?);
-    let services = Services { store, clock, config: ApiConfig::default(), offer, facilitator, upstreams };
+    let services = Services {
+        store,
+        clock,
+        config: ApiConfig { rate_limits: false, ..ApiConfig::default() },
+        offer,
+        facilitator,
+        upstreams,
+    };
     Ok(svc_api::app(AppState::with_handlers(services, handlers)?))
 }
 

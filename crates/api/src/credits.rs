@@ -8,7 +8,7 @@
 
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderName, header};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use svc_catalogue::{RouteSpec, ValidInput};
 use svc_domain::discount::DISCOUNT_WINDOW_MS;
 use svc_domain::{DiscountTier, Money};
@@ -33,7 +33,22 @@ pub async fn serve(
     let key = presented_key(header_str(&parts.headers, &X_API_KEY), header_str(&parts.headers, &header::AUTHORIZATION));
     let holder = authenticate(&state.store, key, &DATA_SCOPES, now).await??;
     let account = &holder.account.id;
+    let rate = crate::rate::count(state, route, &format!("account:{account}")).await;
+    if !rate.allowed {
+        return Ok(crate::rate::refused(&rate, now));
+    }
+    let response = charge_and_run(state, route, account, input, now).await.unwrap_or_else(IntoResponse::into_response);
+    Ok(crate::rate::with_headers(response, &rate, now))
+}
 
+/// Takes the price, runs the handler, and gives the price back if it fails.
+async fn charge_and_run(
+    state: &AppState,
+    route: &'static RouteSpec,
+    account: &str,
+    input: ValidInput,
+    now: i64,
+) -> Result<Response, ApiError> {
     let (calls, _) = state.store.credit_calls_since(account, now - DISCOUNT_WINDOW_MS).await?;
     let price = DiscountTier::for_calls(calls).apply(route.credit_price_for(input.price_units()));
     let entry = format!("cl_{}", uuid::Uuid::now_v7().simple());

@@ -64,6 +64,12 @@ pub enum ApiError {
         /// Seconds until a preview is free again.
         reset_secs: u64,
     },
+    /// The client called a route more often than its limit allows (429).
+    #[error("rate limit reached; try again in {reset_secs} s")]
+    RateLimited {
+        /// Seconds until a call is allowed again.
+        reset_secs: u64,
+    },
     /// A sign-in message refused, with the reason (401).
     #[error("{0}")]
     SignIn(String),
@@ -141,7 +147,7 @@ impl ApiError {
             ApiError::UpstreamTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
             ApiError::Unauthorized(_) | ApiError::SignIn(_) => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
-            ApiError::PreviewQuota { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::PreviewQuota { .. } | ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::InsufficientCredits { .. } => StatusCode::PAYMENT_REQUIRED,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -163,6 +169,7 @@ impl ApiError {
             ApiError::SignIn(_) => "sign_in_refused",
             ApiError::Forbidden(_) => "insufficient_scope",
             ApiError::PreviewQuota { .. } => "preview_quota_exceeded",
+            ApiError::RateLimited { .. } => "rate_limited",
             ApiError::InsufficientCredits { .. } => "insufficient_credits",
             ApiError::Unavailable(_) => "unavailable",
             ApiError::Internal(_) => "internal_error",

@@ -21,6 +21,7 @@ pub mod ops;
 pub mod paywall;
 pub mod pipeline;
 pub mod preview;
+pub mod rate;
 pub mod reconcile;
 pub mod state;
 

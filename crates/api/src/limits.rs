@@ -35,7 +35,7 @@ impl Decision {
     }
 }
 
-/// Sliding-window counters.
+/// Sliding-window counters, and the slots that challenges hold.
 #[derive(Debug, Default)]
 pub struct Limiter {
     memory: Mutex<Windows>,
@@ -44,6 +44,7 @@ pub struct Limiter {
 #[derive(Debug, Default)]
 struct Windows {
     by_key: HashMap<String, Window>,
+    holds: HashMap<String, VecDeque<i64>>,
     hits_since_sweep: u32,
 }
 
@@ -53,45 +54,92 @@ struct Window {
     hits: VecDeque<i64>,
 }
 
+impl Window {
+    fn slide(&mut self, now_ms: i64) {
+        while self.hits.front().is_some_and(|first| *first <= now_ms - self.length_ms) {
+            self.hits.pop_front();
+        }
+    }
+
+    fn decision(&self, allowed: bool, limit: u32, now_ms: i64) -> Decision {
+        let used = u32::try_from(self.hits.len()).unwrap_or(u32::MAX);
+        let oldest = self.hits.front().copied().unwrap_or(now_ms);
+        Decision { allowed, limit, remaining: limit.saturating_sub(used), reset_at_ms: oldest + self.length_ms }
+    }
+}
+
 /// Hits between sweeps of idle keys, so memory follows the active clients only.
 const SWEEP_EVERY: u32 = 4096;
 
 impl Limiter {
+    fn windows(&self) -> std::sync::MutexGuard<'_, Windows> {
+        self.memory.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// Counts one request of `key` against `limit` per `window_ms`, unless the window is full.
-    pub fn hit(&self, key: &str, limit: u32, window_ms: i64, now_ms: i64) -> Decision {
-        let mut windows = self.memory.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    pub async fn hit(&self, key: &str, limit: u32, window_ms: i64, now_ms: i64) -> Decision {
+        let mut windows = self.windows();
         windows.hits_since_sweep += 1;
         if windows.hits_since_sweep >= SWEEP_EVERY {
             windows.hits_since_sweep = 0;
             windows.by_key.retain(|_, w| w.hits.back().is_some_and(|last| *last > now_ms - w.length_ms));
+            windows.holds.retain(|_, expiries| expiries.back().is_some_and(|until| *until > now_ms));
         }
         let window = windows
             .by_key
             .entry(key.to_owned())
             .or_insert_with(|| Window { length_ms: window_ms, hits: VecDeque::new() });
         window.length_ms = window_ms;
-        while window.hits.front().is_some_and(|first| *first <= now_ms - window_ms) {
-            window.hits.pop_front();
-        }
-        let used = u32::try_from(window.hits.len()).unwrap_or(u32::MAX);
-        let allowed = used < limit;
+        window.slide(now_ms);
+        let allowed = window.hits.len() < usize::try_from(limit).unwrap_or(usize::MAX);
         if allowed {
             window.hits.push_back(now_ms);
         }
-        let counted = used + u32::from(allowed);
-        let oldest = window.hits.front().copied().unwrap_or(now_ms);
-        Decision { allowed, limit, remaining: limit.saturating_sub(counted), reset_at_ms: oldest + window_ms }
+        window.decision(allowed, limit, now_ms)
+    }
+
+    /// The window of `key` as it stands, without counting.
+    pub async fn peek(&self, key: &str, limit: u32, window_ms: i64, now_ms: i64) -> Decision {
+        let mut windows = self.windows();
+        match windows.by_key.get_mut(key) {
+            Some(window) => {
+                window.slide(now_ms);
+                let allowed = window.hits.len() < usize::try_from(limit).unwrap_or(usize::MAX);
+                window.decision(allowed, limit, now_ms)
+            }
+            None => Decision { allowed: true, limit, remaining: limit, reset_at_ms: now_ms + window_ms },
+        }
     }
 
     /// Takes back a request counted at `at_ms` that was not served (it failed on our side),
     /// so a client loses nothing to our failures.
-    pub fn give_back(&self, key: &str, at_ms: i64) {
-        let mut windows = self.memory.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    pub async fn give_back(&self, key: &str, at_ms: i64) {
+        let mut windows = self.windows();
         if let Some(window) = windows.by_key.get_mut(key)
             && let Some(index) = window.hits.iter().rposition(|hit| *hit == at_ms)
         {
             window.hits.remove(index);
         }
+    }
+
+    /// Holds one slot under `key` until `until_ms`.
+    pub async fn hold(&self, key: &str, until_ms: i64, now_ms: i64) {
+        let mut windows = self.windows();
+        let holds = windows.holds.entry(key.to_owned()).or_default();
+        while holds.front().is_some_and(|until| *until <= now_ms) {
+            holds.pop_front();
+        }
+        holds.push_back(until_ms);
+    }
+
+    /// Uses a slot held under `key`, if one is still held.
+    pub async fn take_hold(&self, key: &str, now_ms: i64) -> bool {
+        let mut windows = self.windows();
+        let Some(holds) = windows.holds.get_mut(key) else { return false };
+        while holds.front().is_some_and(|until| *until <= now_ms) {
+            holds.pop_front();
+        }
+        holds.pop_front().is_some()
     }
 }
 
@@ -115,43 +163,56 @@ mod tests {
 
     const HOUR: i64 = 3_600_000;
 
-    #[test]
-    fn the_window_slides_rather_than_resetting_on_the_hour() {
+    #[tokio::test]
+    async fn the_window_slides_rather_than_resetting_on_the_hour() {
         let limiter = Limiter::default();
         for minute in 0..5 {
-            let decision = limiter.hit("ip", 5, HOUR, minute * 60_000);
+            let decision = limiter.hit("ip", 5, HOUR, minute * 60_000).await;
             assert!(decision.allowed);
             assert_eq!(decision.remaining, u32::try_from(4 - minute).expect("small"));
         }
-        let refused = limiter.hit("ip", 5, HOUR, 30 * 60_000);
+        let refused = limiter.hit("ip", 5, HOUR, 30 * 60_000).await;
         assert!(!refused.allowed);
         assert_eq!(refused.reset_at_ms, HOUR, "the first hit leaves the window an hour after it");
         assert_eq!(refused.reset_secs(30 * 60_000), 1800);
-        assert!(!limiter.hit("ip", 5, HOUR, HOUR - 1).allowed);
-        assert!(limiter.hit("ip", 5, HOUR, HOUR).allowed, "one slot back after the oldest hit expires");
-        assert!(!limiter.hit("ip", 5, HOUR, HOUR).allowed);
-        assert!(limiter.hit("other", 5, HOUR, HOUR).allowed, "keys are separate");
+        assert!(!limiter.hit("ip", 5, HOUR, HOUR - 1).await.allowed);
+        assert!(limiter.hit("ip", 5, HOUR, HOUR).await.allowed, "one slot back after the oldest hit expires");
+        assert!(!limiter.hit("ip", 5, HOUR, HOUR).await.allowed);
+        assert!(limiter.hit("other", 5, HOUR, HOUR).await.allowed, "keys are separate");
     }
 
-    #[test]
-    fn a_given_back_hit_frees_its_slot() {
+    #[tokio::test]
+    async fn a_given_back_hit_frees_its_slot() {
         let limiter = Limiter::default();
         for at in 0..3 {
-            assert!(limiter.hit("ip", 3, HOUR, at).allowed);
+            assert!(limiter.hit("ip", 3, HOUR, at).await.allowed);
         }
-        limiter.give_back("ip", 1);
-        assert!(limiter.hit("ip", 3, HOUR, 10).allowed);
-        assert!(!limiter.hit("ip", 3, HOUR, 11).allowed);
+        limiter.give_back("ip", 1).await;
+        assert!(limiter.hit("ip", 3, HOUR, 10).await.allowed);
+        assert!(!limiter.hit("ip", 3, HOUR, 11).await.allowed);
     }
 
-    #[test]
-    fn idle_keys_are_swept() {
+    #[tokio::test]
+    async fn idle_keys_are_swept() {
         let limiter = Limiter::default();
-        limiter.hit("old", 5, 1000, 0);
+        limiter.hit("old", 5, 1000, 0).await;
         for i in 0..SWEEP_EVERY {
-            limiter.hit("busy", u32::MAX, 1000, 10_000 + i64::from(i));
+            limiter.hit("busy", u32::MAX, 1000, 10_000 + i64::from(i)).await;
         }
         let windows = limiter.memory.lock().expect("lock");
         assert!(!windows.by_key.contains_key("old"));
+    }
+
+    #[tokio::test]
+    async fn a_held_slot_is_used_once_and_not_after_it_expires() {
+        let limiter = Limiter::default();
+        limiter.hold("h", 300, 0).await;
+        limiter.hold("h", 300, 0).await;
+        limiter.hold("old", 100, 0).await;
+        assert!(limiter.take_hold("h", 10).await);
+        assert!(limiter.take_hold("h", 10).await);
+        assert!(!limiter.take_hold("h", 10).await);
+        assert!(!limiter.take_hold("old", 100).await, "expired at its end");
+        assert!(!limiter.take_hold("never", 0).await);
     }
 }

@@ -72,7 +72,10 @@ async fn run(
         Channel::X402 if crate::preview::requested(parts.uri.query()) => {
             Ok(crate::preview::serve(&state, route, &parts, input).await)
         }
-        Channel::X402 => Ok(crate::paywall::serve(&state, route, &parts, body.as_deref(), input).await),
+        Channel::X402 => {
+            let paid = crate::paywall::serve(&state, route, &parts, body.as_deref(), input);
+            Ok(crate::rate::x402(&state, route, &parts, paid).await)
+        }
         Channel::Credits => crate::credits::serve(&state, route, &parts, input).await,
         Channel::Free => {
             let caller = caller(&state, route, &parts).await?;

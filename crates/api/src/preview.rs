@@ -34,7 +34,7 @@ pub async fn serve(state: &AppState, route: &'static RouteSpec, parts: &Parts, i
     let client =
         client_ip(parts, &state.config.trusted_proxies).map_or_else(|| "unknown".to_owned(), |ip| ip.to_string());
     let key = format!("preview:{client}");
-    let quota = state.limiter.hit(&key, state.config.previews_per_hour, HOUR_MS, now);
+    let quota = state.limiter.hit(&key, state.config.previews_per_hour, HOUR_MS, now).await;
     if !quota.allowed {
         let mut response = ApiError::PreviewQuota { reset_secs: quota.reset_secs(now) }.into_response();
         rate_headers(response.headers_mut(), &quota, now);
@@ -48,7 +48,7 @@ pub async fn serve(state: &AppState, route: &'static RouteSpec, parts: &Parts, i
             response
         }
         Err(err) => {
-            state.limiter.give_back(&key, now);
+            state.limiter.give_back(&key, now).await;
             err.into_response()
         }
     };

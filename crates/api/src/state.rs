@@ -23,6 +23,10 @@ pub struct ApiConfig {
     pub sign_in: crate::auth::SignInConfig,
     /// Free previews per client IP per hour.
     pub previews_per_hour: u32,
+    /// Calls per client per minute on routes without a limit of their own.
+    pub rate_per_minute: u32,
+    /// Whether rate limits apply; off only for load tests that replay one client.
+    pub rate_limits: bool,
     /// Peers whose `X-Forwarded-For` is believed (the load balancers in front); nobody's by
     /// default, so a client cannot pick its own IP.
     pub trusted_proxies: Vec<std::net::IpAddr>,
@@ -35,6 +39,8 @@ impl Default for ApiConfig {
             public_url: None,
             sign_in: crate::auth::SignInConfig::ephemeral(),
             previews_per_hour: 5,
+            rate_per_minute: 120,
+            rate_limits: true,
             trusted_proxies: Vec::new(),
         }
     }

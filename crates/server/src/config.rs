@@ -191,6 +191,11 @@ pub struct ServeArgs {
     #[arg(long, env = "SVC_PREVIEWS_PER_HOUR", default_value_t = 5)]
     pub previews_per_hour: u32,
 
+    /// Calls per client per minute on paid routes without a limit of their own (top picks:
+    /// 30, by contract).
+    #[arg(long, env = "SVC_RATE_PER_MINUTE", default_value_t = 120)]
+    pub rate_per_minute: u32,
+
     /// IPs of the proxies in front of svc, comma-separated; only their `X-Forwarded-For` is
     /// believed when telling clients apart.
     #[arg(long, env = "SVC_TRUSTED_PROXIES", value_delimiter = ',')]

@@ -100,6 +100,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         public_url: args.public_url.clone(),
         sign_in: sign_in_config(args.payments.production)?,
         previews_per_hour: args.previews_per_hour,
+        rate_per_minute: args.rate_per_minute,
+        rate_limits: true,
         trusted_proxies: args.trusted_proxies.clone(),
     };
     let clock = Arc::new(SystemClock);

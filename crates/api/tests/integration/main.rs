@@ -7,6 +7,7 @@ mod errors;
 mod ops;
 mod paywall;
 mod preview;
+mod rate;
 mod robustness;
 mod support;
 mod upstream;

@@ -342,7 +342,9 @@ async fn two_hundred_concurrent_uses_of_one_payment_are_served_once() {
     let replies = futures::future::join_all(calls).await;
     let served = replies.iter().filter(|r| r.status == StatusCode::OK).count();
     assert_eq!(served, 1);
-    assert!(replies.iter().all(|r| r.status == StatusCode::OK || r.status == StatusCode::PAYMENT_REQUIRED));
+    // The others are refused as replays, or for rate: one wallet, 30 top picks a minute.
+    let refused = [StatusCode::OK, StatusCode::PAYMENT_REQUIRED, StatusCode::TOO_MANY_REQUESTS];
+    assert!(replies.iter().all(|r| refused.contains(&r.status)));
     assert_eq!(p.chain.transfers.load(Ordering::SeqCst), 1, "exactly one settlement");
 }
 

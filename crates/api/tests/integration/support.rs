@@ -163,12 +163,7 @@ impl TestApp {
     /// The `PAYMENT-SIGNATURE` header paying the challenge that `method uri` answers.
     pub async fn payment_for(&self, method: &Method, uri: &str, body: Option<&str>, nonce: u8) -> String {
         let challenge = self.call(method, uri, body).await;
-        assert_eq!(challenge.status, StatusCode::PAYMENT_REQUIRED, "{}", challenge.text());
-        let challenge: svc_x402::PaymentRequired = serde_json::from_slice(&challenge.body).expect("challenge");
-        let requirement = svc_x402::client::choose(&challenge, None).expect("payable");
-        let payer = Payer::from_key(PAYER_KEY).expect("key");
-        let now = u64::try_from(NOW_MS / 1000).expect("now");
-        svc_x402::client::pay_header(&challenge, requirement, &payer, now, B256::with_last_byte(nonce)).expect("sign")
+        sign_challenge(&challenge, nonce)
     }
 
     /// How many calls [`PAYER_KEY`] has paid for.
@@ -222,6 +217,16 @@ impl TestApp {
         }
         self.send(builder.body(body.map_or_else(Body::empty, |b| Body::from(b.to_owned()))).expect("request")).await
     }
+}
+
+/// The `PAYMENT-SIGNATURE` header paying `challenge` (a 402) with [`PAYER_KEY`] and `nonce`.
+pub fn sign_challenge(challenge: &Reply, nonce: u8) -> String {
+    assert_eq!(challenge.status, StatusCode::PAYMENT_REQUIRED, "{}", challenge.text());
+    let challenge: svc_x402::PaymentRequired = serde_json::from_slice(&challenge.body).expect("challenge");
+    let requirement = svc_x402::client::choose(&challenge, None).expect("payable");
+    let payer = Payer::from_key(PAYER_KEY).expect("key");
+    let now = u64::try_from(NOW_MS / 1000).expect("now");
+    svc_x402::client::pay_header(&challenge, requirement, &payer, now, B256::with_last_byte(nonce)).expect("sign")
 }
 
 /// Asserts a 422 whose errors include one at `loc`.

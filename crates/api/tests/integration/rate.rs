@@ -1,0 +1,110 @@
+//! Rate limits per client, with the slot a 402 challenge holds for its paid retry.
+
+use axum::http::{Method, StatusCode};
+use svc_api::accounts::Scope;
+
+use crate::support::{Reply, TestApp, assert_error, sign_challenge};
+
+const ALICE: &str = "203.0.113.7:40000";
+const BOB: &str = "198.51.100.9:40000";
+
+fn coin_uri(app: &TestApp) -> String {
+    format!("/api/x402/svc-tools/launchpad/coin/{}", app.sim.world.coins()[0].mint)
+}
+
+async fn two_a_minute() -> TestApp {
+    TestApp::with_config(svc_api::ApiConfig { rate_per_minute: 2, ..Default::default() }).await
+}
+
+fn header<'a>(reply: &'a Reply, name: &str) -> Option<&'a str> {
+    reply.headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+#[tokio::test]
+async fn unpaid_calls_past_the_limit_get_429_and_every_answer_carries_the_window() {
+    let app = two_a_minute().await;
+    let uri = coin_uri(&app);
+    let first = app.get_from(ALICE, &uri, &[]).await;
+    assert_eq!(first.status, StatusCode::PAYMENT_REQUIRED);
+    assert_eq!((header(&first, "ratelimit-limit"), header(&first, "ratelimit-remaining")), (Some("2"), Some("1")));
+    assert_eq!(header(&first, "ratelimit-reset"), Some("60"));
+    app.clock.advance_ms(10_000);
+    assert_eq!(app.get_from(ALICE, &uri, &[]).await.status, StatusCode::PAYMENT_REQUIRED);
+    let refused = app.get_from(ALICE, &uri, &[]).await;
+    assert_error(&refused, StatusCode::TOO_MANY_REQUESTS, "rate_limited");
+    assert_eq!(header(&refused, "retry-after"), Some("50"), "the first call leaves the window in 50 s");
+    assert_eq!(header(&refused, "ratelimit-remaining"), Some("0"));
+    assert_eq!(app.get_from(BOB, &uri, &[]).await.status, StatusCode::PAYMENT_REQUIRED, "per client");
+    app.clock.advance_ms(50_000);
+    assert_eq!(app.get_from(ALICE, &uri, &[]).await.status, StatusCode::PAYMENT_REQUIRED, "the window slid");
+}
+
+#[tokio::test]
+async fn the_paid_retry_of_a_challenge_is_served_even_when_the_client_is_out_of_rate() {
+    let app = two_a_minute().await;
+    let uri = coin_uri(&app);
+    let challenge = app.get_from(ALICE, &uri, &[]).await;
+    // The client then exhausts its window: unpaid, and paid by the same wallet from elsewhere.
+    assert_eq!(app.get_from(ALICE, &uri, &[]).await.status, StatusCode::PAYMENT_REQUIRED);
+    assert_eq!(app.get_from(ALICE, &uri, &[]).await.status, StatusCode::TOO_MANY_REQUESTS);
+    for nonce in [11, 12] {
+        let paid = app.get_from(BOB, &uri, &[("payment-signature", &sign_challenge(&challenge, nonce))]).await;
+        assert_eq!(paid.status, StatusCode::OK, "{}", paid.text());
+    }
+    let over = app.get_from(BOB, &uri, &[("payment-signature", &sign_challenge(&challenge, 13))]).await;
+    assert_error(&over, StatusCode::TOO_MANY_REQUESTS, "rate_limited");
+
+    // Both of Alice's challenges hold a slot for their paid retries.
+    for nonce in [1, 2] {
+        let retry = app.get_from(ALICE, &uri, &[("payment-signature", &sign_challenge(&challenge, nonce))]).await;
+        assert_eq!(retry.status, StatusCode::OK, "{}", retry.text());
+        assert!(retry.headers.contains_key("payment-response"));
+    }
+    let third = app.get_from(ALICE, &uri, &[("payment-signature", &sign_challenge(&challenge, 3))]).await;
+    assert_eq!(third.status, StatusCode::TOO_MANY_REQUESTS, "no slot left: held slots are used once");
+    assert_eq!(app.paid_calls().await, 4);
+}
+
+#[tokio::test]
+async fn a_held_slot_lasts_as_long_as_its_challenge() {
+    let app = two_a_minute().await;
+    let uri = coin_uri(&app);
+    let challenge = app.get_from(ALICE, &uri, &[]).await;
+    for nonce in [21, 22] {
+        let paid = app.get_from(BOB, &uri, &[("payment-signature", &sign_challenge(&challenge, nonce))]).await;
+        assert_eq!(paid.status, StatusCode::OK);
+    }
+    app.clock.advance_ms(301_000);
+    // The wallet's minute has passed too, so the retry is counted normally and passes; what
+    // matters is that the hold is gone: a second late retry is counted as well.
+    let late = app.get_from(ALICE, &uri, &[("payment-signature", &sign_challenge(&challenge, 23))]).await;
+    assert_ne!(late.status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(header(&late, "ratelimit-remaining"), Some("1"), "counted against the wallet, no hold used");
+}
+
+#[tokio::test]
+async fn top_picks_allow_thirty_calls_a_minute_per_client() {
+    let app = TestApp::new().await;
+    for _ in 0..30 {
+        assert_eq!(app.get_from(ALICE, "/api/x402/alpha/top-picks", &[]).await.status, StatusCode::PAYMENT_REQUIRED);
+    }
+    let refused = app.get_from(ALICE, "/api/x402/alpha/top-picks", &[]).await;
+    assert_error(&refused, StatusCode::TOO_MANY_REQUESTS, "rate_limited");
+    assert_eq!(header(&refused, "ratelimit-limit"), Some("30"));
+    assert_eq!(app.get_from(ALICE, &coin_uri(&app), &[]).await.status, StatusCode::PAYMENT_REQUIRED, "own bucket");
+}
+
+#[tokio::test]
+async fn credit_calls_are_limited_per_account_and_a_refused_call_takes_nothing() {
+    let app = two_a_minute().await;
+    let (account, key) = app.account_with_credits("1.00", &[Scope::Data]).await;
+    let uri = coin_uri(&app).replace("/api/x402/svc-tools", "/api/svc-tools");
+    for remaining in ["1", "0"] {
+        let reply = app.call_with(&Method::GET, &uri, None, &[("x-api-key", &key)]).await;
+        assert_eq!(reply.status, StatusCode::OK);
+        assert_eq!(header(&reply, "ratelimit-remaining"), Some(remaining));
+    }
+    let refused = app.call_with(&Method::GET, &uri, None, &[("x-api-key", &key)]).await;
+    assert_error(&refused, StatusCode::TOO_MANY_REQUESTS, "rate_limited");
+    assert_eq!(app.balance(&account).await, 1_000_000 - 2 * 5_000);
+}
