@@ -92,6 +92,7 @@ async fn app(db: &std::path::Path) -> anyhow::Result<axum::Router> {
         store,
         clock,
         config: ApiConfig { rate_limits: false, ..ApiConfig::default() },
+        limiter: Default::default(),
         offer,
         facilitator,
         upstreams,

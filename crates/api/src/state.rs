@@ -99,6 +99,8 @@ pub struct Services {
     pub facilitator: Arc<dyn Facilitator>,
     /// Vendor adapters (pointed at the simulator on a default run and in tests).
     pub upstreams: Arc<Upstreams>,
+    /// Preview and rate-limit counters: in memory, or shared in Redis.
+    pub limiter: crate::limits::Limiter,
 }
 
 impl AppState {
@@ -111,7 +113,7 @@ impl AppState {
     /// [`AppState::new`] with a handler registry of the caller's: tests stand in for a route
     /// whose upstream has not landed, to exercise the paths around it.
     pub fn with_handlers(services: Services, handlers: Handlers) -> Result<Self, crate::handlers::HandlerMismatch> {
-        let Services { store, clock, config, offer, facilitator, upstreams } = services;
+        let Services { store, clock, config, offer, facilitator, upstreams, limiter } = services;
         let catalogue = svc_catalogue::catalogue();
         handlers.verify(catalogue)?;
         let payments = crate::paywall::Payments::new(offer, facilitator, catalogue);
@@ -123,7 +125,7 @@ impl AppState {
             metrics: crate::metrics::handle(),
             payments,
             upstreams,
-            limiter: crate::limits::Limiter::default(),
+            limiter,
             handlers,
         })))
     }

@@ -196,6 +196,10 @@ pub struct ServeArgs {
     #[arg(long, env = "SVC_RATE_PER_MINUTE", default_value_t = 120)]
     pub rate_per_minute: u32,
 
+    /// Redis URL for rate-limit and preview counters shared by replicas; in memory when unset.
+    #[arg(long, env = "SVC_REDIS_URL")]
+    pub redis_url: Option<String>,
+
     /// IPs of the proxies in front of svc, comma-separated; only their `X-Forwarded-For` is
     /// believed when telling clients apart.
     #[arg(long, env = "SVC_TRUSTED_PROXIES", value_delimiter = ',')]

@@ -107,7 +107,14 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let clock = Arc::new(SystemClock);
     let (offer, facilitator) = payments::build(&args.payments, clock.clone()).await?;
     let upstreams = Arc::new(upstreams::build(&args.upstreams, args.payments.production, clock.clone()).await?);
-    let state = AppState::new(Services { store: store.clone(), clock, config, offer, facilitator, upstreams })?;
+    let limiter = match &args.redis_url {
+        Some(url) => svc_api::limits::Limiter::redis(url, "svc:limits:")
+            .await
+            .context("connecting to Redis for shared rate limits (SVC_REDIS_URL)")?,
+        None => svc_api::limits::Limiter::default(),
+    };
+    let state =
+        AppState::new(Services { store: store.clone(), clock, config, offer, facilitator, upstreams, limiter })?;
     // Settlements left pending and reservations left by a stopped process are settled from
     // what the chain says.
     tokio::spawn(svc_api::reconcile::run(state.clone(), std::time::Duration::from_secs(15)));

@@ -108,3 +108,49 @@ async fn credit_calls_are_limited_per_account_and_a_refused_call_takes_nothing()
     assert_error(&refused, StatusCode::TOO_MANY_REQUESTS, "rate_limited");
     assert_eq!(app.balance(&account).await, 1_000_000 - 2 * 5_000);
 }
+
+/// Two instances on one Redis (`TEST_REDIS_URL`, set by CI) see one limit, one preview quota
+/// and one set of held slots, as replicas behind a load balancer must.
+#[tokio::test]
+async fn the_redis_backed_limit_is_shared_by_two_app_instances() {
+    let Ok(url) = std::env::var("TEST_REDIS_URL") else {
+        eprintln!("skipped: TEST_REDIS_URL is not set");
+        return;
+    };
+    let namespace = format!("svc-test:{}:", uuid::Uuid::new_v4().simple());
+    let replica = || {
+        TestApp::with(crate::support::Setup {
+            config: svc_api::ApiConfig { rate_per_minute: 2, ..Default::default() },
+            redis: Some((url.clone(), namespace.clone())),
+            ..Default::default()
+        })
+    };
+    let (one, two) = (replica().await, replica().await);
+    let uri = coin_uri(&one);
+    let challenge = one.get_from(ALICE, &uri, &[]).await;
+    assert_eq!(challenge.status, StatusCode::PAYMENT_REQUIRED);
+    assert_eq!(two.get_from(ALICE, &uri, &[]).await.status, StatusCode::PAYMENT_REQUIRED);
+    assert_error(&one.get_from(ALICE, &uri, &[]).await, StatusCode::TOO_MANY_REQUESTS, "rate_limited");
+    assert_error(&two.get_from(ALICE, &uri, &[]).await, StatusCode::TOO_MANY_REQUESTS, "rate_limited");
+
+    // The wallet runs out of its window on one replica...
+    for nonce in [32, 33] {
+        let paid = one.get_from(BOB, &uri, &[("payment-signature", &sign_challenge(&challenge, nonce))]).await;
+        assert_eq!(paid.status, StatusCode::OK, "{}", paid.text());
+    }
+    let over = two.get_from(BOB, &uri, &[("payment-signature", &sign_challenge(&challenge, 34))]).await;
+    assert_error(&over, StatusCode::TOO_MANY_REQUESTS, "rate_limited");
+    // ...yet the slot Alice's challenge holds on one replica serves her paid retry on the other.
+    let retry = two.get_from(ALICE, &uri, &[("payment-signature", &sign_challenge(&challenge, 31))]).await;
+    assert_eq!(retry.status, StatusCode::OK, "{}", retry.text());
+
+    let preview = format!("{uri}?preview=true");
+    for _ in 0..3 {
+        assert_eq!(one.get_from(BOB, &preview, &[]).await.status, StatusCode::OK);
+    }
+    for _ in 0..2 {
+        assert_eq!(two.get_from(BOB, &preview, &[]).await.status, StatusCode::OK);
+    }
+    let sixth = one.get_from(BOB, &preview, &[]).await;
+    assert_error(&sixth, StatusCode::TOO_MANY_REQUESTS, "preview_quota_exceeded");
+}

@@ -52,6 +52,8 @@ pub struct Setup {
     pub facilitator: Box<dyn FnOnce(FixedClock) -> Arc<dyn Facilitator>>,
     /// Adjusts the vendor settings (all pointed at the simulator).
     pub upstreams: Box<dyn FnOnce(&mut UpstreamsConfig)>,
+    /// Shared counters in Redis (URL, key namespace); in memory when absent.
+    pub redis: Option<(String, String)>,
 }
 
 impl Default for Setup {
@@ -64,6 +66,7 @@ impl Default for Setup {
                 Arc::new(BuiltinFacilitator::new(offer().networks().to_vec(), Arc::new(clock)))
             }),
             upstreams: Box::new(|_| {}),
+            redis: None,
         }
     }
 }
@@ -125,6 +128,10 @@ impl TestApp {
             offer: setup.offer,
             facilitator,
             upstreams,
+            limiter: match &setup.redis {
+                Some((url, namespace)) => svc_api::limits::Limiter::redis(url, namespace).await.expect("redis"),
+                None => svc_api::limits::Limiter::default(),
+            },
         };
         let state = AppState::with_handlers(services, setup.handlers).expect("state");
         TestApp { router: svc_api::app(state.clone()), state, store, clock, sim, _dir: dir }
