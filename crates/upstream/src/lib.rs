@@ -12,6 +12,7 @@ mod client;
 mod config;
 mod error;
 pub mod launchpad;
+pub mod perpdex;
 
 use std::sync::Arc;
 
