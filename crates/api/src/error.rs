@@ -55,6 +55,10 @@ pub enum ApiError {
     /// A vendor did not answer in time (504).
     #[error("the {0} data source did not answer in time")]
     UpstreamTimeout(&'static str),
+    /// A feature this server has not been configured for, e.g. trading without an agent key
+    /// (503); the message says what is missing, never a secret.
+    #[error("{0}")]
+    NotEnabled(String),
     /// A dependency (the store) is unavailable (503).
     #[error("service unavailable")]
     Unavailable(String),
@@ -98,7 +102,7 @@ impl ApiError {
             ApiError::Missing(_) => StatusCode::NOT_FOUND,
             ApiError::Upstream { .. } => StatusCode::BAD_GATEWAY,
             ApiError::UpstreamTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
-            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::NotEnabled(_) | ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -114,6 +118,7 @@ impl ApiError {
             ApiError::Missing(_) => "not_found",
             ApiError::Upstream { .. } => "upstream_error",
             ApiError::UpstreamTimeout(_) => "upstream_timeout",
+            ApiError::NotEnabled(_) => "not_enabled",
             ApiError::Unavailable(_) => "unavailable",
             ApiError::Internal(_) => "internal_error",
         }
