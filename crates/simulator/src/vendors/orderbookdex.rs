@@ -40,7 +40,9 @@ fn unknown_market(ticker: &str) -> Response {
 /// A decimal string with at most `decimals` decimals and no trailing zeros.
 fn num(x: f64, decimals: usize) -> String {
     let text = format!("{x:.decimals$}");
-    if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.').to_owned() } else { text }
+    let trimmed = if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.') } else { &text };
+    // A tiny negative rounds to "-0", which no exchange writes.
+    if trimmed == "-0" { "0".to_owned() } else { trimmed.to_owned() }
 }
 
 /// Decimals of the market's tick.
