@@ -169,6 +169,15 @@ async fn signed_orders_rest_or_fill_and_a_resting_order_can_be_cancelled() {
     assert!(matches!(placed.statuses[1], PerpOrderStatus::Filled { .. }), "{:?}", placed.statuses);
     assert!(matches!(&placed.statuses[2], PerpOrderStatus::Error(e) if e.contains("minimum value")));
 
+    // The agent trades for the simulated master account: its resting order and fill show there.
+    let master = f.sim.world.perp_accounts()[0].address.clone();
+    let open = f.upstreams.perpdex.info(&query(json!({"type": "openOrders", "user": master}))).await.expect("open");
+    let PerpInfoData::Rows(open) = open.data else { panic!("rows") };
+    assert!(matches!(open[0].get("oid"), Some(PerpScalar::Number(n)) if *n as u64 == oid), "{open:?}");
+    let fills = f.upstreams.perpdex.info(&query(json!({"type": "userFills", "user": master}))).await.expect("fills");
+    let PerpInfoData::Rows(fills) = fills.data else { panic!("rows") };
+    assert!(fills.iter().any(|row| matches!(row.get("sz"), Some(PerpScalar::Text(sz)) if sz == "0.05")), "{fills:?}");
+
     let cancelled = f
         .upstreams
         .perpdex
