@@ -84,6 +84,10 @@ pub enum ApiError {
         /// What the call costs.
         price: svc_domain::Money,
     },
+    /// A feature this server has not been configured for, e.g. trading without an agent key
+    /// (503); the message says what is missing, never a secret.
+    #[error("{0}")]
+    NotEnabled(String),
     /// A dependency (the store) is unavailable (503).
     #[error("service unavailable")]
     Unavailable(String),
@@ -149,7 +153,7 @@ impl ApiError {
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::PreviewQuota { .. } | ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::InsufficientCredits { .. } => StatusCode::PAYMENT_REQUIRED,
-            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::NotEnabled(_) | ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -171,6 +175,7 @@ impl ApiError {
             ApiError::PreviewQuota { .. } => "preview_quota_exceeded",
             ApiError::RateLimited { .. } => "rate_limited",
             ApiError::InsufficientCredits { .. } => "insufficient_credits",
+            ApiError::NotEnabled(_) => "not_enabled",
             ApiError::Unavailable(_) => "unavailable",
             ApiError::Internal(_) => "internal_error",
         }

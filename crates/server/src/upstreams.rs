@@ -43,6 +43,25 @@ pub async fn build(args: &UpstreamArgs, production: bool, clock: Arc<dyn Clock>)
         }
         settings.key = env(vendor, "KEY");
     }
+    // The simulated perp exchange approves a public test agent, so trading works offline; a
+    // real exchange gets only the key the operator gives.
+    let perpdex_simulated = !production && env(Vendor::Perpdex, "URL").is_none();
+    let perpdex = config.vendor_mut(Vendor::Perpdex);
+    if perpdex_simulated && perpdex.key.is_none() {
+        perpdex.key = Some(svc_simulator::PERPDEX_AGENT_KEY.to_owned());
+    }
+    let limit = |name: &str| -> anyhow::Result<Option<u64>> {
+        match std::env::var(name).ok().filter(|v| !v.trim().is_empty()) {
+            None => Ok(None),
+            Some(v) => v.trim().parse().map(Some).with_context(|| format!("{name} must be a whole number of USD")),
+        }
+    };
+    if let Some(usd) = limit("SVC_PERPDEX_MAX_ORDER_USD")? {
+        config.perp_limits.max_order_notional_usd = usd;
+    }
+    if let Some(usd) = limit("SVC_PERPDEX_MAX_CALL_USD")? {
+        config.perp_limits.max_action_notional_usd = usd;
+    }
     Upstreams::new(&config, clock).context("configuring the data vendors")
 }
 

@@ -10,8 +10,9 @@ mod faults;
 mod vendors;
 pub mod world;
 
+use std::collections::HashSet;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use svc_domain::Clock;
@@ -22,6 +23,19 @@ pub use world::World;
 /// The seed of the default world.
 pub const DEFAULT_SEED: u64 = 402;
 
+/// The agent key the simulated perp exchange has approved, so the default run and the tests
+/// can trade offline. A well-known test key: it holds nothing anywhere and must never be
+/// used against a real exchange.
+pub const PERPDEX_AGENT_KEY: &str = "0x7e57ab1e5eed0fa9e0000000000000000000000000000000000000000000402a";
+
+/// The address of [`PERPDEX_AGENT_KEY`]: the only signer the simulated exchange accepts.
+pub fn perpdex_agent_address() -> alloy_primitives::Address {
+    PERPDEX_AGENT_KEY
+        .parse::<alloy_signer_local::PrivateKeySigner>()
+        .map(|signer| signer.address())
+        .unwrap_or_else(|_| unreachable!("the simulator's agent key is a valid private key"))
+}
+
 /// A world and the fault switches of its fake vendors.
 #[derive(Debug, Clone)]
 pub struct Simulator {
@@ -29,12 +43,18 @@ pub struct Simulator {
     pub world: Arc<World>,
     /// Injected failures and the log of requests received.
     pub faults: Faults,
+    /// Nonces the simulated perp exchange has seen: each may be used once.
+    perpdex_nonces: Arc<Mutex<HashSet<u64>>>,
 }
 
 impl Simulator {
     /// A world grown from `seed`, moving with `clock`.
     pub fn new(seed: u64, clock: Arc<dyn Clock>) -> Self {
-        Simulator { world: Arc::new(World::new(seed, clock)), faults: Faults::default() }
+        Simulator {
+            world: Arc::new(World::new(seed, clock)),
+            faults: Faults::default(),
+            perpdex_nonces: Arc::default(),
+        }
     }
 
     /// Every fake vendor, each under its own path prefix (`/launchpad/...`).

@@ -63,6 +63,19 @@ impl VendorClient {
         self.decode(&bytes)
     }
 
+    /// `POST {base}{path}` with `body` as JSON, decoded as `T`. Retried like every call, so
+    /// only for reads and for writes the vendor refuses to apply twice (signed actions with a
+    /// one-time nonce).
+    pub(crate) async fn post_json<B: serde::Serialize + ?Sized, T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &B,
+    ) -> Result<T, UpstreamError> {
+        let body = serde_json::to_vec(body).map_err(|e| self.transport(&format!("request body: {e}")))?;
+        let bytes = self.call_with_body(Method::POST, path, &[], Some(Bytes::from(body))).await?;
+        self.decode(&bytes)
+    }
+
     /// Decodes a vendor body, reporting where it differs from the documented shape.
     pub(crate) fn decode<T: DeserializeOwned>(&self, bytes: &[u8]) -> Result<T, UpstreamError> {
         let mut de = serde_json::Deserializer::from_slice(bytes);
@@ -79,6 +92,17 @@ impl VendorClient {
         path: &str,
         query: &[(&str, &str)],
     ) -> Result<Bytes, UpstreamError> {
+        self.call_with_body(method, path, query, None).await
+    }
+
+    /// [`Self::call`] with an optional JSON request body.
+    async fn call_with_body(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, &str)],
+        body: Option<Bytes>,
+    ) -> Result<Bytes, UpstreamError> {
         debug_assert!(path.starts_with('/'), "adapter paths are absolute");
         let vendor = self.vendor.family();
         let started = Instant::now();
@@ -91,7 +115,11 @@ impl VendorClient {
             }
             let mut attempt = 0;
             loop {
-                let sent = self.http.request(method.clone(), url.clone()).send().await;
+                let mut request = self.http.request(method.clone(), url.clone());
+                if let Some(body) = &body {
+                    request = request.header(http::header::CONTENT_TYPE, "application/json").body(body.clone());
+                }
+                let sent = request.send().await;
                 let wait = match sent {
                     Ok(response) if response.status().is_success() => {
                         return response.bytes().await.map_err(|e| self.failure(e));

@@ -47,6 +47,15 @@ pub enum UpstreamError {
         /// The identifier asked for.
         id: String,
     },
+    /// The vendor refused svc's own credentials or signature (502): a configuration or
+    /// signing fault on svc's side, never the client's.
+    #[error("{vendor} refused svc's credentials: {cause}")]
+    Refused {
+        /// Who refused.
+        vendor: Vendor,
+        /// The vendor's reason (its short message, never a body or a key).
+        cause: String,
+    },
     /// A setting that cannot work (bad base URL or key characters); raised at start.
     #[error("{vendor} is misconfigured: {cause}")]
     Config {
@@ -66,6 +75,7 @@ impl UpstreamError {
             | UpstreamError::Transport { vendor, .. }
             | UpstreamError::Decode { vendor, .. }
             | UpstreamError::NotFound { vendor, .. }
+            | UpstreamError::Refused { vendor, .. }
             | UpstreamError::Config { vendor, .. } => *vendor,
         }
     }
@@ -78,6 +88,7 @@ impl UpstreamError {
             UpstreamError::Transport { .. } => "transport",
             UpstreamError::Decode { .. } => "decode",
             UpstreamError::NotFound { .. } => "not_found",
+            UpstreamError::Refused { .. } => "refused",
             UpstreamError::Config { .. } => "config",
         }
     }

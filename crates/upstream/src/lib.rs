@@ -12,6 +12,8 @@ mod client;
 mod config;
 mod error;
 pub mod launchpad;
+pub mod orderbookdex;
+pub mod perpdex;
 
 use std::sync::Arc;
 
@@ -21,11 +23,15 @@ pub use cache::TtlCache;
 pub use config::{Vendor, VendorConfig};
 pub use error::UpstreamError;
 pub use launchpad::Launchpad;
+pub use orderbookdex::Orderbookdex;
+pub use perpdex::{PerpLimits, Perpdex};
 
 /// Settings of every vendor, by vendor.
 #[derive(Debug, Clone)]
 pub struct UpstreamsConfig {
     vendors: Vec<(Vendor, VendorConfig)>,
+    /// What svc's perp-exchange agent may trade per call.
+    pub perp_limits: PerpLimits,
 }
 
 impl UpstreamsConfig {
@@ -42,7 +48,10 @@ impl UpstreamsConfig {
     }
 
     fn each(config: impl Fn(Vendor) -> VendorConfig) -> Self {
-        UpstreamsConfig { vendors: Vendor::ALL.iter().map(|v| (*v, config(*v))).collect() }
+        UpstreamsConfig {
+            vendors: Vendor::ALL.iter().map(|v| (*v, config(*v))).collect(),
+            perp_limits: PerpLimits::default(),
+        }
     }
 
     /// The settings of `vendor`.
@@ -63,12 +72,20 @@ impl UpstreamsConfig {
 pub struct Upstreams {
     /// Token launchpad coin state.
     pub launchpad: Launchpad,
+    /// The perp exchange: info reads and signed actions.
+    pub perpdex: Perpdex,
+    /// The order-book exchange's indexer: markets and public reads.
+    pub orderbookdex: Orderbookdex,
 }
 
 impl Upstreams {
     /// Builds every adapter. Fails only on a configuration that cannot work (a malformed
     /// key or base URL), so a bad setting stops the start instead of failing every call.
     pub fn new(config: &UpstreamsConfig, clock: Arc<dyn Clock>) -> Result<Self, UpstreamError> {
-        Ok(Upstreams { launchpad: Launchpad::new(config.vendor(Vendor::Launchpad), clock)? })
+        Ok(Upstreams {
+            launchpad: Launchpad::new(config.vendor(Vendor::Launchpad), clock.clone())?,
+            perpdex: Perpdex::new(config.vendor(Vendor::Perpdex), config.perp_limits, clock.clone())?,
+            orderbookdex: Orderbookdex::new(config.vendor(Vendor::Orderbookdex), clock)?,
+        })
     }
 }

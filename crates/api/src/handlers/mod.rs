@@ -4,6 +4,7 @@
 
 mod account;
 mod infra;
+mod perps;
 mod pricing;
 mod public;
 
@@ -134,6 +135,7 @@ pub fn all() -> Handlers {
     public::register(&mut handlers);
     account::register(&mut handlers);
     infra::register(&mut handlers);
+    perps::register(&mut handlers);
     pricing::register(&mut handlers);
     handlers
 }

@@ -6,6 +6,7 @@ mod credits;
 mod errors;
 mod ops;
 mod paywall;
+mod perps;
 mod preview;
 mod rate;
 mod robustness;

@@ -119,6 +119,8 @@ impl TestApp {
         let sim = Simulator::new(svc_simulator::DEFAULT_SEED, Arc::new(clock.clone()));
         let (base, _) = sim.spawn().await.expect("simulator");
         let mut upstreams = UpstreamsConfig::all_at(&base);
+        // The simulated perp exchange trades only for its approved test agent.
+        upstreams.vendor_mut(svc_upstream::Vendor::Perpdex).key = Some(svc_simulator::PERPDEX_AGENT_KEY.into());
         (setup.upstreams)(&mut upstreams);
         let upstreams = Arc::new(Upstreams::new(&upstreams, Arc::new(clock.clone())).expect("upstreams"));
         let services = Services {

@@ -2,6 +2,8 @@
 //! fault layer.
 
 mod launchpad;
+mod orderbookdex;
+mod perpdex;
 
 use axum::Router;
 use axum::extract::{Request, State};
@@ -14,6 +16,8 @@ pub(crate) fn router(sim: Simulator) -> Router {
     Router::new()
         .route("/", axum::routing::get(index).with_state(sim.clone()))
         .nest("/launchpad", launchpad::router(sim.clone()))
+        .nest("/perpdex", perpdex::router(sim.clone()))
+        .nest("/orderbookdex", orderbookdex::router(sim.clone()))
         .layer(axum::middleware::from_fn_with_state(sim, faults))
 }
 
@@ -45,8 +49,14 @@ async fn faults(State(sim): State<Simulator>, request: Request, next: Next) -> R
 async fn index(State(sim): State<Simulator>) -> axum::Json<serde_json::Value> {
     let coins: Vec<_> =
         sim.world.coins().iter().take(10).map(|c| serde_json::json!({"mint": c.mint, "symbol": c.symbol})).collect();
+    let world = &sim.world;
+    let coins_of_perps: Vec<_> = world.perp_markets().iter().map(|m| m.coin.clone()).collect();
+    let tickers: Vec<_> = world.perp_markets().iter().map(|m| m.ticker()).collect();
+    let accounts: Vec<_> = world.perp_accounts().iter().map(|a| a.address.clone()).collect();
     axum::Json(serde_json::json!({
         "simulated": true,
         "launchpad": {"coins": coins},
+        "perpdex": {"coins": coins_of_perps, "accounts": accounts, "agent": format!("{:#x}", crate::perpdex_agent_address())},
+        "orderbookdex": {"tickers": tickers},
     }))
 }

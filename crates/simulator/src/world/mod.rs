@@ -7,10 +7,14 @@ use svc_domain::Clock;
 
 pub(crate) const DAY_MS: i64 = 86_400_000;
 pub(crate) const HOUR_MS: i64 = 3_600_000;
+/// The perpetual markets' rng stream.
+const PERPS_SALT: u64 = 0x7065_7270_7300_0001;
 
 mod launchpad;
+mod perps;
 
 pub use launchpad::{Coin, CoinState};
+pub use perps::{BookSide, PerpAccount, PerpLedgerOrder, PerpMarket, PerpMarketState, PerpPosition};
 
 /// The simulated market.
 #[derive(Debug)]
@@ -18,6 +22,9 @@ pub struct World {
     clock: Arc<dyn Clock>,
     genesis_ms: i64,
     coins: Vec<Coin>,
+    perp_markets: Vec<PerpMarket>,
+    perp_accounts: Vec<PerpAccount>,
+    perp_ledger: perps::PerpLedger,
 }
 
 impl World {
@@ -28,7 +35,8 @@ impl World {
         // Each part of the world draws from its own stream, so adding a part never changes
         // another part's data.
         let coins = launchpad::grow(&mut fastrand::Rng::with_seed(seed), genesis_ms);
-        World { clock, genesis_ms, coins }
+        let (perp_markets, perp_accounts) = perps::grow(&mut fastrand::Rng::with_seed(seed ^ PERPS_SALT));
+        World { clock, genesis_ms, coins, perp_markets, perp_accounts, perp_ledger: perps::PerpLedger::default() }
     }
 
     /// The current time of the world.
