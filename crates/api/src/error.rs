@@ -237,8 +237,8 @@ impl IntoResponse for ApiError {
                 extra.insert(
                     "top_up".into(),
                     Value::from(
-                        "Pay this call per use over x402 at its /api/x402 twin (no account needed), or ask the \
-                         operator for credits (svc credits grant).",
+                        "Buy credits over x402: POST /api/x402/credits/purchase with {\"amount\": \"<USD>\", \
+                         \"account_id\": \"<this account>\"}, or pay this call per use at its /api/x402 twin.",
                     ),
                 );
                 let detail =

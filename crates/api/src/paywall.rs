@@ -24,6 +24,7 @@ use svc_x402::{
 };
 
 use crate::error::{ApiError, error_body};
+use crate::handlers::Caller;
 use crate::pipeline::json_response;
 use crate::state::AppState;
 
@@ -96,6 +97,7 @@ pub async fn serve(
 
     let requirement = match svc_x402::find_match(&offered, &payment.choice) {
         Some(i) => offered[i].clone(),
+        None if !route.billed_as_data => return challenge.respond(&offered, "No matching payment requirements"),
         None => match discounted_match(state, &replay.payer, list_price, &payment).await {
             Ok(Some(requirement)) => requirement,
             Ok(None) => return challenge.respond(&offered, "No matching payment requirements"),
@@ -172,7 +174,12 @@ pub async fn serve(
         Err(err) => return ApiError::from(err).into_response(),
     }
 
-    let body = match state.handlers.call(route.id, state.clone(), input).await {
+    let caller = Caller {
+        payer: Some(svc_x402::codec::payer_key(&verified.payer)),
+        payment: Some(format!("{}:{}:{}", requirement.network, replay.payer, replay.nonce)),
+        ..Caller::default()
+    };
+    let body = match state.handlers.call_as(route.id, state.clone(), caller, input).await {
         Ok(body) => body,
         Err(err) => {
             // Nothing was charged; free the authorization so the same payment can be retried.
@@ -191,6 +198,10 @@ pub async fn serve(
                 Settled::OnChain { payer, transaction } => (PaymentStatus::Settled, payer, transaction),
                 Settled::VerifyOnly { payer } => (PaymentStatus::Unsettled, payer, String::new()),
             };
+            // What the payment bought is delivered before the answer that says so.
+            if let Err(err) = state.handlers.settled(route.id, state.clone(), &body).await {
+                tracing::error!(payment = %id, route = route.id, error = %err, "could not deliver a settled purchase");
+            }
             let reply = settle_response(true, None, Some(payer), transaction.clone(), &requirement.network);
             if let Some(id) = &payment_id {
                 keep_answer(state, id, &replay, &requirement.network, &body, &reply, finished_ms).await;
@@ -249,7 +260,12 @@ async fn serve_withheld(
     earlier: &PaymentRecord,
     version: u8,
 ) -> Response {
-    let body = match state.handlers.call(route.id, state.clone(), input).await {
+    let caller = Caller {
+        payer: Some(svc_x402::codec::payer_key(&earlier.payer)),
+        payment: Some(format!("{}:{}:{}", earlier.network, earlier.payer, earlier.nonce)),
+        ..Caller::default()
+    };
+    let body = match state.handlers.call_as(route.id, state.clone(), caller, input).await {
         Ok(body) => body,
         Err(err) => {
             if let Err(store_err) = state.store.restore_withheld_answer(&earlier.id, state.clock.now_ms()).await {
@@ -258,6 +274,9 @@ async fn serve_withheld(
             return err.into_response();
         }
     };
+    if let Err(err) = state.handlers.settled(route.id, state.clone(), &body).await {
+        tracing::error!(payment = %earlier.id, route = route.id, error = %err, "could not deliver a settled purchase");
+    }
     tracing::info!(payment = %earlier.id, route = route.id, "served an answer withheld while its transfer was pending");
     let transaction = earlier.tx_hash.clone().unwrap_or_default();
     let reply = settle_response(true, None, Some(earlier.payer.clone()), transaction, &earlier.network);

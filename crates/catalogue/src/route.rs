@@ -206,6 +206,9 @@ pub struct RouteSpec {
     pub group: Group,
     /// Paid or free.
     pub access: Access,
+    /// Whether volume discounts and the credit-billed twin apply; not for buying credits,
+    /// whose price is the credits bought.
+    pub billed_as_data: bool,
     /// x402 price rule, from the price table.
     pub price: PriceRule,
     /// Price of the credit-billed twin, from the price table.
@@ -244,6 +247,7 @@ impl RouteSpec {
             path,
             group: Group::Data,
             access: Access::Paid,
+            billed_as_data: true,
             price: PriceRule::Fixed(Money::ZERO),
             credit_price: Money::ZERO,
             source,
@@ -278,6 +282,12 @@ impl RouteSpec {
         if group == Group::Free {
             self.access = Access::Free;
         }
+        self
+    }
+
+    /// A paid route that is not a data call: list price always, no credit twin.
+    pub fn not_data(mut self) -> Self {
+        self.billed_as_data = false;
         self
     }
 
@@ -338,7 +348,7 @@ impl RouteSpec {
     /// The path of the credit-billed twin: `/api/x402/svc-tools/X` and `/api/x402/alpha/X`
     /// both become `/api/svc-tools/X`. Free routes have none.
     pub fn credits_path(&self) -> Option<String> {
-        if self.access != Access::Paid {
+        if self.access != Access::Paid || !self.billed_as_data {
             return None;
         }
         credits_twin(self.path)

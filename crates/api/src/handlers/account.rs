@@ -1,8 +1,8 @@
 //! Account routes: sign-in, the account's credits and usage, and its API keys.
 
 use svc_catalogue::routes::account::{
-    AccountView, CreditsView, KeyList, KeyPath, KeyScope, KeyView, LedgerEntryView, LedgerQuery, NewKeyRequest,
-    NewKeyResponse, SignInNonce, SignInRequest, SignInResponse, UsageView,
+    AccountView, CreditPurchase, CreditPurchaseResponse, CreditsView, KeyList, KeyPath, KeyScope, KeyView,
+    LedgerEntryView, LedgerQuery, NewKeyRequest, NewKeyResponse, SignInNonce, SignInRequest, SignInResponse, UsageView,
 };
 use svc_catalogue::routes::common::{NoInput, Timestamp};
 use svc_domain::discount::DISCOUNT_WINDOW_MS;
@@ -24,6 +24,8 @@ pub(super) fn register(handlers: &mut Handlers) {
     handlers.add_for_caller("account.keys", keys);
     handlers.add_for_caller("account.key_create", create_key);
     handlers.add_for_caller("account.key_revoke", revoke_key);
+    handlers.add_for_caller("credits.purchase", purchase);
+    handlers.on_settled("credits.purchase", deliver_purchase);
 }
 
 /// The domain sign-in messages must name, and the URI they carry: the configured public
@@ -194,4 +196,47 @@ async fn revoke_key(state: AppState, caller: Caller, input: KeyPath) -> Result<K
         .find(|k| k.id == input.key_id)
         .ok_or_else(|| ApiError::Missing(format!("this account has no API key {}", input.key_id)))?;
     Ok(key_view(key))
+}
+
+/// `POST /api/x402/credits/purchase`, before the payment settles: finds (or, for the paying
+/// wallet, opens) the account to credit, so a purchase for an unknown account is refused
+/// before any money moves. The credits themselves are added once the payment has settled.
+async fn purchase(state: AppState, caller: Caller, input: CreditPurchase) -> Result<CreditPurchaseResponse, ApiError> {
+    let (Some(payer), Some(payment)) = (caller.payer, caller.payment) else {
+        return Err(ApiError::Internal("credit purchase reached without a payment".into()));
+    };
+    let account_id = match input.account_id {
+        Some(id) => {
+            let found = state.store.account(&id).await?;
+            found.ok_or_else(|| ApiError::Missing(format!("no account {id}; nothing was charged")))?.id
+        }
+        None => match state.store.account_by_wallet(&payer).await? {
+            Some(account) => account.id,
+            None => {
+                let now = state.clock.now_ms();
+                match crate::accounts::open_account(&state.store, &payer, Some(&payer), now).await {
+                    Ok(account) => account.id,
+                    // A concurrent first purchase of the same wallet opened it.
+                    Err(err) => state.store.account_by_wallet(&payer).await?.ok_or(err)?.id,
+                }
+            }
+        },
+    };
+    Ok(CreditPurchaseResponse { account_id, amount: input.amount, reference: format!("purchase:{payment}") })
+}
+
+/// Adds the credits of a settled purchase. Keyed on the payment, so however often it runs
+/// (a withheld answer claimed later), the credits are added once.
+async fn deliver_purchase(state: AppState, bought: CreditPurchaseResponse) -> Result<(), ApiError> {
+    let credit = svc_store::NewCredit {
+        id: &format!("cl_{}", uuid::Uuid::now_v7().simple()),
+        account_id: &bought.account_id,
+        amount: bought.amount.atomic(),
+        kind: "purchase",
+        route_id: Some("credits.purchase"),
+        reference: Some(&bought.reference),
+        now_ms: state.clock.now_ms(),
+    };
+    state.store.add_credits(&credit).await?;
+    Ok(())
 }

@@ -33,7 +33,15 @@ pub struct Caller {
     pub account: Option<svc_store::Account>,
     /// The host the request was sent to, as sign-in messages must name it.
     pub host: Option<String>,
+    /// The verified paying wallet, on a paid call (EVM lowercase, Solana as is).
+    pub payer: Option<String>,
+    /// The payment's identity (`network:payer:nonce`), on a paid call: what makes a purchase
+    /// happen once per payment.
+    pub payment: Option<String>,
 }
+
+type SettledHook =
+    Arc<dyn Fn(AppState, Bytes) -> Pin<Box<dyn Future<Output = Result<(), ApiError>> + Send>> + Send + Sync>;
 
 struct Entry {
     input: TypeId,
@@ -45,6 +53,7 @@ struct Entry {
 #[derive(Default)]
 pub struct Handlers {
     by_id: HashMap<&'static str, Entry>,
+    on_settled: HashMap<&'static str, SettledHook>,
 }
 
 /// A handler registered with types other than its route's.
@@ -96,6 +105,36 @@ impl Handlers {
     {
         let call: ErasedHandler = Arc::new(move |state, _, input| Box::pin(handler(state, input)));
         self.by_id.insert(route.id, Entry { input: (route.input.type_id)(), output: (route.output.type_id)(), call });
+    }
+
+    /// Registers what route `id` delivers once its payment has settled, from the answer its
+    /// handler made: for routes that sell something other than data (credits), which must not
+    /// be handed over before the money has moved. It must be idempotent: a withheld answer
+    /// served later runs it again.
+    pub fn on_settled<O, F, Fut>(&mut self, id: &'static str, deliver: F)
+    where
+        O: serde::de::DeserializeOwned + Send + 'static,
+        F: Fn(AppState, O) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), ApiError>> + Send + 'static,
+    {
+        let deliver = Arc::new(deliver);
+        let hook: SettledHook = Arc::new(move |state, body: Bytes| {
+            let deliver = Arc::clone(&deliver);
+            Box::pin(async move {
+                let answer: O =
+                    serde_json::from_slice(&body).map_err(|e| ApiError::Internal(format!("answer of {id}: {e}")))?;
+                deliver(state, answer).await
+            })
+        });
+        self.on_settled.insert(id, hook);
+    }
+
+    /// Delivers what route `id` sold, after its payment settled; nothing for data routes.
+    pub(crate) async fn settled(&self, id: &'static str, state: AppState, body: &Bytes) -> Result<(), ApiError> {
+        match self.on_settled.get(id) {
+            Some(hook) => hook(state, body.clone()).await,
+            None => Ok(()),
+        }
     }
 
     /// Checks every registration against the catalogue.

@@ -217,3 +217,57 @@ async fn credits_and_usage_show_the_ledger_and_the_discount_tier() {
     assert_eq!(usage["calls_to_next_tier"], 99);
     assert_eq!(app.balance(&account).await, 995_000);
 }
+
+const PURCHASE: &str = "/api/x402/credits/purchase";
+
+#[tokio::test]
+async fn credits_bought_over_x402_land_on_the_paying_wallets_account_once() {
+    let app = TestApp::new().await;
+    let challenge = app.call(&Method::POST, PURCHASE, Some(r#"{"amount": "5"}"#)).await;
+    assert_eq!(challenge.status, StatusCode::PAYMENT_REQUIRED);
+    assert_eq!(challenge.json()["accepts"][0]["amount"], "5000000", "the price is the amount");
+    let header = app.payment_for(&Method::POST, PURCHASE, Some(r#"{"amount": "5"}"#), 41).await;
+    let bought =
+        app.call_with(&Method::POST, PURCHASE, Some(r#"{"amount": "5"}"#), &[("payment-signature", &header)]).await;
+    assert_eq!(bought.status, StatusCode::OK, "{}", bought.text());
+    assert!(bought.headers.contains_key("payment-response"));
+    let account_id = bought.json()["account_id"].as_str().expect("account").to_owned();
+    let wallet = payer().address().to_string().to_lowercase();
+    let account = app.store.account_by_wallet(&wallet).await.expect("store").expect("opened for the payer");
+    assert_eq!((account.id.as_str(), account.balance), (account_id.as_str(), 5_000_000));
+
+    let again =
+        app.call_with(&Method::POST, PURCHASE, Some(r#"{"amount": "5"}"#), &[("payment-signature", &header)]).await;
+    assert_eq!(again.status, StatusCode::PAYMENT_REQUIRED, "one payment buys once: {}", again.text());
+    assert_eq!(app.balance(&account_id).await, 5_000_000);
+
+    // Signing in with the same wallet reaches the same account and its credits.
+    let token = sign_in(&app, &payer()).await;
+    assert_eq!(get(&app, "/api/account/credits", &token).await.json()["entries"][0]["kind"], "purchase");
+}
+
+#[tokio::test]
+async fn credits_can_be_bought_for_another_account_but_not_for_an_unknown_one() {
+    let app = TestApp::new().await;
+    let (account, _) = app.account_with_credits("0", &[Scope::Data]).await;
+    let body = json!({"amount": "2.5", "account_id": account}).to_string();
+    let bought = app.pay(&Method::POST, PURCHASE, Some(&body), 42).await;
+    assert_eq!(bought.status, StatusCode::OK, "{}", bought.text());
+    assert_eq!(app.balance(&account).await, 2_500_000);
+
+    let unknown = json!({"amount": "2.5", "account_id": "acct_0123abcd"}).to_string();
+    let refused = app.pay(&Method::POST, PURCHASE, Some(&unknown), 43).await;
+    assert_error(&refused, StatusCode::NOT_FOUND, "not_found");
+    assert_eq!(app.paid_calls().await, 1, "the refused purchase took nothing");
+}
+
+#[tokio::test]
+async fn purchases_outside_the_bounds_are_422_and_have_no_credit_twin() {
+    let app = TestApp::new().await;
+    for amount in [r#""0.5""#, r#""1000.01""#, r#""1.0000001""#, r#""-3""#, "5"] {
+        let reply = app.call(&Method::POST, PURCHASE, Some(&format!(r#"{{"amount": {amount}}}"#))).await;
+        assert_eq!(reply.status, StatusCode::UNPROCESSABLE_ENTITY, "{amount}: {}", reply.text());
+    }
+    let twin = app.call(&Method::POST, "/api/svc-tools/credits/purchase", Some(r#"{"amount": "5"}"#)).await;
+    assert_eq!(twin.status, StatusCode::NOT_FOUND, "credits are not bought with credits");
+}

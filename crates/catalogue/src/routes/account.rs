@@ -31,6 +31,16 @@ pub fn routes() -> Vec<RouteSpec> {
         )
         .group(crate::Group::Free)
         .tag("account"),
+        RouteSpec::post::<CreditPurchase, CreditPurchaseResponse>(
+            "credits.purchase",
+            "/api/x402/credits/purchase",
+            "Buys account credits over x402: the price is the amount. Credits go to account_id, or to the paying \
+             wallet's account (opened on first purchase). One payment buys once.",
+        )
+        .group(crate::Group::Infrastructure)
+        .not_data()
+        .preview(crate::PreviewPolicy::QuoteOnly)
+        .tag("account"),
         route(
             RouteSpec::get::<NoInput, AccountView>(
                 "account.show",
@@ -291,3 +301,50 @@ pub struct KeyPath {
 }
 
 impl RouteInput for KeyPath {}
+
+/// Input of `POST /api/x402/credits/purchase`.
+#[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
+#[serde(deny_unknown_fields)]
+pub struct CreditPurchase {
+    /// Credits to buy, in USD (1 to 1000, at most 6 decimals); also the price.
+    #[garde(skip)]
+    pub amount: Money,
+    /// The account to credit; default: the paying wallet's own account.
+    #[serde(default)]
+    #[garde(inner(length(min = 1, max = 64), pattern(r"^acct_[0-9a-f]+$")))]
+    pub account_id: Option<String>,
+}
+
+/// Smallest purchase: below it the payment's fees would outweigh the credits.
+pub const MIN_PURCHASE: Money = Money::from_atomic(1_000_000);
+/// Largest purchase in one payment.
+pub const MAX_PURCHASE: Money = Money::from_atomic(1_000_000_000);
+
+impl RouteInput for CreditPurchase {
+    fn check(&self) -> Vec<FieldError> {
+        if self.amount < MIN_PURCHASE || self.amount > MAX_PURCHASE {
+            return vec![FieldError::new(
+                vec!["amount".into()],
+                format!("buy between {MIN_PURCHASE} and {MAX_PURCHASE} USD of credits"),
+                "value_error",
+            )];
+        }
+        Vec::new()
+    }
+
+    fn price_units(&self) -> u64 {
+        self.amount.atomic()
+    }
+}
+
+/// `POST /api/x402/credits/purchase`: what the payment bought. It is answered only once the
+/// payment has settled, with the credits already on the account.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct CreditPurchaseResponse {
+    /// The account credited.
+    pub account_id: String,
+    /// Credits bought, USD.
+    pub amount: Money,
+    /// The ledger reference of this purchase: the payment, so one payment buys once.
+    pub reference: String,
+}
