@@ -9,8 +9,13 @@ pub(crate) const DAY_MS: i64 = 86_400_000;
 pub(crate) const HOUR_MS: i64 = 3_600_000;
 
 mod launchpad;
+mod market;
 
 pub use launchpad::{Coin, CoinState};
+pub use market::{
+    DcaOrder, EventTime, MARKET_CHAINS, MAX_EVENT_WINDOW_MS, MINUTE_MS, PerpCoin, PerpPosition, PerpTrade, Position,
+    Scenario, Token, TokenKind, Trade, Transfer, WHALE_TRADE_USD, Wallet, WalletKind,
+};
 
 /// The simulated market.
 #[derive(Debug)]
@@ -18,6 +23,7 @@ pub struct World {
     clock: Arc<dyn Clock>,
     genesis_ms: i64,
     coins: Vec<Coin>,
+    market: market::Market,
 }
 
 impl World {
@@ -28,7 +34,8 @@ impl World {
         // Each part of the world draws from its own stream, so adding a part never changes
         // another part's data.
         let coins = launchpad::grow(&mut fastrand::Rng::with_seed(seed), genesis_ms);
-        World { clock, genesis_ms, coins }
+        let market = market::grow(seed, genesis_ms);
+        World { clock, genesis_ms, coins, market }
     }
 
     /// The current time of the world.
