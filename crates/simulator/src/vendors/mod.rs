@@ -1,6 +1,7 @@
 //! The fake vendor servers: one router per vendor, nested under its prefix, sharing one
 //! fault layer.
 
+pub(crate) mod chaindata;
 mod launchpad;
 
 use axum::Router;
@@ -13,6 +14,7 @@ use crate::{Fault, Simulator};
 pub(crate) fn router(sim: Simulator) -> Router {
     Router::new()
         .route("/", axum::routing::get(index).with_state(sim.clone()))
+        .nest("/chaindata", chaindata::router(sim.clone()))
         .nest("/launchpad", launchpad::router(sim.clone()))
         .layer(axum::middleware::from_fn_with_state(sim, faults))
 }
@@ -45,8 +47,15 @@ async fn faults(State(sim): State<Simulator>, request: Request, next: Next) -> R
 async fn index(State(sim): State<Simulator>) -> axum::Json<serde_json::Value> {
     let coins: Vec<_> =
         sim.world.coins().iter().take(10).map(|c| serde_json::json!({"mint": c.mint, "symbol": c.symbol})).collect();
+    let tokens: Vec<_> = sim
+        .world
+        .tokens()
+        .iter()
+        .map(|t| serde_json::json!({"chain": t.chain, "address": t.address, "symbol": t.symbol}))
+        .collect();
     axum::Json(serde_json::json!({
         "simulated": true,
         "launchpad": {"coins": coins},
+        "chaindata": {"tokens": tokens},
     }))
 }

@@ -12,6 +12,7 @@ mod launchpad;
 mod market;
 
 pub use launchpad::{Coin, CoinState};
+pub(crate) use market::mix;
 pub use market::{
     DcaOrder, EventTime, MARKET_CHAINS, MAX_EVENT_WINDOW_MS, MINUTE_MS, PerpCoin, PerpPosition, PerpTrade, Position,
     Scenario, Token, TokenKind, Trade, Transfer, WHALE_TRADE_USD, Wallet, WalletKind,
