@@ -72,12 +72,30 @@ impl VendorClient {
         })
     }
 
+    /// `POST {base}{path}` with a JSON `body`, answering the raw 2xx body. `path` is a
+    /// constant of the adapter, so no request leaves the base URL.
+    pub(crate) async fn post_json_bytes(&self, path: &str, body: &serde_json::Value) -> Result<Bytes, UpstreamError> {
+        let body = Bytes::from(serde_json::to_vec(body).map_err(|_| self.transport("request body is not JSON"))?);
+        self.call_with_body(Method::POST, path, &[], Some(body)).await
+    }
+
     /// One logical call: waits for a slot, then tries up to `1 + retries` times.
     pub(crate) async fn call(
         &self,
         method: Method,
         path: &str,
         query: &[(&str, &str)],
+    ) -> Result<Bytes, UpstreamError> {
+        self.call_with_body(method, path, query, None).await
+    }
+
+    /// [`VendorClient::call`] with an optional JSON body, sent again on every retry.
+    async fn call_with_body(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, &str)],
+        body: Option<Bytes>,
     ) -> Result<Bytes, UpstreamError> {
         debug_assert!(path.starts_with('/'), "adapter paths are absolute");
         let vendor = self.vendor.family();
@@ -91,7 +109,11 @@ impl VendorClient {
             }
             let mut attempt = 0;
             loop {
-                let sent = self.http.request(method.clone(), url.clone()).send().await;
+                let mut request = self.http.request(method.clone(), url.clone());
+                if let Some(body) = &body {
+                    request = request.header(http::header::CONTENT_TYPE, "application/json").body(body.clone());
+                }
+                let sent = request.send().await;
                 let wait = match sent {
                     Ok(response) if response.status().is_success() => {
                         return response.bytes().await.map_err(|e| self.failure(e));

@@ -8,6 +8,7 @@
 //! upstream body.
 
 mod cache;
+pub mod chaindata;
 mod client;
 mod config;
 mod error;
@@ -18,9 +19,14 @@ use std::sync::Arc;
 use svc_domain::Clock;
 
 pub use cache::TtlCache;
+pub use chaindata::Chaindata;
 pub use config::{Vendor, VendorConfig};
 pub use error::UpstreamError;
 pub use launchpad::Launchpad;
+
+/// The key given to keyed vendors when they point at the simulator: the fakes check that a
+/// key is sent, as the vendors do, and accept any but a revoked one.
+pub const SIMULATOR_KEY: &str = "simulated-key";
 
 /// Settings of every vendor, by vendor.
 #[derive(Debug, Clone)]
@@ -36,9 +42,16 @@ impl UpstreamsConfig {
     }
 
     /// Every vendor at one base URL, each under its own path prefix; how the simulator
-    /// serves all vendors from one listener.
+    /// serves all vendors from one listener. Vendors that want a key get
+    /// [`SIMULATOR_KEY`], which the simulator's fakes accept.
     pub fn all_at(base: &str) -> Self {
-        Self::each(|vendor| VendorConfig::new(format!("{}/{}", base.trim_end_matches('/'), vendor.slug())))
+        Self::each(|vendor| {
+            let mut config = VendorConfig::new(format!("{}/{}", base.trim_end_matches('/'), vendor.slug()));
+            if vendor == Vendor::Chaindata {
+                config.key = Some(SIMULATOR_KEY.to_owned());
+            }
+            config
+        })
     }
 
     fn each(config: impl Fn(Vendor) -> VendorConfig) -> Self {
@@ -63,12 +76,17 @@ impl UpstreamsConfig {
 pub struct Upstreams {
     /// Token launchpad coin state.
     pub launchpad: Launchpad,
+    /// On-chain analytics: smart money, wallet profiles, token flows and holders.
+    pub chaindata: Chaindata,
 }
 
 impl Upstreams {
     /// Builds every adapter. Fails only on a configuration that cannot work (a malformed
     /// key or base URL), so a bad setting stops the start instead of failing every call.
     pub fn new(config: &UpstreamsConfig, clock: Arc<dyn Clock>) -> Result<Self, UpstreamError> {
-        Ok(Upstreams { launchpad: Launchpad::new(config.vendor(Vendor::Launchpad), clock)? })
+        Ok(Upstreams {
+            launchpad: Launchpad::new(config.vendor(Vendor::Launchpad), clock.clone())?,
+            chaindata: Chaindata::new(config.vendor(Vendor::Chaindata), clock)?,
+        })
     }
 }
