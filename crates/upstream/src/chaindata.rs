@@ -187,7 +187,22 @@ impl Endpoint {
 pub struct Chaindata {
     client: VendorClient,
     cache: TtlCache<Bytes>,
+    clock: Arc<dyn Clock>,
+    top: TtlCache<TopTokens>,
 }
+
+/// The largest tokens of the market, as the token screener ranks them.
+#[derive(Debug, Clone)]
+pub struct TopTokens {
+    /// When the screener answered, unix ms.
+    pub as_of_ms: i64,
+    /// Tokens, largest market cap first.
+    pub rows: Vec<ChaindataScreenerRow>,
+}
+
+/// How long the market overview is kept: it backs a free route, so agents polling it share
+/// one vendor call a minute.
+const TOP_TOKENS_TTL: Duration = Duration::from_secs(60);
 
 /// A vendor request body under construction; absent optional fields are left out, as the
 /// vendor's own client does.
@@ -294,7 +309,34 @@ impl Chaindata {
             headers.insert(HeaderName::from_static("apikey"), value);
         }
         let client = VendorClient::new(Vendor::Chaindata, config, headers)?;
-        Ok(Chaindata { client, cache: TtlCache::new(Vendor::Chaindata.family(), clock, 4096) })
+        Ok(Chaindata {
+            client,
+            cache: TtlCache::new(Vendor::Chaindata.family(), clock.clone(), 4096),
+            top: TtlCache::new(Vendor::Chaindata.family(), clock.clone(), 16),
+            clock,
+        })
+    }
+
+    /// The `limit` largest tokens by market cap on `chains`, with 24 h price change, volume
+    /// and liquidity: the token screener over a 24 h time frame.
+    pub async fn top_tokens(&self, chains: &[svc_domain::Chain], limit: u32) -> Result<TopTokens, UpstreamError> {
+        let key = format!("{chains:?}/{limit}");
+        self.top
+            .get_or_fetch(key, TOP_TOKENS_TTL, || async {
+                let query = ChaindataScreenerPayload {
+                    chains: chains.to_vec(),
+                    timeframe: Some("24h".into()),
+                    filters: None,
+                    pagination: Some(ChaindataPaging { page: 1, per_page: limit.clamp(1, 100) }),
+                    order_by: Some(vec![ChaindataSort {
+                        field: "market_cap_usd".into(),
+                        direction: svc_catalogue::routes::chaindata::ChaindataSortDirection::Desc,
+                    }]),
+                };
+                let page = self.token_screener(&query).await?;
+                Ok(TopTokens { as_of_ms: self.clock.now_ms(), rows: page.data })
+            })
+            .await
     }
 
     /// The raw answer of `endpoint` to `body`, from the cache while fresh. Only answers
