@@ -254,9 +254,63 @@ pub fn decode_object<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
     object_from(serde_json::from_slice(bytes).map_err(|e| e.to_string())?)
 }
 
+/// Fields holding a time, which svc answers in RFC 3339 UTC.
+const TIME_FIELDS: &[&str] = &[
+    "block_timestamp",
+    "dca_created_at",
+    "dca_updated_at",
+    "since_timestamp",
+    "last_timestamp",
+    "token_deployment_date",
+    "t",
+];
+
+/// Gives zone-less vendor times (`2025-01-01T12:00:00`, `2025-01-01 12:00:00`) their UTC
+/// `Z`, at any depth, so every answer's times are RFC 3339 as the schema says.
+fn normalise_times(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, field) in map.iter_mut() {
+                match field {
+                    Value::String(text) if TIME_FIELDS.contains(&key.as_str()) => {
+                        if let Some(fixed) = utc_time(text) {
+                            *text = fixed;
+                        }
+                    }
+                    other => normalise_times(other),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(normalise_times),
+        _ => {}
+    }
+}
+
+/// `text` with a `T` separator and a `Z` zone, when it is a date-time lacking them.
+fn utc_time(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    if bytes.len() < 19 || !matches!(bytes[10], b'T' | b' ') || bytes[4] != b'-' || bytes[13] != b':' {
+        return None;
+    }
+    let zoned = text.ends_with('Z') || text.ends_with('z') || bytes[19..].iter().any(|b| matches!(b, b'+' | b'-'));
+    if zoned && bytes[10] == b'T' {
+        return None;
+    }
+    let mut fixed = text.to_owned();
+    fixed.replace_range(10..11, "T");
+    if !zoned {
+        fixed.push('Z');
+    }
+    Some(fixed)
+}
+
 /// The list envelope, decoded leniently: some beta endpoints send a bare array or leave out
 /// `pagination`.
-fn list_from<T: DeserializeOwned>(value: Value, paging: Option<&ChaindataPaging>) -> Result<ChaindataList<T>, String> {
+fn list_from<T: DeserializeOwned>(
+    mut value: Value,
+    paging: Option<&ChaindataPaging>,
+) -> Result<ChaindataList<T>, String> {
+    normalise_times(&mut value);
     let (data, pagination) = match value {
         Value::Array(rows) => (Value::Array(rows), None),
         Value::Object(mut map) => (map.remove("data").unwrap_or(Value::Array(Vec::new())), map.remove("pagination")),
@@ -277,7 +331,8 @@ fn list_from<T: DeserializeOwned>(value: Value, paging: Option<&ChaindataPaging>
 
 /// An object answer, decoded leniently: the vendor sends it as `{"data": {...}}`, as a
 /// one-row `{"data": [{...}]}`, or bare.
-fn object_from<T: DeserializeOwned>(value: Value) -> Result<T, String> {
+fn object_from<T: DeserializeOwned>(mut value: Value) -> Result<T, String> {
+    normalise_times(&mut value);
     let object = match value {
         Value::Object(mut map) => match map.remove("data") {
             Some(Value::Array(rows)) => rows.into_iter().next().ok_or("the one-row list is empty")?,
@@ -871,6 +926,18 @@ mod tests {
         let bare: Value = object_from(json!({"a": 2})).expect("bare");
         assert_eq!(bare, json!({"a": 2}));
         assert!(object_from::<Value>(json!({"data": []})).is_err());
+    }
+
+    #[test]
+    fn zone_less_times_become_utc_and_zoned_ones_stay() {
+        let mut rows = json!({"data": [{"block_timestamp": "2025-01-01T12:00:00", "x": {"t": "2025-01-01 12:00:00.5"}},
+            {"block_timestamp": "2025-01-01T12:00:00+02:00", "date": "2025-01-01"}, {"block_timestamp": "2025-01-01T12:00:00Z"}]});
+        normalise_times(&mut rows);
+        assert_eq!(rows["data"][0]["block_timestamp"], "2025-01-01T12:00:00Z");
+        assert_eq!(rows["data"][0]["x"]["t"], "2025-01-01T12:00:00.5Z");
+        assert_eq!(rows["data"][1]["block_timestamp"], "2025-01-01T12:00:00+02:00");
+        assert_eq!(rows["data"][1]["date"], "2025-01-01");
+        assert_eq!(rows["data"][2]["block_timestamp"], "2025-01-01T12:00:00Z");
     }
 
     #[test]
