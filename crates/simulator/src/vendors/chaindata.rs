@@ -533,6 +533,7 @@ fn sm_holdings(q: &Query<'_>) -> Result<Answer, Reject> {
 fn sm_dex_trades(q: &Query<'_>) -> Result<Answer, Reject> {
     let chains = q.chains(false)?;
     let world = q.world;
+    // The feed carries labelled large traders too (whales), which is what whale alerts read.
     let smart = |w: &Wallet| w.kind.is_smart_money() || w.kind == WalletKind::Whale;
     let rows = world
         .trades_between(q.now - DAY_MS, q.now)
