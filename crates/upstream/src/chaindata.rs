@@ -110,6 +110,45 @@ const MINUTE: u64 = 60 * SECOND;
 const HOUR: u64 = 60 * MINUTE;
 
 impl Endpoint {
+    /// Every endpoint, for tests and start-up checks that walk them.
+    pub const ALL: [Endpoint; 32] = {
+        use Endpoint as E;
+        [
+            E::SmartMoneyNetflow,
+            E::SmartMoneyHoldings,
+            E::SmartMoneyDexTrades,
+            E::SmartMoneyDcas,
+            E::SmartMoneyHistoricalHoldings,
+            E::SmartMoneyPerpTrades,
+            E::ProfilerBalances,
+            E::ProfilerHistoricalBalances,
+            E::ProfilerTransactions,
+            E::ProfilerCounterparties,
+            E::ProfilerRelatedWallets,
+            E::ProfilerPnlSummary,
+            E::ProfilerPnl,
+            E::ProfilerNftHoldings,
+            E::ProfilerLabels,
+            E::PerpLeaderboard,
+            E::TgmFlowIntelligence,
+            E::TgmWhoBoughtSold,
+            E::TgmDexTrades,
+            E::TgmTransfers,
+            E::TgmHolders,
+            E::TgmFlows,
+            E::TgmPnlLeaderboard,
+            E::TgmJupDca,
+            E::TokenScreener,
+            E::PerpScreener,
+            E::TgmPerpTrades,
+            E::TgmPerpPnlLeaderboard,
+            E::TgmPerpPositions,
+            E::TgmTokenInformation,
+            E::TgmIndicators,
+            E::TgmTokenOhlcv,
+        ]
+    };
+
     /// The vendor's path.
     pub fn path(self) -> &'static str {
         use Endpoint as E;
@@ -958,10 +997,12 @@ mod tests {
     }
 
     #[test]
-    fn every_endpoint_has_a_vendor_path_and_a_ttl() {
-        for e in [Endpoint::SmartMoneyNetflow, Endpoint::ProfilerLabels, Endpoint::TokenScreener, Endpoint::TgmJupDca] {
-            assert!(e.path().starts_with("/api/"));
-            assert!(e.ttl() >= Duration::from_secs(30));
+    fn every_endpoint_has_its_own_vendor_path_and_a_ttl() {
+        let paths: std::collections::BTreeSet<_> = Endpoint::ALL.iter().map(|e| e.path()).collect();
+        assert_eq!(paths.len(), Endpoint::ALL.len());
+        for e in Endpoint::ALL {
+            assert!(e.path().starts_with("/api/v1/") || e.path().starts_with("/api/beta/"), "{e:?}");
+            assert!(e.ttl() >= Duration::from_secs(30) && e.ttl() <= Duration::from_secs(86_400), "{e:?}");
         }
         assert_eq!(Endpoint::ProfilerLabels.path(), "/api/beta/profiler/address/labels");
         assert!(Endpoint::ProfilerLabels.ttl() > Endpoint::SmartMoneyNetflow.ttl());

@@ -88,6 +88,45 @@ async fn the_fake_speaks_the_vendors_validation_error_shape() {
 }
 
 #[tokio::test]
+async fn every_vendor_endpoint_wants_a_key_and_pages_as_the_vendor_does() {
+    let f = fixture(|_| {}).await;
+    let http = reqwest::Client::new();
+    for endpoint in svc_upstream::chaindata::Endpoint::ALL {
+        let send = |key: Option<&str>, body: &str| {
+            let mut request = http
+                .post(format!("{}{}", f.base, endpoint.path()))
+                .header("content-type", "application/json")
+                .body(body.to_owned());
+            if let Some(key) = key {
+                request = request.header("apikey", key);
+            }
+            request.send()
+        };
+        let status = |r: reqwest::Response| r.status().as_u16();
+        assert_eq!(status(send(None, "{}").await.expect("send")), 401, "{endpoint:?} without a key");
+        let revoked = send(Some(svc_simulator::CHAINDATA_REVOKED_KEY), "{}").await.expect("send");
+        assert_eq!(status(revoked), 401, "{endpoint:?} with a revoked key");
+        let garbage = send(Some("k"), "not json").await.expect("send");
+        assert_eq!(status(garbage), 422, "{endpoint:?} with a body that is not JSON");
+    }
+    let page = |n: u64| {
+        let body = json!({"chains": ["solana", "base"], "pagination": {"page": n, "per_page": 5}}).to_string();
+        http.post(format!("{}/api/v1/token-screener", f.base)).header("apikey", "k").body(body).send()
+    };
+    let first: Value =
+        serde_json::from_slice(&page(1).await.expect("send").bytes().await.expect("body")).expect("json");
+    assert_eq!(first["data"].as_array().map(Vec::len), Some(5));
+    assert_eq!(first["pagination"], json!({"page": 1, "per_page": 5, "is_last_page": false}));
+    let last: Value = serde_json::from_slice(&page(4).await.expect("send").bytes().await.expect("body")).expect("json");
+    assert_eq!(last["pagination"]["is_last_page"], true);
+    assert_eq!(status_of(page(0).await.expect("send")), 422);
+}
+
+fn status_of(reply: reqwest::Response) -> u16 {
+    reply.status().as_u16()
+}
+
+#[tokio::test]
 async fn smart_money_netflow_finds_the_planted_stories_and_is_cached() {
     let f = fixture(|_| {}).await;
     let chaindata = &f.upstreams.chaindata;
