@@ -258,3 +258,26 @@ async fn an_unknown_token_has_no_information_and_is_not_charged() {
     assert_error(&reply, StatusCode::NOT_FOUND, "not_found");
     assert_eq!(app.paid_calls().await, 0);
 }
+
+#[tokio::test]
+async fn a_profile_of_several_wallets_joins_one_vendor_answer_per_wallet() {
+    let app = TestApp::new().await;
+    let wallets: Vec<String> = app
+        .sim
+        .world
+        .wallets()
+        .iter()
+        .filter(|w| w.chain == Chain::Solana && w.kind.is_smart_money())
+        .take(3)
+        .map(|w| w.address.clone())
+        .collect();
+    let reply = pay(&app, "profiler/address/balances", json!({"walletAddresses": wallets, "chain": "solana"}), 8).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let answer = reply.json();
+    assert_matches_schema("post", &uri("profiler/address/balances"), &answer);
+    for wallet in &wallets {
+        assert!(answer["data"].as_array().expect("rows").iter().any(|r| r["address"] == *wallet), "{wallet}");
+    }
+    assert_eq!(vendor_calls(&app), 3);
+    assert_eq!(app.paid_calls().await, 1, "one paid call, however many wallets");
+}
