@@ -316,6 +316,13 @@ pub(super) struct Market {
     positions: Vec<Position>,
     perp_coins: Vec<PerpCoin>,
     perp_positions: Vec<PerpPosition>,
+    /// Per chain of [`MARKET_CHAINS`], the positions in traded tokens (indices into
+    /// `positions`): what per-minute transfers draw from, kept so a week of minutes is quick.
+    traded_positions: Vec<Vec<usize>>,
+    /// Per chain of [`MARKET_CHAINS`], its wallets (indices into `wallets`).
+    chain_wallets: Vec<Vec<usize>>,
+    /// Per chain of [`MARKET_CHAINS`], its traded tokens (indices into `tokens`).
+    traded_tokens: Vec<Vec<usize>>,
 }
 
 const WORDS: [&str; 20] = [
@@ -338,10 +345,18 @@ pub(crate) fn mix(a: u64, b: u64) -> u64 {
 
 /// A random EVM address, lowercase.
 fn evm_address(rng: &mut fastrand::Rng) -> String {
-    let mut s = String::with_capacity(42);
+    random_hex(rng, 20)
+}
+
+/// `0x` and `bytes` random bytes in lowercase hex.
+fn random_hex(rng: &mut fastrand::Rng, bytes: usize) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(2 + 2 * bytes);
     s.push_str("0x");
-    for _ in 0..20 {
-        s.push_str(&format!("{:02x}", rng.u8(..)));
+    for _ in 0..bytes {
+        let b = rng.u8(..);
+        s.push(char::from(DIGITS[usize::from(b >> 4)]));
+        s.push(char::from(DIGITS[usize::from(b & 15)]));
     }
     s
 }
@@ -354,15 +369,18 @@ fn chain_address(rng: &mut fastrand::Rng, chain: Chain) -> String {
 /// A transaction hash as `chain` writes them: 0x + 64 hex, or a base58 signature.
 fn tx_hash(rng: &mut fastrand::Rng, chain: Chain) -> String {
     if chain.is_evm() {
-        let mut s = String::with_capacity(66);
-        s.push_str("0x");
-        for _ in 0..32 {
-            s.push_str(&format!("{:02x}", rng.u8(..)));
+        random_hex(rng, 32)
+    } else {
+        // Drawn as base58 text rather than encoded (encoding is quadratic, and a week of
+        // events holds tens of thousands): 87 digits led by one of at least 2 is always a
+        // 64-byte value, as a signature is.
+        const DIGITS: &[u8; 58] = b"123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+        let mut s = String::with_capacity(87);
+        s.push(char::from(DIGITS[rng.usize(2..58)]));
+        for _ in 0..86 {
+            s.push(char::from(DIGITS[rng.usize(..58)]));
         }
         s
-    } else {
-        let bytes: [u8; 64] = std::array::from_fn(|_| rng.u8(..));
-        bs58::encode(bytes).into_string()
     }
 }
 
@@ -519,7 +537,38 @@ pub(super) fn grow(seed: u64, genesis_ms: i64) -> Market {
         perp("ARB", 0.75, -0.005, 0.000_008, 2e8, 1.1e8),
     ];
     let perp_positions = grow_perp_positions(&mut rng, &wallets, &perp_coins, genesis_ms);
-    Market { seed, tokens, wallets, positions, perp_coins, perp_positions }
+    let traded_positions = MARKET_CHAINS
+        .iter()
+        .map(|chain| {
+            (0..positions.len())
+                .filter(|p| {
+                    let token = &tokens[positions[*p].token];
+                    token.chain == *chain && token.kind == TokenKind::Traded
+                })
+                .collect()
+        })
+        .collect();
+    let chain_wallets = MARKET_CHAINS
+        .iter()
+        .map(|chain| (0..wallets.len()).filter(|w| wallets[*w].chain == *chain).collect())
+        .collect();
+    let traded_tokens = MARKET_CHAINS
+        .iter()
+        .map(|chain| {
+            (0..tokens.len()).filter(|t| tokens[*t].chain == *chain && tokens[*t].kind == TokenKind::Traded).collect()
+        })
+        .collect();
+    Market {
+        seed,
+        tokens,
+        wallets,
+        positions,
+        perp_coins,
+        perp_positions,
+        traded_positions,
+        chain_wallets,
+        traded_tokens,
+    }
 }
 
 fn perp(symbol: &'static str, price: f64, trend: f64, funding: f64, oi: f64, volume: f64) -> PerpCoin {
@@ -777,9 +826,8 @@ impl World {
 
     /// Wallet indices on `chain` of the given kinds.
     fn wallets_on(&self, chain: Chain, kinds: &[WalletKind]) -> Vec<usize> {
-        (0..self.market.wallets.len())
-            .filter(|w| self.market.wallets[*w].chain == chain && kinds.contains(&self.market.wallets[*w].kind))
-            .collect()
+        let on_chain = MARKET_CHAINS.iter().position(|c| *c == chain).map(|c| &self.market.chain_wallets[c]);
+        on_chain.into_iter().flatten().copied().filter(|w| kinds.contains(&self.market.wallets[*w].kind)).collect()
     }
 
     /// The DEX trades of minute `minute` (unix ms / 60 000), in time order: up to two per
@@ -792,9 +840,7 @@ impl World {
         for (c, chain) in MARKET_CHAINS.into_iter().enumerate() {
             let whale = minute.rem_euclid(7) == 0 && minute.div_euclid(7).rem_euclid(5) == c as i64;
             let count = rng.usize(0..3) + usize::from(whale);
-            let traded: Vec<usize> = (0..self.market.tokens.len())
-                .filter(|t| self.market.tokens[*t].chain == chain && self.market.tokens[*t].kind == TokenKind::Traded)
-                .collect();
+            let traded = &self.market.traded_tokens[c];
             for i in 0..count {
                 let is_whale = whale && i == count - 1;
                 let roll = rng.f64();
@@ -853,17 +899,9 @@ impl World {
         let mut rng = self.minute_rng(2, minute);
         let start = minute * MINUTE_MS;
         let mut transfers = Vec::new();
-        for chain in MARKET_CHAINS {
-            let held: Vec<&Position> = self
-                .market
-                .positions
-                .iter()
-                .filter(|p| {
-                    let token = &self.market.tokens[p.token];
-                    token.chain == chain && token.kind == TokenKind::Traded
-                })
-                .collect();
-            let from = held[rng.usize(..held.len())];
+        for (c, chain) in MARKET_CHAINS.into_iter().enumerate() {
+            let held = &self.market.traded_positions[c];
+            let from = &self.market.positions[held[rng.usize(..held.len())]];
             let sender = &self.market.wallets[from.wallet];
             let exodus = self.market.tokens[from.token].scenario == Scenario::Exodus;
             let targets = if exodus && sender.kind.is_smart_money() {
@@ -1128,11 +1166,23 @@ mod tests {
     }
 
     #[test]
+    fn solana_transaction_hashes_are_64_byte_signatures() {
+        let mut rng = fastrand::Rng::with_seed(1);
+        for _ in 0..200 {
+            let hash = tx_hash(&mut rng, Chain::Solana);
+            assert_eq!(bs58::decode(&hash).into_vec().expect("base58").len(), 64, "{hash}");
+        }
+        let evm = tx_hash(&mut rng, Chain::Base);
+        assert!(evm.len() == 66 && evm.starts_with("0x"));
+    }
+
+    #[test]
     fn a_week_of_events_is_quick_and_longer_ranges_are_cut() {
         let (world, _) = grown();
         let started = Instant::now();
         let week = world.trades_between(NOW - 30 * DAY_MS, NOW);
         assert!(week.iter().all(|t| t.at_ms >= NOW - MAX_EVENT_WINDOW_MS));
+        assert!(!world.transfers_between(NOW - 7 * DAY_MS, NOW).is_empty());
         assert!(started.elapsed().as_secs() < 5, "took {:?}", started.elapsed());
         let transfers = world.transfers_between(NOW - HOUR_MS, NOW);
         assert!(!transfers.is_empty());
