@@ -245,10 +245,11 @@ fn keeps(row: &Value, field: &str, want: &Value) -> bool {
                     x.is_some_and(|x| lo.is_none_or(|lo| x >= lo) && hi.is_none_or(|hi| x <= hi))
                 }
                 Value::Object(range) => {
-                    let day = have.as_str().map(|s| &s[..s.len().min(10)]).unwrap_or_default();
-                    let from = range.get("from").and_then(Value::as_str);
-                    let to = range.get("to").and_then(Value::as_str);
-                    from.is_none_or(|f| day >= &f[..f.len().min(10)]) && to.is_none_or(|t| day <= &t[..t.len().min(10)])
+                    let day_of = |s: &str| s.get(..10).unwrap_or(s).to_owned();
+                    let day = have.as_str().map(day_of).unwrap_or_default();
+                    let from = range.get("from").and_then(Value::as_str).map(day_of);
+                    let to = range.get("to").and_then(Value::as_str).map(day_of);
+                    from.is_none_or(|f| day >= f) && to.is_none_or(|t| day <= t)
                 }
                 Value::Array(options) => options.iter().any(|o| same(have, o)),
                 other => same(have, other),
@@ -1047,17 +1048,17 @@ fn perp_leaderboard(q: &Query<'_>) -> Result<Answer, Reject> {
 
 /// A time frame such as `1h`, `1d`, `7d` in ms.
 fn timeframe_ms(text: &str) -> Option<i64> {
-    let (n, unit) = text.split_at(text.len().checked_sub(1)?);
-    let n: i64 = n.parse().ok().filter(|n| *n > 0)?;
+    let unit = text.chars().last()?;
+    let n: i64 = text[..text.len() - unit.len_utf8()].parse().ok().filter(|n| *n > 0)?;
     let unit = match unit {
-        "m" => MINUTE_MS,
-        "h" => HOUR_MS,
-        "d" => DAY_MS,
-        "w" => 7 * DAY_MS,
-        "M" => 30 * DAY_MS,
+        'm' => MINUTE_MS,
+        'h' => HOUR_MS,
+        'd' => DAY_MS,
+        'w' => 7 * DAY_MS,
+        'M' => 30 * DAY_MS,
         _ => return None,
     };
-    Some(n * unit)
+    n.checked_mul(unit).filter(|ms| *ms <= 3_650 * DAY_MS)
 }
 
 fn timeframe(q: &Query<'_>, default: &str) -> Result<i64, Reject> {
@@ -1583,6 +1584,10 @@ mod tests {
         assert_eq!(timeframe_ms("24h"), Some(DAY_MS));
         assert_eq!(timeframe_ms("1M"), Some(30 * DAY_MS));
         assert_eq!(timeframe_ms("x"), None);
+        assert_eq!(timeframe_ms("99999999999999999d"), None);
+        assert_eq!(timeframe_ms("1é"), None);
+        let row = json!({"dca_created_at": "2026-11-20T10:00:00Z"});
+        assert!(keeps(&row, "dca_created_at", &json!({"from": "2026-11-19", "to": "éé"})));
     }
 
     #[test]
