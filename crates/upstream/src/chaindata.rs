@@ -239,6 +239,9 @@ pub struct TopTokens {
     pub rows: Vec<ChaindataScreenerRow>,
 }
 
+/// Answers kept at most: a page is up to ~100 kB, so this bounds the cache near 50 MB.
+const CACHE_ENTRIES: usize = 512;
+
 /// How long the market overview is kept: it backs a free route, so agents polling it share
 /// one vendor call a minute.
 const TOP_TOKENS_TTL: Duration = Duration::from_secs(60);
@@ -405,7 +408,7 @@ impl Chaindata {
         let client = VendorClient::new(Vendor::Chaindata, config, headers)?;
         Ok(Chaindata {
             client,
-            cache: TtlCache::new(Vendor::Chaindata.family(), clock.clone(), 4096),
+            cache: TtlCache::new(Vendor::Chaindata.family(), clock.clone(), CACHE_ENTRIES),
             top: TtlCache::new(Vendor::Chaindata.family(), clock.clone(), 16),
             clock,
         })
