@@ -40,8 +40,12 @@ pub async fn build(args: &UpstreamArgs, production: bool, clock: Arc<dyn Clock>)
         let settings = config.vendor_mut(vendor);
         if let Some(url) = env(vendor, "URL") {
             settings.base_url = url.trim_end_matches('/').to_owned();
+            settings.key = None;
         }
-        settings.key = env(vendor, "KEY");
+        // A vendor on the simulator keeps the simulator's key unless one is configured.
+        if let Some(key) = env(vendor, "KEY") {
+            settings.key = Some(key);
+        }
     }
     // The simulated perp exchange approves a public test agent, so trading works offline; a
     // real exchange gets only the key the operator gives.

@@ -18,6 +18,7 @@ use axum::Router;
 use svc_domain::Clock;
 
 pub use faults::{Fault, Faults};
+pub use vendors::chaindata::REVOKED_KEY as CHAINDATA_REVOKED_KEY;
 pub use world::World;
 
 /// The seed of the default world.

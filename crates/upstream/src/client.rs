@@ -85,6 +85,13 @@ impl VendorClient {
         })
     }
 
+    /// `POST {base}{path}` with a JSON `body`, answering the raw 2xx body. `path` is a
+    /// constant of the adapter, so no request leaves the base URL.
+    pub(crate) async fn post_json_bytes(&self, path: &str, body: &serde_json::Value) -> Result<Bytes, UpstreamError> {
+        let body = Bytes::from(serde_json::to_vec(body).map_err(|_| self.transport("request body is not JSON"))?);
+        self.call_with_body(Method::POST, path, &[], Some(body)).await
+    }
+
     /// One logical call: waits for a slot, then tries up to `1 + retries` times.
     pub(crate) async fn call(
         &self,
@@ -95,7 +102,7 @@ impl VendorClient {
         self.call_with_body(method, path, query, None).await
     }
 
-    /// [`Self::call`] with an optional JSON request body.
+    /// [`VendorClient::call`] with an optional JSON body, sent again on every retry.
     async fn call_with_body(
         &self,
         method: Method,

@@ -8,6 +8,7 @@
 //! upstream body.
 
 mod cache;
+pub mod chaindata;
 mod client;
 mod config;
 mod error;
@@ -20,11 +21,16 @@ use std::sync::Arc;
 use svc_domain::Clock;
 
 pub use cache::TtlCache;
+pub use chaindata::Chaindata;
 pub use config::{Vendor, VendorConfig};
 pub use error::UpstreamError;
 pub use launchpad::Launchpad;
 pub use orderbookdex::Orderbookdex;
 pub use perpdex::{PerpLimits, Perpdex};
+
+/// The key given to keyed vendors when they point at the simulator: the fakes check that a
+/// key is sent, as the vendors do, and accept any but a revoked one.
+pub const SIMULATOR_KEY: &str = "simulated-key";
 
 /// Settings of every vendor, by vendor.
 #[derive(Debug, Clone)]
@@ -42,9 +48,16 @@ impl UpstreamsConfig {
     }
 
     /// Every vendor at one base URL, each under its own path prefix; how the simulator
-    /// serves all vendors from one listener.
+    /// serves all vendors from one listener. Vendors that want a key get
+    /// [`SIMULATOR_KEY`], which the simulator's fakes accept.
     pub fn all_at(base: &str) -> Self {
-        Self::each(|vendor| VendorConfig::new(format!("{}/{}", base.trim_end_matches('/'), vendor.slug())))
+        Self::each(|vendor| {
+            let mut config = VendorConfig::new(format!("{}/{}", base.trim_end_matches('/'), vendor.slug()));
+            if vendor == Vendor::Chaindata {
+                config.key = Some(SIMULATOR_KEY.to_owned());
+            }
+            config
+        })
     }
 
     fn each(config: impl Fn(Vendor) -> VendorConfig) -> Self {
@@ -76,6 +89,8 @@ pub struct Upstreams {
     pub perpdex: Perpdex,
     /// The order-book exchange's indexer: markets and public reads.
     pub orderbookdex: Orderbookdex,
+    /// On-chain analytics: smart money, wallet profiles, token flows and holders.
+    pub chaindata: Chaindata,
 }
 
 impl Upstreams {
@@ -85,7 +100,8 @@ impl Upstreams {
         Ok(Upstreams {
             launchpad: Launchpad::new(config.vendor(Vendor::Launchpad), clock.clone())?,
             perpdex: Perpdex::new(config.vendor(Vendor::Perpdex), config.perp_limits, clock.clone())?,
-            orderbookdex: Orderbookdex::new(config.vendor(Vendor::Orderbookdex), clock)?,
+            orderbookdex: Orderbookdex::new(config.vendor(Vendor::Orderbookdex), clock.clone())?,
+            chaindata: Chaindata::new(config.vendor(Vendor::Chaindata), clock)?,
         })
     }
 }

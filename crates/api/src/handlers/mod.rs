@@ -3,6 +3,7 @@
 //! happen around it, once, for every route.
 
 mod account;
+mod chaindata;
 mod infra;
 mod perps;
 mod pricing;
@@ -175,6 +176,7 @@ pub fn all() -> Handlers {
     account::register(&mut handlers);
     infra::register(&mut handlers);
     perps::register(&mut handlers);
+    chaindata::register(&mut handlers);
     pricing::register(&mut handlers);
     handlers
 }

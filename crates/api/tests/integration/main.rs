@@ -2,6 +2,7 @@
 
 mod account;
 mod catalogue;
+mod chaindata;
 mod credits;
 mod errors;
 mod ops;

@@ -28,14 +28,36 @@ async fn metrics_count_requests_by_route_id_and_status() {
 }
 
 #[tokio::test]
-async fn token_stats_are_free_and_served_from_the_store() {
+async fn token_stats_are_free_and_come_from_the_chaindata_screener() {
     let app = TestApp::new().await;
-    let empty = app.get("/api/public/tokens/stats").await;
-    assert_eq!(empty.status, StatusCode::OK);
-    let body = empty.json();
-    assert_eq!(body["tokens"].as_array().map(Vec::len), Some(0));
-    assert!(body["as_of"].is_null());
+    let reply = app.get("/api/public/tokens/stats").await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let body = reply.json();
+    crate::support::assert_matches_schema("get", "/api/public/tokens/stats", &body);
+    assert_eq!(body["source"], "chaindata");
+    assert_eq!(body["as_of"], "2026-11-22T10:00:00Z");
+    let tokens = body["tokens"].as_array().cloned().expect("tokens");
+    assert!(tokens.len() >= 20, "{}", tokens.len());
+    let caps: Vec<f64> = tokens.iter().map(|t| t["market_cap_usd"].as_f64().expect("cap")).collect();
+    assert!(caps.windows(2).all(|w| w[0] >= w[1]), "largest first");
+    for chain in ["solana", "ethereum", "base", "bnb", "arbitrum"] {
+        assert!(tokens.iter().any(|t| t["chain"] == chain), "{chain} covered");
+    }
+    let sol = tokens.iter().find(|t| t["symbol"] == "SOL").expect("SOL listed");
+    assert!(sol["price_usd"].as_f64().is_some_and(|p| p > 100.0));
+    assert!(sol["change_24h_pct"].is_number() && sol["volume_24h_usd"].is_number() && sol["liquidity_usd"].is_number());
 
+    app.get("/api/public/tokens/stats").await;
+    let calls = app.sim.faults.log().iter().filter(|l| l.contains("/chaindata/")).count();
+    assert_eq!(calls, 1, "polling agents share one vendor call a minute");
+}
+
+#[tokio::test]
+async fn token_stats_fall_back_to_the_store_when_the_source_fails() {
+    let app = TestApp::new().await;
+    for _ in 0..3 {
+        app.sim.faults.push("chaindata", svc_simulator::Fault::Status { status: 503, retry_after: None });
+    }
     app.store
         .upsert_token_stat(&svc_store::TokenStat {
             chain: "solana".into(),
@@ -52,7 +74,10 @@ async fn token_stats_are_free_and_served_from_the_store() {
         })
         .await
         .expect("upsert");
-    let body = app.get("/api/public/tokens/stats").await.json();
+    let reply = app.get("/api/public/tokens/stats").await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let body = reply.json();
+    assert_eq!(body["source"], "store");
     assert_eq!(body["tokens"][0]["symbol"], "SOL");
     assert_eq!(body["tokens"][0]["price_usd"], 187.25);
     assert_eq!(body["tokens"][0]["change_24h_pct"], -1.5);

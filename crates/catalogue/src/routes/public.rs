@@ -79,9 +79,10 @@ pub struct RoutePrice {
 /// `GET /api/public/tokens/stats`.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct TokenStatsResponse {
-    /// Where the numbers come from (`store` until the market-data feed is wired).
+    /// Where the numbers come from: `chaindata` (the chain-data token screener), or `store`
+    /// (the last stored rows, served while that source fails).
     pub source: String,
-    /// When the newest row was updated; absent when there is no data yet.
+    /// When the numbers were fetched; absent when there is no data yet.
     pub as_of: Option<Timestamp>,
     /// Tokens, largest first.
     pub tokens: Vec<TokenStat>,

@@ -1,6 +1,7 @@
 //! The fake vendor servers: one router per vendor, nested under its prefix, sharing one
 //! fault layer.
 
+pub(crate) mod chaindata;
 mod launchpad;
 mod orderbookdex;
 mod perpdex;
@@ -15,6 +16,7 @@ use crate::{Fault, Simulator};
 pub(crate) fn router(sim: Simulator) -> Router {
     Router::new()
         .route("/", axum::routing::get(index).with_state(sim.clone()))
+        .nest("/chaindata", chaindata::router(sim.clone()))
         .nest("/launchpad", launchpad::router(sim.clone()))
         .nest("/perpdex", perpdex::router(sim.clone()))
         .nest("/orderbookdex", orderbookdex::router(sim.clone()))
@@ -53,10 +55,16 @@ async fn index(State(sim): State<Simulator>) -> axum::Json<serde_json::Value> {
     let coins_of_perps: Vec<_> = world.perp_markets().iter().map(|m| m.coin.clone()).collect();
     let tickers: Vec<_> = world.perp_markets().iter().map(|m| m.ticker()).collect();
     let accounts: Vec<_> = world.perp_accounts().iter().map(|a| a.address.clone()).collect();
+    let tokens: Vec<_> = world
+        .tokens()
+        .iter()
+        .map(|t| serde_json::json!({"chain": t.chain, "address": t.address, "symbol": t.symbol}))
+        .collect();
     axum::Json(serde_json::json!({
         "simulated": true,
         "launchpad": {"coins": coins},
         "perpdex": {"coins": coins_of_perps, "accounts": accounts, "agent": format!("{:#x}", crate::perpdex_agent_address())},
         "orderbookdex": {"tickers": tickers},
+        "chaindata": {"tokens": tokens},
     }))
 }

@@ -16,6 +16,14 @@ mod perps;
 pub use launchpad::{Coin, CoinState};
 pub use perps::{BookSide, PerpAccount, PerpLedgerOrder, PerpMarket, PerpMarketState, PerpPosition};
 
+mod market;
+
+pub(crate) use market::mix;
+pub use market::{
+    DcaOrder, EventTime, MARKET_CHAINS, MAX_EVENT_WINDOW_MS, MINUTE_MS, PerpCoin, PerpTrade, Position, Scenario, Token,
+    TokenKind, Trade, Transfer, WHALE_TRADE_USD, Wallet, WalletKind, WalletPerpPosition,
+};
+
 /// The simulated market.
 #[derive(Debug)]
 pub struct World {
@@ -25,6 +33,7 @@ pub struct World {
     perp_markets: Vec<PerpMarket>,
     perp_accounts: Vec<PerpAccount>,
     perp_ledger: perps::PerpLedger,
+    market: market::Market,
 }
 
 impl World {
@@ -36,7 +45,16 @@ impl World {
         // another part's data.
         let coins = launchpad::grow(&mut fastrand::Rng::with_seed(seed), genesis_ms);
         let (perp_markets, perp_accounts) = perps::grow(&mut fastrand::Rng::with_seed(seed ^ PERPS_SALT));
-        World { clock, genesis_ms, coins, perp_markets, perp_accounts, perp_ledger: perps::PerpLedger::default() }
+        let market = market::grow(seed, genesis_ms);
+        World {
+            clock,
+            genesis_ms,
+            coins,
+            perp_markets,
+            perp_accounts,
+            perp_ledger: perps::PerpLedger::default(),
+            market,
+        }
     }
 
     /// The current time of the world.
