@@ -40,8 +40,13 @@ pub async fn build(args: &UpstreamArgs, production: bool, clock: Arc<dyn Clock>)
         let settings = config.vendor_mut(vendor);
         if let Some(url) = env(vendor, "URL") {
             settings.base_url = url.trim_end_matches('/').to_owned();
+            // The simulator's key is for the simulator only.
+            settings.key = None;
         }
-        settings.key = env(vendor, "KEY");
+        // Without a key of its own, a simulated vendor keeps the simulator's key.
+        if let Some(key) = env(vendor, "KEY") {
+            settings.key = Some(key);
+        }
     }
     Upstreams::new(&config, clock).context("configuring the data vendors")
 }

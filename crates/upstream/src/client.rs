@@ -72,12 +72,41 @@ impl VendorClient {
         })
     }
 
+    /// `POST {base}{path}?{query}` with a JSON body, decoded as `T`.
+    #[allow(dead_code)]
+    pub(crate) async fn post_json<B: serde::Serialize, T: DeserializeOwned>(
+        &self,
+        path: &str,
+        query: &[(&str, &str)],
+        body: &B,
+    ) -> Result<T, UpstreamError> {
+        let body = serde_json::to_vec(body).map_err(|_| self.transport("request body does not encode"))?;
+        let bytes = self
+            .call_with(Method::POST, path, query, &|request| {
+                request.header(http::header::CONTENT_TYPE, "application/json").body(body.clone())
+            })
+            .await?;
+        self.decode(&bytes)
+    }
+
     /// One logical call: waits for a slot, then tries up to `1 + retries` times.
     pub(crate) async fn call(
         &self,
         method: Method,
         path: &str,
         query: &[(&str, &str)],
+    ) -> Result<Bytes, UpstreamError> {
+        self.call_with(method, path, query, &|request| request).await
+    }
+
+    /// [`Self::call`], with `decorate` adding headers or a body to every attempt; vendors
+    /// that sign each request with the time (so a retry needs a fresh signature) sign here.
+    pub(crate) async fn call_with(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, &str)],
+        decorate: &(dyn Fn(reqwest::RequestBuilder) -> reqwest::RequestBuilder + Sync),
     ) -> Result<Bytes, UpstreamError> {
         debug_assert!(path.starts_with('/'), "adapter paths are absolute");
         let vendor = self.vendor.family();
@@ -91,7 +120,7 @@ impl VendorClient {
             }
             let mut attempt = 0;
             loop {
-                let sent = self.http.request(method.clone(), url.clone()).send().await;
+                let sent = decorate(self.http.request(method.clone(), url.clone())).send().await;
                 let wait = match sent {
                     Ok(response) if response.status().is_success() => {
                         return response.bytes().await.map_err(|e| self.failure(e));

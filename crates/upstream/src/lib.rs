@@ -12,15 +12,18 @@ mod client;
 mod config;
 mod error;
 pub mod launchpad;
+pub mod swap;
+pub mod units;
 
 use std::sync::Arc;
 
 use svc_domain::Clock;
 
 pub use cache::TtlCache;
-pub use config::{Vendor, VendorConfig};
+pub use config::{SIMULATED_KEY, SIMULATED_OKX_CREDENTIAL, Vendor, VendorConfig};
 pub use error::UpstreamError;
 pub use launchpad::Launchpad;
+pub use swap::SolanaSwap;
 
 /// Settings of every vendor, by vendor.
 #[derive(Debug, Clone)]
@@ -35,10 +38,15 @@ impl UpstreamsConfig {
         Self::each(|vendor| VendorConfig::new(vendor.real_base_url()))
     }
 
-    /// Every vendor at one base URL, each under its own path prefix; how the simulator
-    /// serves all vendors from one listener.
+    /// Every vendor at one base URL, each under its own path prefix, with the simulator's
+    /// keys; how the simulator serves all vendors from one listener.
     pub fn all_at(base: &str) -> Self {
-        Self::each(|vendor| VendorConfig::new(format!("{}/{}", base.trim_end_matches('/'), vendor.slug())))
+        Self::each(|vendor| {
+            let mut config = VendorConfig::new(format!("{}/{}", base.trim_end_matches('/'), vendor.slug()));
+            let key = if vendor == Vendor::Okx { config::SIMULATED_OKX_CREDENTIAL } else { config::SIMULATED_KEY };
+            config.key = Some(key.to_owned());
+            config
+        })
     }
 
     fn each(config: impl Fn(Vendor) -> VendorConfig) -> Self {
@@ -63,12 +71,17 @@ impl UpstreamsConfig {
 pub struct Upstreams {
     /// Token launchpad coin state.
     pub launchpad: Launchpad,
+    /// Solana swap quotes from both aggregators.
+    pub solana_swap: SolanaSwap,
 }
 
 impl Upstreams {
     /// Builds every adapter. Fails only on a configuration that cannot work (a malformed
     /// key or base URL), so a bad setting stops the start instead of failing every call.
     pub fn new(config: &UpstreamsConfig, clock: Arc<dyn Clock>) -> Result<Self, UpstreamError> {
-        Ok(Upstreams { launchpad: Launchpad::new(config.vendor(Vendor::Launchpad), clock)? })
+        Ok(Upstreams {
+            launchpad: Launchpad::new(config.vendor(Vendor::Launchpad), clock.clone())?,
+            solana_swap: SolanaSwap::new(config.vendor(Vendor::Jupiter), config.vendor(Vendor::Okx), clock)?,
+        })
     }
 }

@@ -2,6 +2,7 @@
 //! route's validated input to its output; extraction, validation, payment and error mapping
 //! happen around it, once, for every route.
 
+mod defi;
 mod infra;
 mod pricing;
 mod public;
@@ -100,6 +101,7 @@ pub fn all() -> Handlers {
     let mut handlers = Handlers::default();
     public::register(&mut handlers);
     infra::register(&mut handlers);
+    defi::register(&mut handlers);
     pricing::register(&mut handlers);
     handlers
 }

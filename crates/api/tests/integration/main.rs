@@ -1,6 +1,7 @@
 //! Integration tests: the real app, driven through its HTTP interface in-process.
 
 mod catalogue;
+mod defi;
 mod errors;
 mod ops;
 mod paywall;

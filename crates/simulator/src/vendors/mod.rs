@@ -1,7 +1,9 @@
 //! The fake vendor servers: one router per vendor, nested under its prefix, sharing one
 //! fault layer.
 
+mod jupiter;
 mod launchpad;
+mod okx;
 
 use axum::Router;
 use axum::extract::{Request, State};
@@ -14,6 +16,8 @@ pub(crate) fn router(sim: Simulator) -> Router {
     Router::new()
         .route("/", axum::routing::get(index).with_state(sim.clone()))
         .nest("/launchpad", launchpad::router(sim.clone()))
+        .nest("/jupiter", jupiter::router(sim.clone()))
+        .nest("/okx", okx::router(sim.clone()))
         .layer(axum::middleware::from_fn_with_state(sim, faults))
 }
 

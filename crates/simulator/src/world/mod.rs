@@ -8,8 +8,10 @@ use svc_domain::Clock;
 pub(crate) const DAY_MS: i64 = 86_400_000;
 pub(crate) const HOUR_MS: i64 = 3_600_000;
 
+mod defi;
 mod launchpad;
 
+pub use defi::{DefiPosition, EvmToken, NATIVE_SENTINEL, NontokenizedPosition, SolToken, YieldPool, Yields};
 pub use launchpad::{Coin, CoinState};
 
 /// The simulated market.
@@ -18,6 +20,7 @@ pub struct World {
     clock: Arc<dyn Clock>,
     genesis_ms: i64,
     coins: Vec<Coin>,
+    defi: defi::Defi,
 }
 
 impl World {
@@ -28,7 +31,8 @@ impl World {
         // Each part of the world draws from its own stream, so adding a part never changes
         // another part's data.
         let coins = launchpad::grow(&mut fastrand::Rng::with_seed(seed), genesis_ms);
-        World { clock, genesis_ms, coins }
+        let defi = defi::grow(seed);
+        World { clock, genesis_ms, coins, defi }
     }
 
     /// The current time of the world.
