@@ -73,7 +73,6 @@ impl VendorClient {
     }
 
     /// `POST {base}{path}?{query}` with a JSON body, decoded as `T`.
-    #[allow(dead_code)]
     pub(crate) async fn post_json<B: serde::Serialize, T: DeserializeOwned>(
         &self,
         path: &str,

@@ -10,10 +10,12 @@
 mod cache;
 mod client;
 mod config;
+pub mod enso;
 mod error;
 pub mod launchpad;
 pub mod swap;
 pub mod units;
+pub mod yields;
 
 use std::sync::Arc;
 
@@ -21,9 +23,11 @@ use svc_domain::Clock;
 
 pub use cache::TtlCache;
 pub use config::{SIMULATED_KEY, SIMULATED_OKX_CREDENTIAL, Vendor, VendorConfig};
+pub use enso::Enso;
 pub use error::UpstreamError;
 pub use launchpad::Launchpad;
 pub use swap::SolanaSwap;
+pub use yields::Yields;
 
 /// Settings of every vendor, by vendor.
 #[derive(Debug, Clone)]
@@ -73,6 +77,10 @@ pub struct Upstreams {
     pub launchpad: Launchpad,
     /// Solana swap quotes from both aggregators.
     pub solana_swap: SolanaSwap,
+    /// EVM swap routes, DeFi positions and bundles, token prices.
+    pub enso: Enso,
+    /// Yield pools of non-EVM chains.
+    pub yields: Yields,
 }
 
 impl Upstreams {
@@ -81,7 +89,9 @@ impl Upstreams {
     pub fn new(config: &UpstreamsConfig, clock: Arc<dyn Clock>) -> Result<Self, UpstreamError> {
         Ok(Upstreams {
             launchpad: Launchpad::new(config.vendor(Vendor::Launchpad), clock.clone())?,
-            solana_swap: SolanaSwap::new(config.vendor(Vendor::Jupiter), config.vendor(Vendor::Okx), clock)?,
+            solana_swap: SolanaSwap::new(config.vendor(Vendor::Jupiter), config.vendor(Vendor::Okx), clock.clone())?,
+            enso: Enso::new(config.vendor(Vendor::Enso), clock.clone())?,
+            yields: Yields::new(config.vendor(Vendor::Defillama), clock)?,
         })
     }
 }

@@ -170,6 +170,11 @@ pub struct EvmSwapQuoteRequest {
     #[serde(default = "slippage_default")]
     #[garde(pattern("^[0-9]{1,5}$"))]
     pub slippage: String,
+    /// Wallet that will sign; without it the answer is a quote with no transaction, since
+    /// a transaction built for nobody would send the output nowhere.
+    #[serde(default)]
+    #[garde(skip)]
+    pub from_address: Option<EvmAddress>,
 }
 
 impl RouteInput for EvmSwapQuoteRequest {
@@ -709,8 +714,8 @@ pub struct EvmSwapQuoteResponse {
     pub price_impact: Option<f64>,
     /// Gas estimate.
     pub gas: Option<String>,
-    /// The transaction.
-    pub tx: EvmTx,
+    /// The transaction to sign; absent when no `from_address` was given.
+    pub tx: Option<EvmTx>,
 }
 
 /// Answer of `defi/discover`.
@@ -764,8 +769,8 @@ pub struct DefiQuoteResponse {
     pub price_impact: Option<f64>,
     /// Gas estimate.
     pub gas: Option<String>,
-    /// Transaction to sign.
-    pub tx: EvmTx,
+    /// Transaction to sign; absent when no `from_address` was given.
+    pub tx: Option<EvmTx>,
     /// Token approvals needed first.
     pub approvals: Vec<DefiApproval>,
 }

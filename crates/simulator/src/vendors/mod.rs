@@ -1,6 +1,8 @@
 //! The fake vendor servers: one router per vendor, nested under its prefix, sharing one
 //! fault layer.
 
+mod defillama;
+mod enso;
 mod jupiter;
 mod launchpad;
 mod okx;
@@ -18,6 +20,8 @@ pub(crate) fn router(sim: Simulator) -> Router {
         .nest("/launchpad", launchpad::router(sim.clone()))
         .nest("/jupiter", jupiter::router(sim.clone()))
         .nest("/okx", okx::router(sim.clone()))
+        .nest("/evm-router", enso::router(sim.clone()))
+        .nest("/yields", defillama::router(sim.clone()))
         .layer(axum::middleware::from_fn_with_state(sim, faults))
 }
 
