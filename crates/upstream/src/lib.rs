@@ -13,6 +13,7 @@ mod config;
 pub mod enso;
 mod error;
 pub mod launchpad;
+pub mod shield;
 pub mod swap;
 pub mod units;
 pub mod yields;
@@ -26,6 +27,7 @@ pub use config::{SIMULATED_KEY, SIMULATED_OKX_CREDENTIAL, Vendor, VendorConfig};
 pub use enso::Enso;
 pub use error::UpstreamError;
 pub use launchpad::Launchpad;
+pub use shield::Shield;
 pub use swap::SolanaSwap;
 pub use yields::Yields;
 
@@ -81,6 +83,8 @@ pub struct Upstreams {
     pub enso: Enso,
     /// Yield pools of non-EVM chains.
     pub yields: Yields,
+    /// Transaction simulation and validation.
+    pub shield: Shield,
 }
 
 impl Upstreams {
@@ -91,7 +95,8 @@ impl Upstreams {
             launchpad: Launchpad::new(config.vendor(Vendor::Launchpad), clock.clone())?,
             solana_swap: SolanaSwap::new(config.vendor(Vendor::Jupiter), config.vendor(Vendor::Okx), clock.clone())?,
             enso: Enso::new(config.vendor(Vendor::Enso), clock.clone())?,
-            yields: Yields::new(config.vendor(Vendor::Defillama), clock)?,
+            yields: Yields::new(config.vendor(Vendor::Defillama), clock.clone())?,
+            shield: Shield::new(config.vendor(Vendor::Blockaid), clock)?,
         })
     }
 }

@@ -9,10 +9,12 @@ use svc_catalogue::Loc;
 use svc_catalogue::routes::infra::{
     DefiAction, DefiApproval, DefiDiscoverRequest, DefiDiscoverResponse, DefiNontokenizedRequest,
     DefiNontokenizedResponse, DefiQuoteRequest, DefiQuoteResponse, EvmSwapQuoteRequest, EvmSwapQuoteResponse, EvmToken,
-    SwapNetwork, SwapQuoteRequest, SwapQuoteResponse, TokenPriceRequest, TokenPriceResponse,
+    ShieldScanResponse, ShieldSimulateRequest, ShieldValidateRequest, SwapNetwork, SwapQuoteRequest, SwapQuoteResponse,
+    TokenPriceRequest, TokenPriceResponse,
 };
 use svc_domain::{Chain, EvmChain};
 use svc_upstream::enso::{self, BundleAction};
+use svc_upstream::shield::{ScanMode, ScanRequest};
 use svc_upstream::units;
 
 use super::Handlers;
@@ -32,6 +34,8 @@ pub(super) fn register(handlers: &mut Handlers) {
     handlers.add("infra.defi_discover", defi_discover);
     handlers.add("infra.defi_nontokenized", defi_nontokenized);
     handlers.add("infra.defi_quote", defi_quote);
+    handlers.add("infra.shield_simulate", shield_simulate);
+    handlers.add("infra.shield_validate", shield_validate);
 }
 
 /// The router's address for `token`.
@@ -221,4 +225,34 @@ async fn defi_quote(state: AppState, input: DefiQuoteRequest) -> Result<DefiQuot
         tx: from.map(|_| bundle.tx.into()),
         approvals,
     })
+}
+
+/// `POST {tools}/shield/simulate`: balance changes of `from_address` and the verdict.
+async fn shield_simulate(state: AppState, input: ShieldSimulateRequest) -> Result<ShieldScanResponse, ApiError> {
+    let tx = &input.tx_data;
+    let request = ScanRequest {
+        chain: input.network,
+        account: input.from_address.as_str(),
+        from: tx.from.as_ref().unwrap_or(&input.from_address).as_str(),
+        to: tx.to.as_str(),
+        data: &tx.data,
+        value: tx.value.as_deref(),
+    };
+    Ok(state.upstreams.shield.scan(&request, ScanMode::Simulate).await?)
+}
+
+/// `POST {tools}/shield/validate`: the verdict only. Without a sender the scan is of the
+/// call itself, from no account in particular.
+async fn shield_validate(state: AppState, input: ShieldValidateRequest) -> Result<ShieldScanResponse, ApiError> {
+    let tx = &input.tx_data;
+    let from = tx.from.as_ref().map_or(NO_SENDER, |a| a.as_str());
+    let request = ScanRequest {
+        chain: input.network,
+        account: from,
+        from,
+        to: tx.to.as_str(),
+        data: &tx.data,
+        value: tx.value.as_deref(),
+    };
+    Ok(state.upstreams.shield.scan(&request, ScanMode::Validate).await?)
 }

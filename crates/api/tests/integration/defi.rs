@@ -44,6 +44,12 @@ pub(crate) fn samples(_app: &TestApp) -> Vec<Sample> {
             "/defi/quote",
             json!({"protocol": "aave-v3", "action": "deposit", "amount": "100", "token": BASE_USDC, "from_address": WALLET}),
         ),
+        sample(
+            "infra.shield_simulate",
+            "/shield/simulate",
+            json!({"tx_data": {"to": BASE_USDC, "data": erc20_call("a9059cbb", WALLET, "f4240")}, "from_address": WALLET}),
+        ),
+        sample("infra.shield_validate", "/shield/validate", json!({"tx_data": {"to": BASE_WETH, "value": "0x0"}})),
     ]
 }
 
@@ -359,4 +365,94 @@ async fn a_failing_yields_index_is_a_502_that_charges_nothing() {
     assert_error(&reply, StatusCode::BAD_GATEWAY, "upstream_error");
     assert_eq!(reply.json()["vendor"], "yields");
     assert_eq!(app.paid_calls().await, 0);
+}
+
+/// ERC-20 calldata: `selector(address, amount)`.
+fn erc20_call(selector: &str, address: &str, amount_hex: &str) -> String {
+    format!("0x{selector}{:0>64}{:0>64}", address.trim_start_matches("0x"), amount_hex)
+}
+
+const SIMULATE: &str = "/api/x402/svc-tools/shield/simulate";
+const VALIDATE: &str = "/api/x402/svc-tools/shield/validate";
+
+#[tokio::test]
+async fn a_plain_token_transfer_is_benign_and_its_simulation_shows_the_tokens_leaving() {
+    let app = TestApp::new().await;
+    // 1000.5 USDC (6 decimals) to an ordinary wallet.
+    let data = erc20_call("a9059cbb", "0x1111111111111111111111111111111111111111", &format!("{:x}", 1_000_500_000u64));
+    let body = json!({"tx_data": {"to": BASE_USDC, "data": data}, "from_address": WALLET});
+    let reply = post(&app, SIMULATE, &body, 40).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let answer = reply.json();
+    assert_matches_schema("post", SIMULATE, &answer);
+    assert_eq!(answer["result_type"], "Benign");
+    assert_eq!(answer["features"][0]["feature_id"], "VERIFIED_CONTRACT");
+    let diff = &answer["simulation"]["assets_diffs"][0];
+    assert_eq!(
+        (diff["symbol"].as_str(), diff["amount_out"].as_str(), diff["amount_in"].as_str()),
+        (Some("USDC"), Some("1000.5"), Some("0"))
+    );
+    assert!((diff["usd"].as_f64().expect("usd") + 1000.5).abs() < 1e-3, "{diff}");
+    assert!((answer["simulation"]["total_usd_diff"]["out"].as_f64().expect("out") - 1000.5).abs() < 1e-3);
+    let sent = app.sim.faults.log().into_iter().find(|l| l.contains("/shield/")).expect("scanned");
+    assert_eq!(sent, "POST /shield/v0/evm/transaction/scan");
+}
+
+#[tokio::test]
+async fn the_planted_drainer_is_flagged_malicious_however_it_is_reached() {
+    let app = TestApp::new().await;
+    let drainer = app.sim.world.drainer_address().to_owned();
+    let approval = erc20_call("095ea7b3", &drainer, &"f".repeat(64));
+    let body = json!({"tx_data": {"to": BASE_USDC, "data": approval, "from": WALLET}});
+    let reply = post(&app, VALIDATE, &body, 41).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let answer = reply.json();
+    assert_matches_schema("post", VALIDATE, &answer);
+    assert_eq!(answer["result_type"], "Malicious");
+    assert_eq!(answer["classification"], "approval_farming");
+    assert_eq!(answer["features"][0]["address"], drainer);
+    assert_eq!(answer["simulation"], Value::Null, "validation only");
+
+    // Sending 0.5 ETH straight to it (value in decimal wei): malicious, and the ETH leaves.
+    let body = json!({"network": "ethereum", "tx_data": {"to": drainer, "value": "500000000000000000"}, "from_address": WALLET});
+    let reply = post(&app, SIMULATE, &body, 42).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let answer = reply.json();
+    assert_eq!(answer["result_type"], "Malicious");
+    assert_eq!(answer["classification"], "known_malicious");
+    let diff = &answer["simulation"]["assets_diffs"][0];
+    assert_eq!((diff["symbol"].as_str(), diff["amount_out"].as_str()), (Some("ETH"), Some("0.5")));
+    assert_eq!(diff["address"], Value::Null);
+
+    // An unlimited allowance to anyone else is only a warning.
+    let other = erc20_call("095ea7b3", "0x2222222222222222222222222222222222222222", &"f".repeat(64));
+    let reply = post(&app, VALIDATE, &json!({"tx_data": {"to": BASE_USDC, "data": other}}), 43).await;
+    assert_eq!(reply.json()["result_type"], "Warning");
+    assert_eq!(app.paid_calls().await, 3);
+}
+
+#[tokio::test]
+async fn a_bad_scanner_key_or_a_failing_scanner_is_a_502_that_charges_nothing() {
+    let app = TestApp::with(Setup {
+        upstreams: Box::new(|c| c.vendor_mut(Vendor::Blockaid).key = Some("wrong-scanner-key".into())),
+        ..Default::default()
+    })
+    .await;
+    let body = json!({"tx_data": {"to": BASE_USDC}});
+    let reply = post(&app, VALIDATE, &body, 44).await;
+    assert_error(&reply, StatusCode::BAD_GATEWAY, "upstream_error");
+    assert_eq!(reply.json()["vendor"], "shield");
+    assert!(!reply.text().contains("wrong-scanner-key"));
+
+    let app = TestApp::new().await;
+    for _ in 0..3 {
+        app.sim.faults.push("shield", Fault::Status { status: 500, retry_after: None });
+    }
+    let reply = post(&app, VALIDATE, &body, 45).await;
+    assert_error(&reply, StatusCode::BAD_GATEWAY, "upstream_error");
+    assert_eq!(app.paid_calls().await, 0);
+    app.sim.faults.push("shield", Fault::Status { status: 429, retry_after: Some(0) });
+    let reply = post(&app, VALIDATE, &body, 46).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    assert_eq!(app.paid_calls().await, 1);
 }

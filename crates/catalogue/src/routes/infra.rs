@@ -62,6 +62,10 @@ fn evm_base() -> EvmChain {
     EvmChain::BASE
 }
 
+fn empty_calldata() -> String {
+    "0x".to_owned()
+}
+
 fn slippage_default() -> String {
     "50".to_owned()
 }
@@ -307,8 +311,8 @@ pub struct ShieldTxData {
     /// Recipient or contract.
     #[garde(skip)]
     pub to: EvmAddress,
-    /// Calldata, `0x`-prefixed hex.
-    #[serde(default)]
+    /// Calldata, `0x`-prefixed hex (default `0x`, a plain transfer).
+    #[serde(default = "empty_calldata")]
     #[garde(pattern("^0x([0-9a-fA-F]{2})*$"), length(max = 262_144))]
     pub data: String,
     /// Value in wei, hex (`0x…`) or decimal.

@@ -1,6 +1,7 @@
 //! The fake vendor servers: one router per vendor, nested under its prefix, sharing one
 //! fault layer.
 
+mod blockaid;
 mod defillama;
 mod enso;
 mod jupiter;
@@ -22,6 +23,7 @@ pub(crate) fn router(sim: Simulator) -> Router {
         .nest("/okx", okx::router(sim.clone()))
         .nest("/evm-router", enso::router(sim.clone()))
         .nest("/yields", defillama::router(sim.clone()))
+        .nest("/shield", blockaid::router(sim.clone()))
         .layer(axum::middleware::from_fn_with_state(sim, faults))
 }
 
