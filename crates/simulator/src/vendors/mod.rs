@@ -55,8 +55,20 @@ async fn faults(State(sim): State<Simulator>, request: Request, next: Next) -> R
 async fn index(State(sim): State<Simulator>) -> axum::Json<serde_json::Value> {
     let coins: Vec<_> =
         sim.world.coins().iter().take(10).map(|c| serde_json::json!({"mint": c.mint, "symbol": c.symbol})).collect();
+    let world = &sim.world;
+    let sol_tokens: Vec<_> =
+        world.sol_tokens().iter().map(|t| serde_json::json!({"mint": t.mint, "symbol": t.symbol})).collect();
+    let evm_tokens: Vec<_> = world
+        .evm_tokens()
+        .iter()
+        .map(|t| serde_json::json!({"chain_id": t.chain_id, "address": t.address, "symbol": t.symbol}))
+        .collect();
+    let protocols: std::collections::BTreeSet<_> = world.defi_positions().iter().map(|p| p.protocol.as_str()).collect();
     axum::Json(serde_json::json!({
         "simulated": true,
         "launchpad": {"coins": coins},
+        "swap": {"tokens": sol_tokens},
+        "evm": {"tokens": evm_tokens, "defi_protocols": protocols},
+        "shield": {"known_malicious_address": world.drainer_address()},
     }))
 }
