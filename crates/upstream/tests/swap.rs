@@ -54,3 +54,22 @@ fn the_simulated_keys_are_the_ones_the_simulator_accepts() {
     );
     assert_eq!(svc_upstream::SIMULATED_OKX_CREDENTIAL, expected);
 }
+
+#[tokio::test]
+async fn a_request_signed_with_a_skewed_clock_is_refused_and_the_other_aggregator_answers() {
+    use std::sync::Arc;
+    use svc_domain::FixedClock;
+    const NOW_MS: i64 = 1_795_341_600_000;
+    let sim = svc_simulator::Simulator::new(svc_simulator::DEFAULT_SEED, Arc::new(FixedClock::at_ms(NOW_MS)));
+    let (base, _) = sim.spawn().await.expect("simulator");
+    let config = svc_upstream::UpstreamsConfig::all_at(&base);
+    let in_step =
+        svc_upstream::Upstreams::new(&config, Arc::new(FixedClock::at_ms(NOW_MS + 5_000))).expect("upstreams");
+    let mut want_okx = request();
+    want_okx.preferred_aggregator = Aggregator::Okx;
+    assert_eq!(in_step.solana_swap.quote(&want_okx).await.expect("quote").aggregator, Aggregator::Okx);
+    let skewed =
+        svc_upstream::Upstreams::new(&config, Arc::new(FixedClock::at_ms(NOW_MS + 60_000))).expect("upstreams");
+    let quote = skewed.solana_swap.quote(&want_okx).await.expect("quote");
+    assert_eq!(quote.aggregator, Aggregator::Jupiter, "the signed leg was refused");
+}

@@ -25,6 +25,29 @@ pub(super) fn router(sim: Simulator) -> Router {
     Router::new().route("/api/v6/dex/aggregator/quote", get(quote)).with_state(sim)
 }
 
+/// How far a request's timestamp may be from the vendor's clock.
+const MAX_SKEW_MS: i64 = 30_000;
+
+/// `YYYY-MM-DDTHH:MM:SS[.fff]Z` as unix milliseconds (the signed timestamp's format).
+fn unix_ms(text: &str) -> Option<i64> {
+    let text = text.strip_suffix('Z')?;
+    let (date, time) = text.split_once('T')?;
+    let mut ymd = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
+    let (year, month, day) = (ymd.next()??, ymd.next()??, ymd.next()??);
+    let (clock, fraction) = time.split_once('.').unwrap_or((time, "0"));
+    let mut hms = clock.splitn(3, ':').map(|p| p.parse::<i64>().ok());
+    let (hour, minute, second) = (hms.next()??, hms.next()??, hms.next()??);
+    let millis: i64 = format!("{fraction:0<3}").get(..3)?.parse().ok()?;
+    // Days from the civil date (H. Hinnant's algorithm).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (month + if month > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millis)
+}
+
 /// The vendor's envelope with an error code; auth failures come as HTTP 401.
 fn envelope_error(status: StatusCode, code: &str, msg: &str) -> Response {
     (status, Json(json!({"code": code, "msg": msg, "data": []}))).into_response()
@@ -32,7 +55,7 @@ fn envelope_error(status: StatusCode, code: &str, msg: &str) -> Response {
 
 /// Checks the four auth headers (the signature is Base64(HMAC-SHA256(secret, prehash)));
 /// the refusal to send when one is wrong.
-fn refusal(headers: &HeaderMap, method: &Method, uri: &Uri) -> Option<Response> {
+fn refusal(headers: &HeaderMap, method: &Method, uri: &Uri, now_ms: i64) -> Option<Response> {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default();
     let unauthorized = |code: &str, msg: &str| envelope_error(StatusCode::UNAUTHORIZED, code, msg);
     if header("ok-access-key") != SIMULATED_KEY {
@@ -42,8 +65,11 @@ fn refusal(headers: &HeaderMap, method: &Method, uri: &Uri) -> Option<Response> 
         return Some(unauthorized("50105", "Invalid OK-ACCESS-PASSPHRASE"));
     }
     let timestamp = header("ok-access-timestamp");
-    if timestamp.is_empty() {
+    let Some(signed_at) = unix_ms(timestamp) else {
         return Some(unauthorized("50107", "OK-ACCESS-TIMESTAMP header is required"));
+    };
+    if (signed_at - now_ms).abs() > MAX_SKEW_MS {
+        return Some(unauthorized("50102", "Timestamp request expired"));
     }
     let path = uri.path_and_query().map_or(uri.path(), |p| p.as_str());
     let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(SIMULATED_SECRET.as_bytes()) else {
@@ -75,7 +101,7 @@ async fn quote(
     headers: HeaderMap,
     Query(query): Query<HashMap<String, String>>,
 ) -> Response {
-    if let Some(refused) = refusal(&headers, &method, &uri) {
+    if let Some(refused) = refusal(&headers, &method, &uri, sim.world.now_ms()) {
         return refused;
     }
     let param = |name: &str| query.get(name).map(String::as_str).unwrap_or_default();
@@ -135,4 +161,17 @@ async fn quote(
         }],
     }))
     .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unix_ms;
+
+    #[test]
+    fn signed_timestamps_read_as_unix_milliseconds() {
+        assert_eq!(unix_ms("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(unix_ms("2026-11-22T10:00:00Z"), Some(1_795_341_600_000));
+        assert_eq!(unix_ms("2020-12-08T09:08:57.715Z"), Some(1_607_418_537_715));
+        assert_eq!(unix_ms("2020-12-08 09:08:57"), None);
+    }
 }
