@@ -456,3 +456,47 @@ async fn a_bad_scanner_key_or_a_failing_scanner_is_a_502_that_charges_nothing() 
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     assert_eq!(app.paid_calls().await, 1);
 }
+
+#[tokio::test]
+async fn native_ether_deposits_travel_as_value_and_borrows_pay_out_the_token() {
+    let app = TestApp::new().await;
+    let uri = format!("{TOOLS}/defi/quote");
+    let world = &app.sim.world;
+    let weth_market = world
+        .defi_positions()
+        .iter()
+        .find(|p| p.chain_id == 8453 && p.underlying.symbol == "WETH")
+        .expect("the world has a wrapped-ether market")
+        .clone();
+    let body = json!({"protocol": weth_market.protocol, "action": "deposit", "amount": "0.75", "token": "eth", "from_address": WALLET});
+    let reply = post(&app, &uri, &body, 50).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let answer = reply.json();
+    assert_eq!(answer["amount_in"], "750000000000000000");
+    assert_eq!(answer["tx"]["value"], "750000000000000000");
+    assert_eq!(answer["approvals"], json!([]), "ether needs no allowance");
+
+    let usdc_market = world
+        .defi_positions()
+        .iter()
+        .find(|p| p.chain_id == 8453 && p.underlying.address == BASE_USDC)
+        .expect("the world has a USDC market")
+        .clone();
+    let body = json!({"protocol": usdc_market.protocol, "action": "borrow", "amount": "50", "token": BASE_USDC, "from_address": WALLET});
+    let reply = post(&app, &uri, &body, 51).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let answer = reply.json();
+    assert_eq!(answer["amounts_out"][BASE_USDC], "50000000");
+    assert_eq!(answer["approvals"], json!([]));
+    let bundle = app.sim.faults.log().into_iter().rev().find(|l| l.contains("/shortcuts/bundle?")).expect("bundled");
+    assert!(bundle.contains("fromAddress=0x209693bc6afc0c5328ba36faf03c514ef312287c"), "{bundle}");
+}
+
+#[tokio::test]
+async fn evm_only_filters_on_solana_discovery_are_a_free_422() {
+    let app = TestApp::new().await;
+    let reply =
+        app.post_json(&format!("{TOOLS}/defi/discover"), &json!({"network": "solana", "min_apy": 5}).to_string()).await;
+    crate::support::assert_invalid_at(&reply, &[json!("body"), json!("min_apy")]);
+    assert!(app.sim.faults.log().is_empty());
+}
