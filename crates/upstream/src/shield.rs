@@ -354,6 +354,15 @@ impl Shield {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn decimal_wei_becomes_the_same_number_in_hex(wei in any::<u128>()) {
+            prop_assert_eq!(wei_hex(&wei.to_string()), Some(format!("0x{wei:x}")));
+            prop_assert_eq!(wei_hex(&format!("0x{wei:X}")), Some(format!("0x{wei:x}")));
+        }
+    }
 
     #[test]
     fn wei_converts_to_hex_exactly_at_any_width() {
