@@ -356,7 +356,7 @@ async fn a_bad_router_key_is_a_502_naming_the_family_and_a_rate_limit_is_retried
 }
 
 #[tokio::test]
-async fn a_failing_yields_index_is_a_502_that_charges_nothing() {
+async fn a_failing_yields_index_is_a_free_502_and_a_rate_limited_one_is_retried() {
     let app = TestApp::new().await;
     for _ in 0..3 {
         app.sim.faults.push("yields", Fault::Status { status: 502, retry_after: None });
@@ -365,6 +365,11 @@ async fn a_failing_yields_index_is_a_502_that_charges_nothing() {
     assert_error(&reply, StatusCode::BAD_GATEWAY, "upstream_error");
     assert_eq!(reply.json()["vendor"], "yields");
     assert_eq!(app.paid_calls().await, 0);
+
+    app.sim.faults.push("yields", Fault::Status { status: 429, retry_after: Some(0) });
+    let reply = post(&app, &format!("{TOOLS}/defi/discover"), &json!({"network": "solana"}), 37).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    assert_eq!(app.paid_calls().await, 1);
 }
 
 /// ERC-20 calldata: `selector(address, amount)`.
