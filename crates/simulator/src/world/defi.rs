@@ -214,7 +214,7 @@ pub(super) fn grow(seed: u64) -> Defi {
             base_usd: *usd,
             swing: *swing,
             // Wrapped and native ether move together.
-            phase: if usd == &3200.0 { 1.0 } else { rng.f64() * std::f64::consts::TAU },
+            phase: if symbol.ends_with("ETH") { 1.0 } else { rng.f64() * std::f64::consts::TAU },
         })
         .collect();
     let mut positions = Vec::new();
@@ -422,6 +422,9 @@ mod tests {
         assert!(world.defi_positions().iter().any(|p| p.chain_id == 8453 && p.protocol == "aave-v3"));
         let usdc = world.sol_token("EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v").expect("usdc");
         assert!((world.sol_token_usd(usdc) - 1.0).abs() < 1e-9);
+        let eth = world.evm_token(8453, NATIVE_SENTINEL).expect("eth");
+        let weth = world.evm_token(8453, "0x4200000000000000000000000000000000000006").expect("weth");
+        assert_eq!(world.evm_token_usd(eth), world.evm_token_usd(weth), "wrapped ether tracks ether");
     }
 
     #[test]
