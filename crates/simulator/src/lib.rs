@@ -21,6 +21,16 @@ pub use faults::{Fault, Faults};
 pub use vendors::chaindata::REVOKED_KEY as CHAINDATA_REVOKED_KEY;
 pub use world::World;
 
+/// The API key every keyed fake vendor accepts, and the key the adapters send when pointed
+/// at the simulator without one configured; any other key is refused as the vendor would.
+pub const SIMULATED_KEY: &str = "simulated-key";
+
+/// The secret the fake signed-request aggregator checks signatures with.
+pub const SIMULATED_SECRET: &str = "simulated-secret";
+
+/// The passphrase the fake signed-request aggregator expects.
+pub const SIMULATED_PASSPHRASE: &str = "simulated-passphrase";
+
 /// The seed of the default world.
 pub const DEFAULT_SEED: u64 = 402;
 

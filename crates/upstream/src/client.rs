@@ -92,6 +92,18 @@ impl VendorClient {
         self.call_with_body(Method::POST, path, &[], Some(body)).await
     }
 
+    /// `POST {base}{path}?{query}` with a JSON body, decoded as `T`.
+    pub(crate) async fn post_json_with_query<B: serde::Serialize, T: DeserializeOwned>(
+        &self,
+        path: &str,
+        query: &[(&str, &str)],
+        body: &B,
+    ) -> Result<T, UpstreamError> {
+        let body = serde_json::to_vec(body).map_err(|_| self.transport("request body does not encode"))?;
+        let bytes = self.call_with_body(Method::POST, path, query, Some(Bytes::from(body))).await?;
+        self.decode(&bytes)
+    }
+
     /// One logical call: waits for a slot, then tries up to `1 + retries` times.
     pub(crate) async fn call(
         &self,
@@ -99,16 +111,36 @@ impl VendorClient {
         path: &str,
         query: &[(&str, &str)],
     ) -> Result<Bytes, UpstreamError> {
-        self.call_with_body(method, path, query, None).await
+        self.call_with(method, path, query, &|request| request).await
     }
 
-    /// [`VendorClient::call`] with an optional JSON body, sent again on every retry.
-    async fn call_with_body(
+    /// [`Self::call`] with an optional JSON body, sent again on every retry.
+    pub(crate) async fn call_with_body(
         &self,
         method: Method,
         path: &str,
         query: &[(&str, &str)],
         body: Option<Bytes>,
+    ) -> Result<Bytes, UpstreamError> {
+        match body {
+            Some(body) => {
+                self.call_with(method, path, query, &|request| {
+                    request.header(http::header::CONTENT_TYPE, "application/json").body(body.clone())
+                })
+                .await
+            }
+            None => self.call_with(method, path, query, &|request| request).await,
+        }
+    }
+
+    /// [`Self::call`], with `decorate` adding headers or a body to every attempt; vendors
+    /// that sign each request with the time (so a retry needs a fresh signature) sign here.
+    pub(crate) async fn call_with(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, &str)],
+        decorate: &(dyn Fn(reqwest::RequestBuilder) -> reqwest::RequestBuilder + Sync),
     ) -> Result<Bytes, UpstreamError> {
         debug_assert!(path.starts_with('/'), "adapter paths are absolute");
         let vendor = self.vendor.family();
@@ -122,11 +154,7 @@ impl VendorClient {
             }
             let mut attempt = 0;
             loop {
-                let mut request = self.http.request(method.clone(), url.clone());
-                if let Some(body) = &body {
-                    request = request.header(http::header::CONTENT_TYPE, "application/json").body(body.clone());
-                }
-                let sent = request.send().await;
+                let sent = decorate(self.http.request(method.clone(), url.clone())).send().await;
                 let wait = match sent {
                     Ok(response) if response.status().is_success() => {
                         return response.bytes().await.map_err(|e| self.failure(e));

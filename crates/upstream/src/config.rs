@@ -118,6 +118,13 @@ impl std::fmt::Display for Vendor {
     }
 }
 
+/// The key the simulator's keyed vendors accept; a config pointed at the simulator sends it
+/// (the simulator crate holds the same value, and a test keeps the two equal).
+pub const SIMULATED_KEY: &str = "simulated-key";
+
+/// The signed-request aggregator's simulated credential, `key:secret:passphrase`.
+pub const SIMULATED_OKX_CREDENTIAL: &str = "simulated-key:simulated-secret:simulated-passphrase";
+
 /// How one vendor is reached.
 #[derive(Clone)]
 pub struct VendorConfig {

@@ -11,10 +11,15 @@ mod cache;
 pub mod chaindata;
 mod client;
 mod config;
+pub mod enso;
 mod error;
 pub mod launchpad;
 pub mod orderbookdex;
 pub mod perpdex;
+pub mod shield;
+pub mod swap;
+pub mod units;
+pub mod yields;
 
 use std::sync::Arc;
 
@@ -22,15 +27,15 @@ use svc_domain::Clock;
 
 pub use cache::TtlCache;
 pub use chaindata::Chaindata;
-pub use config::{Vendor, VendorConfig};
+pub use config::{SIMULATED_KEY, SIMULATED_OKX_CREDENTIAL, Vendor, VendorConfig};
+pub use enso::Enso;
 pub use error::UpstreamError;
 pub use launchpad::Launchpad;
 pub use orderbookdex::Orderbookdex;
 pub use perpdex::{PerpLimits, Perpdex};
-
-/// The key given to keyed vendors when they point at the simulator: the fakes check that a
-/// key is sent, as the vendors do, and accept any but a revoked one.
-pub const SIMULATOR_KEY: &str = "simulated-key";
+pub use shield::Shield;
+pub use swap::SolanaSwap;
+pub use yields::Yields;
 
 /// Settings of every vendor, by vendor.
 #[derive(Debug, Clone)]
@@ -47,15 +52,17 @@ impl UpstreamsConfig {
         Self::each(|vendor| VendorConfig::new(vendor.real_base_url()))
     }
 
-    /// Every vendor at one base URL, each under its own path prefix; how the simulator
-    /// serves all vendors from one listener. Vendors that want a key get
-    /// [`SIMULATOR_KEY`], which the simulator's fakes accept.
+    /// Every vendor at one base URL, each under its own path prefix, with the simulator's
+    /// keys; how the simulator serves all vendors from one listener. The perp exchange's
+    /// "key" is the agent's signing key, which the caller chooses.
     pub fn all_at(base: &str) -> Self {
         Self::each(|vendor| {
             let mut config = VendorConfig::new(format!("{}/{}", base.trim_end_matches('/'), vendor.slug()));
-            if vendor == Vendor::Chaindata {
-                config.key = Some(SIMULATOR_KEY.to_owned());
-            }
+            config.key = match vendor {
+                Vendor::Perpdex => None,
+                Vendor::Okx => Some(config::SIMULATED_OKX_CREDENTIAL.to_owned()),
+                _ => Some(config::SIMULATED_KEY.to_owned()),
+            };
             config
         })
     }
@@ -91,6 +98,14 @@ pub struct Upstreams {
     pub orderbookdex: Orderbookdex,
     /// On-chain analytics: smart money, wallet profiles, token flows and holders.
     pub chaindata: Chaindata,
+    /// Solana swap quotes from both aggregators.
+    pub solana_swap: SolanaSwap,
+    /// EVM swap routes, DeFi positions and bundles, token prices.
+    pub enso: Enso,
+    /// Yield pools of non-EVM chains.
+    pub yields: Yields,
+    /// Transaction simulation and validation.
+    pub shield: Shield,
 }
 
 impl Upstreams {
@@ -101,7 +116,11 @@ impl Upstreams {
             launchpad: Launchpad::new(config.vendor(Vendor::Launchpad), clock.clone())?,
             perpdex: Perpdex::new(config.vendor(Vendor::Perpdex), config.perp_limits, clock.clone())?,
             orderbookdex: Orderbookdex::new(config.vendor(Vendor::Orderbookdex), clock.clone())?,
-            chaindata: Chaindata::new(config.vendor(Vendor::Chaindata), clock)?,
+            chaindata: Chaindata::new(config.vendor(Vendor::Chaindata), clock.clone())?,
+            solana_swap: SolanaSwap::new(config.vendor(Vendor::Jupiter), config.vendor(Vendor::Okx), clock.clone())?,
+            enso: Enso::new(config.vendor(Vendor::Enso), clock.clone())?,
+            yields: Yields::new(config.vendor(Vendor::Defillama), clock.clone())?,
+            shield: Shield::new(config.vendor(Vendor::Blockaid), clock)?,
         })
     }
 }

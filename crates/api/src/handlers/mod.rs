@@ -4,6 +4,7 @@
 
 mod account;
 mod chaindata;
+mod defi;
 mod infra;
 mod perps;
 mod pricing;
@@ -177,6 +178,7 @@ pub fn all() -> Handlers {
     infra::register(&mut handlers);
     perps::register(&mut handlers);
     chaindata::register(&mut handlers);
+    defi::register(&mut handlers);
     pricing::register(&mut handlers);
     handlers
 }

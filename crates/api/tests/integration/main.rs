@@ -4,6 +4,7 @@ mod account;
 mod catalogue;
 mod chaindata;
 mod credits;
+mod defi;
 mod errors;
 mod ops;
 mod paywall;

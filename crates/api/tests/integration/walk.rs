@@ -12,6 +12,7 @@ fn samples(app: &TestApp) -> Vec<Sample> {
     all.extend(crate::upstream::samples(app));
     all.extend(crate::perps::samples(app));
     all.extend(crate::chaindata::samples(app));
+    all.extend(crate::defi::samples(app));
     all
 }
 

@@ -62,6 +62,10 @@ fn evm_base() -> EvmChain {
     EvmChain::BASE
 }
 
+fn empty_calldata() -> String {
+    "0x".to_owned()
+}
+
 fn slippage_default() -> String {
     "50".to_owned()
 }
@@ -170,6 +174,11 @@ pub struct EvmSwapQuoteRequest {
     #[serde(default = "slippage_default")]
     #[garde(pattern("^[0-9]{1,5}$"))]
     pub slippage: String,
+    /// Wallet that will sign; without it the answer is a quote with no transaction, since
+    /// a transaction built for nobody would send the output nowhere.
+    #[serde(default)]
+    #[garde(skip)]
+    pub from_address: Option<EvmAddress>,
 }
 
 impl RouteInput for EvmSwapQuoteRequest {
@@ -302,8 +311,8 @@ pub struct ShieldTxData {
     /// Recipient or contract.
     #[garde(skip)]
     pub to: EvmAddress,
-    /// Calldata, `0x`-prefixed hex.
-    #[serde(default)]
+    /// Calldata, `0x`-prefixed hex (default `0x`, a plain transfer).
+    #[serde(default = "empty_calldata")]
     #[garde(pattern("^0x([0-9a-fA-F]{2})*$"), length(max = 262_144))]
     pub data: String,
     /// Value in wei, hex (`0x…`) or decimal.
@@ -853,8 +862,8 @@ pub struct EvmSwapQuoteResponse {
     pub price_impact: Option<f64>,
     /// Gas estimate.
     pub gas: Option<String>,
-    /// The transaction.
-    pub tx: EvmTx,
+    /// The transaction to sign; absent when no `from_address` was given.
+    pub tx: Option<EvmTx>,
 }
 
 /// Answer of `defi/discover`.
@@ -908,8 +917,8 @@ pub struct DefiQuoteResponse {
     pub price_impact: Option<f64>,
     /// Gas estimate.
     pub gas: Option<String>,
-    /// Transaction to sign.
-    pub tx: EvmTx,
+    /// Transaction to sign; absent when no `from_address` was given.
+    pub tx: Option<EvmTx>,
     /// Token approvals needed first.
     pub approvals: Vec<DefiApproval>,
 }

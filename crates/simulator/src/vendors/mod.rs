@@ -1,8 +1,13 @@
 //! The fake vendor servers: one router per vendor, nested under its prefix, sharing one
 //! fault layer.
 
+mod blockaid;
 pub(crate) mod chaindata;
+mod defillama;
+mod enso;
+mod jupiter;
 mod launchpad;
+mod okx;
 mod orderbookdex;
 mod perpdex;
 
@@ -20,6 +25,11 @@ pub(crate) fn router(sim: Simulator) -> Router {
         .nest("/launchpad", launchpad::router(sim.clone()))
         .nest("/perpdex", perpdex::router(sim.clone()))
         .nest("/orderbookdex", orderbookdex::router(sim.clone()))
+        .nest("/jupiter", jupiter::router(sim.clone()))
+        .nest("/okx", okx::router(sim.clone()))
+        .nest("/evm-router", enso::router(sim.clone()))
+        .nest("/yields", defillama::router(sim.clone()))
+        .nest("/shield", blockaid::router(sim.clone()))
         .layer(axum::middleware::from_fn_with_state(sim, faults))
 }
 
@@ -49,9 +59,9 @@ async fn faults(State(sim): State<Simulator>, request: Request, next: Next) -> R
 
 /// What the world holds, so a person trying the default run has identifiers to ask for.
 async fn index(State(sim): State<Simulator>) -> axum::Json<serde_json::Value> {
-    let coins: Vec<_> =
-        sim.world.coins().iter().take(10).map(|c| serde_json::json!({"mint": c.mint, "symbol": c.symbol})).collect();
     let world = &sim.world;
+    let coins: Vec<_> =
+        world.coins().iter().take(10).map(|c| serde_json::json!({"mint": c.mint, "symbol": c.symbol})).collect();
     let coins_of_perps: Vec<_> = world.perp_markets().iter().map(|m| m.coin.clone()).collect();
     let tickers: Vec<_> = world.perp_markets().iter().map(|m| m.ticker()).collect();
     let accounts: Vec<_> = world.perp_accounts().iter().map(|a| a.address.clone()).collect();
@@ -60,11 +70,22 @@ async fn index(State(sim): State<Simulator>) -> axum::Json<serde_json::Value> {
         .iter()
         .map(|t| serde_json::json!({"chain": t.chain, "address": t.address, "symbol": t.symbol}))
         .collect();
+    let sol_tokens: Vec<_> =
+        world.sol_tokens().iter().map(|t| serde_json::json!({"mint": t.mint, "symbol": t.symbol})).collect();
+    let evm_tokens: Vec<_> = world
+        .evm_tokens()
+        .iter()
+        .map(|t| serde_json::json!({"chain_id": t.chain_id, "address": t.address, "symbol": t.symbol}))
+        .collect();
+    let protocols: std::collections::BTreeSet<_> = world.defi_positions().iter().map(|p| p.protocol.as_str()).collect();
     axum::Json(serde_json::json!({
         "simulated": true,
         "launchpad": {"coins": coins},
         "perpdex": {"coins": coins_of_perps, "accounts": accounts, "agent": format!("{:#x}", crate::perpdex_agent_address())},
         "orderbookdex": {"tickers": tickers},
         "chaindata": {"tokens": tokens},
+        "swap": {"tokens": sol_tokens},
+        "evm": {"tokens": evm_tokens, "defi_protocols": protocols},
+        "shield": {"known_malicious_address": world.drainer_address()},
     }))
 }

@@ -10,9 +10,11 @@ pub(crate) const HOUR_MS: i64 = 3_600_000;
 /// The perpetual markets' rng stream.
 const PERPS_SALT: u64 = 0x7065_7270_7300_0001;
 
+mod defi;
 mod launchpad;
 mod perps;
 
+pub use defi::{DefiPosition, EvmToken, NATIVE_SENTINEL, NontokenizedPosition, SolToken, YieldPool, Yields};
 pub use launchpad::{Coin, CoinState};
 pub use perps::{BookSide, PerpAccount, PerpLedgerOrder, PerpMarket, PerpMarketState, PerpPosition};
 
@@ -34,6 +36,7 @@ pub struct World {
     perp_accounts: Vec<PerpAccount>,
     perp_ledger: perps::PerpLedger,
     market: market::Market,
+    defi: defi::Defi,
 }
 
 impl World {
@@ -46,6 +49,7 @@ impl World {
         let coins = launchpad::grow(&mut fastrand::Rng::with_seed(seed), genesis_ms);
         let (perp_markets, perp_accounts) = perps::grow(&mut fastrand::Rng::with_seed(seed ^ PERPS_SALT));
         let market = market::grow(seed, genesis_ms);
+        let defi = defi::grow(seed);
         World {
             clock,
             genesis_ms,
@@ -54,6 +58,7 @@ impl World {
             perp_accounts,
             perp_ledger: perps::PerpLedger::default(),
             market,
+            defi,
         }
     }
 
