@@ -2,7 +2,8 @@
 
 use svc_catalogue::routes::account::{
     AccountView, CreditPurchase, CreditPurchaseResponse, CreditsView, KeyList, KeyPath, KeyScope, KeyView,
-    LedgerEntryView, LedgerQuery, NewKeyRequest, NewKeyResponse, SignInNonce, SignInRequest, SignInResponse, UsageView,
+    LedgerEntryView, LedgerQuery, NewKeyRequest, NewKeyResponse, Receipt, ReceiptList, SignInNonce, SignInRequest,
+    SignInResponse, UsageView,
 };
 use svc_catalogue::routes::common::{NoInput, Timestamp};
 use svc_domain::discount::DISCOUNT_WINDOW_MS;
@@ -25,6 +26,7 @@ pub(super) fn register(handlers: &mut Handlers) {
     handlers.add_for_caller("account.key_create", create_key);
     handlers.add_for_caller("account.key_revoke", revoke_key);
     handlers.add_for_caller("credits.purchase", purchase);
+    handlers.add_for_caller("x402.receipts", receipts);
     handlers.on_settled("credits.purchase", deliver_purchase);
 }
 
@@ -239,4 +241,41 @@ async fn deliver_purchase(state: AppState, bought: CreditPurchaseResponse) -> Re
     };
     state.store.add_credits(&credit).await?;
     Ok(())
+}
+
+/// `GET /api/x402/receipts`: the payments of the wallet the caller signed in with. The wallet
+/// comes from the sign-in, never from the request, so nobody reads another wallet's receipts.
+async fn receipts(state: AppState, caller: Caller, input: LedgerQuery) -> Result<ReceiptList, ApiError> {
+    let account = signed_in(caller)?;
+    let Some(wallet) = account.wallet else {
+        return Err(ApiError::field(
+            vec!["header".into(), "authorization".into()],
+            "this account has no wallet; sign in with the paying wallet to see its receipts",
+            "value_error",
+        ));
+    };
+    let records = state.store.payments_by_payer(&wallet, input.limit.unwrap_or(50)).await?;
+    let receipts = records
+        .into_iter()
+        .map(|p| {
+            let list_price = match state.catalogue.get(&p.route_id).map(|r| r.price) {
+                Some(svc_catalogue::PriceRule::Fixed(price)) => Some(price),
+                _ => None,
+            };
+            let paid = Money::from_atomic(p.amount);
+            Receipt {
+                discount: list_price.map(|list| Money::from_atomic(list.atomic().saturating_sub(p.amount))),
+                list_price,
+                paid,
+                id: p.id,
+                route: p.route_id,
+                network: p.network,
+                transaction: p.tx_hash.filter(|t| !t.is_empty()),
+                status: p.status.to_string(),
+                created_at: Timestamp(rfc3339(p.created_at)),
+                updated_at: Timestamp(rfc3339(p.updated_at)),
+            }
+        })
+        .collect();
+    Ok(ReceiptList { wallet, receipts })
 }

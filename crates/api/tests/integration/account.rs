@@ -271,3 +271,28 @@ async fn purchases_outside_the_bounds_are_422_and_have_no_credit_twin() {
     let twin = app.call(&Method::POST, "/api/svc-tools/credits/purchase", Some(r#"{"amount": "5"}"#)).await;
     assert_eq!(twin.status, StatusCode::NOT_FOUND, "credits are not bought with credits");
 }
+
+#[tokio::test]
+async fn a_signed_in_wallet_reads_its_own_receipts_and_nobody_elses() {
+    let app = TestApp::new().await;
+    let mint = app.sim.world.coins()[0].mint.clone();
+    let paid = app.pay(&Method::GET, &format!("/api/x402/svc-tools/launchpad/coin/{mint}"), None, 51).await;
+    assert_eq!(paid.status, StatusCode::OK);
+
+    let token = sign_in(&app, &payer()).await;
+    let mine = get(&app, "/api/x402/receipts", &token).await;
+    assert_eq!(mine.status, StatusCode::OK, "{}", mine.text());
+    let mine = mine.json();
+    assert_eq!(mine["wallet"], payer().address().to_string().to_lowercase());
+    let receipt = &mine["receipts"][0];
+    assert_eq!(receipt["route"], "infra.launchpad_coin");
+    assert_eq!((receipt["paid"].clone(), receipt["list_price"].clone()), (json!("0.005"), json!("0.005")));
+    assert_eq!(receipt["discount"], "0");
+    assert_eq!(receipt["status"], "unsettled", "verify-only mode settles nothing");
+
+    let other = Payer::from_key(&format!("0x{}", "22".repeat(32))).expect("key");
+    let theirs = get(&app, "/api/x402/receipts", &sign_in(&app, &other).await).await.json();
+    assert_eq!(theirs["receipts"], json!([]), "another wallet sees only its own");
+    assert_error(&app.get("/api/x402/receipts").await, StatusCode::UNAUTHORIZED, "unauthorized");
+    assert_error(&app.get("/api/x402/receipts?payer=0xabc").await, StatusCode::UNAUTHORIZED, "unauthorized");
+}

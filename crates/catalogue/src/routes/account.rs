@@ -42,6 +42,15 @@ pub fn routes() -> Vec<RouteSpec> {
         .preview(crate::PreviewPolicy::QuoteOnly)
         .tag("account"),
         route(
+            RouteSpec::get::<LedgerQuery, ReceiptList>(
+                "x402.receipts",
+                "/api/x402/receipts",
+                "The signed-in wallet's own paid calls: route, price, discount, network, transaction and status. \
+                 Sign in with the paying wallet (POST /api/auth/nonce, then /api/auth/verify).",
+            ),
+            Access::Account,
+        ),
+        route(
             RouteSpec::get::<NoInput, AccountView>(
                 "account.show",
                 "/api/account",
@@ -347,4 +356,38 @@ pub struct CreditPurchaseResponse {
     pub amount: Money,
     /// The ledger reference of this purchase: the payment, so one payment buys once.
     pub reference: String,
+}
+
+/// `GET /api/x402/receipts`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ReceiptList {
+    /// The wallet whose payments these are.
+    pub wallet: String,
+    /// Its payments, newest first.
+    pub receipts: Vec<Receipt>,
+}
+
+/// One paid call.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Receipt {
+    /// Payment id.
+    pub id: String,
+    /// The route paid for.
+    pub route: String,
+    /// What was paid, USDC.
+    pub paid: Money,
+    /// The route's list price, where it is one price for every call.
+    pub list_price: Option<Money>,
+    /// List price less what was paid: the volume discount.
+    pub discount: Option<Money>,
+    /// CAIP-2 network.
+    pub network: String,
+    /// The settlement transaction, once there is one.
+    pub transaction: Option<String>,
+    /// `reserved`, `settled`, `pending`, `failed`, `released` or `unsettled` (verify-only mode).
+    pub status: String,
+    /// When the call was paid for.
+    pub created_at: Timestamp,
+    /// Last change of status.
+    pub updated_at: Timestamp,
 }
