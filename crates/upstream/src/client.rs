@@ -63,6 +63,17 @@ impl VendorClient {
         self.decode(&bytes)
     }
 
+    /// `POST {base}{path}` with `body` as JSON, decoded as `T`.
+    pub(crate) async fn post_json<B: serde::Serialize, T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &B,
+    ) -> Result<T, UpstreamError> {
+        let body = serde_json::to_vec(body).map_err(|e| self.transport(&format!("encoding the request: {e}")))?;
+        let bytes = self.send(Method::POST, path, &[], Some(Bytes::from(body))).await?;
+        self.decode(&bytes)
+    }
+
     /// Decodes a vendor body, reporting where it differs from the documented shape.
     pub(crate) fn decode<T: DeserializeOwned>(&self, bytes: &[u8]) -> Result<T, UpstreamError> {
         let mut de = serde_json::Deserializer::from_slice(bytes);
@@ -72,12 +83,24 @@ impl VendorClient {
         })
     }
 
-    /// One logical call: waits for a slot, then tries up to `1 + retries` times.
+    /// One logical call without a body: waits for a slot, then tries up to `1 + retries` times.
     pub(crate) async fn call(
         &self,
         method: Method,
         path: &str,
         query: &[(&str, &str)],
+    ) -> Result<Bytes, UpstreamError> {
+        self.send(method, path, query, None).await
+    }
+
+    /// One logical call with an optional JSON body: waits for a slot, then tries up to
+    /// `1 + retries` times.
+    async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, &str)],
+        body: Option<Bytes>,
     ) -> Result<Bytes, UpstreamError> {
         debug_assert!(path.starts_with('/'), "adapter paths are absolute");
         let vendor = self.vendor.family();
@@ -91,7 +114,11 @@ impl VendorClient {
             }
             let mut attempt = 0;
             loop {
-                let sent = self.http.request(method.clone(), url.clone()).send().await;
+                let mut request = self.http.request(method.clone(), url.clone());
+                if let Some(body) = &body {
+                    request = request.header(http::header::CONTENT_TYPE, "application/json").body(body.clone());
+                }
+                let sent = request.send().await;
                 let wait = match sent {
                     Ok(response) if response.status().is_success() => {
                         return response.bytes().await.map_err(|e| self.failure(e));

@@ -12,6 +12,7 @@ mod client;
 mod config;
 mod error;
 pub mod launchpad;
+pub mod predmkt;
 
 use std::sync::Arc;
 
@@ -21,6 +22,7 @@ pub use cache::TtlCache;
 pub use config::{Vendor, VendorConfig};
 pub use error::UpstreamError;
 pub use launchpad::Launchpad;
+pub use predmkt::Predmkt;
 
 /// Settings of every vendor, by vendor.
 #[derive(Debug, Clone)]
@@ -63,12 +65,17 @@ impl UpstreamsConfig {
 pub struct Upstreams {
     /// Token launchpad coin state.
     pub launchpad: Launchpad,
+    /// Prediction markets: catalogue and order books.
+    pub predmkt: Predmkt,
 }
 
 impl Upstreams {
     /// Builds every adapter. Fails only on a configuration that cannot work (a malformed
     /// key or base URL), so a bad setting stops the start instead of failing every call.
     pub fn new(config: &UpstreamsConfig, clock: Arc<dyn Clock>) -> Result<Self, UpstreamError> {
-        Ok(Upstreams { launchpad: Launchpad::new(config.vendor(Vendor::Launchpad), clock)? })
+        Ok(Upstreams {
+            launchpad: Launchpad::new(config.vendor(Vendor::Launchpad), clock.clone())?,
+            predmkt: Predmkt::new(config.vendor(Vendor::PredmktGamma), config.vendor(Vendor::PredmktClob), clock)?,
+        })
     }
 }

@@ -3,6 +3,7 @@
 //! happen around it, once, for every route.
 
 mod infra;
+mod predmkt;
 mod pricing;
 mod public;
 
@@ -100,6 +101,7 @@ pub fn all() -> Handlers {
     let mut handlers = Handlers::default();
     public::register(&mut handlers);
     infra::register(&mut handlers);
+    predmkt::register(&mut handlers);
     pricing::register(&mut handlers);
     handlers
 }

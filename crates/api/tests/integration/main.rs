@@ -4,6 +4,7 @@ mod catalogue;
 mod errors;
 mod ops;
 mod paywall;
+mod predmkt;
 mod robustness;
 mod support;
 mod upstream;

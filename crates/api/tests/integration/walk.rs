@@ -10,6 +10,7 @@ use crate::support::{Sample, TestApp, assert_matches_schema};
 fn samples(app: &TestApp) -> Vec<Sample> {
     let mut all = Vec::new();
     all.extend(crate::upstream::samples(app));
+    all.extend(crate::predmkt::samples(app));
     all
 }
 

@@ -2,6 +2,7 @@
 //! fault layer.
 
 mod launchpad;
+mod predmkt;
 
 use axum::Router;
 use axum::extract::{Request, State};
@@ -14,6 +15,8 @@ pub(crate) fn router(sim: Simulator) -> Router {
     Router::new()
         .route("/", axum::routing::get(index).with_state(sim.clone()))
         .nest("/launchpad", launchpad::router(sim.clone()))
+        .nest("/predmkt-gamma", predmkt::gamma(sim.clone()))
+        .nest("/predmkt-clob", predmkt::clob(sim.clone()))
         .layer(axum::middleware::from_fn_with_state(sim, faults))
 }
 
@@ -45,8 +48,15 @@ async fn faults(State(sim): State<Simulator>, request: Request, next: Next) -> R
 async fn index(State(sim): State<Simulator>) -> axum::Json<serde_json::Value> {
     let coins: Vec<_> =
         sim.world.coins().iter().take(10).map(|c| serde_json::json!({"mint": c.mint, "symbol": c.symbol})).collect();
+    let markets: Vec<_> = sim
+        .world
+        .pred_markets()
+        .iter()
+        .map(|m| serde_json::json!({"condition_id": m.condition_id, "question": m.question}))
+        .collect();
     axum::Json(serde_json::json!({
         "simulated": true,
         "launchpad": {"coins": coins},
+        "predmkt": {"markets": markets},
     }))
 }

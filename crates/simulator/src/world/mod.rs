@@ -7,10 +7,13 @@ use svc_domain::Clock;
 
 pub(crate) const DAY_MS: i64 = 86_400_000;
 pub(crate) const HOUR_MS: i64 = 3_600_000;
+pub(crate) const MINUTE_MS: i64 = 60_000;
 
 mod launchpad;
+mod predmkt;
 
 pub use launchpad::{Coin, CoinState};
+pub use predmkt::{PAYOUT, Planted, PredBook, PredEvent, PredMarket};
 
 /// The simulated market.
 #[derive(Debug)]
@@ -18,6 +21,8 @@ pub struct World {
     clock: Arc<dyn Clock>,
     genesis_ms: i64,
     coins: Vec<Coin>,
+    pred_events: Vec<PredEvent>,
+    pred_markets: Vec<PredMarket>,
 }
 
 impl World {
@@ -28,7 +33,8 @@ impl World {
         // Each part of the world draws from its own stream, so adding a part never changes
         // another part's data.
         let coins = launchpad::grow(&mut fastrand::Rng::with_seed(seed), genesis_ms);
-        World { clock, genesis_ms, coins }
+        let (pred_events, pred_markets) = predmkt::grow(&mut fastrand::Rng::with_seed(seed ^ PREDMKT_SALT), genesis_ms);
+        World { clock, genesis_ms, coins, pred_events, pred_markets }
     }
 
     /// The current time of the world.
@@ -40,6 +46,26 @@ impl World {
     pub fn genesis_ms(&self) -> i64 {
         self.genesis_ms
     }
+}
+
+/// Salt of the prediction markets' random stream.
+const PREDMKT_SALT: u64 = 0x7072_6564_6d6b_7400;
+
+/// A well-mixed hash of three numbers (splitmix64 steps), for quantities that must vary
+/// with time yet be the same on every call.
+pub(crate) fn mix(a: u64, b: u64, c: u64) -> u64 {
+    let step = |mut z: u64| {
+        z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    step(step(step(a) ^ b) ^ c)
+}
+
+/// A stable number for a string (FNV-1a), to seed [`mix`] with an identifier.
+pub(crate) fn seed_of(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// A random 32-byte Solana address.
