@@ -17,6 +17,7 @@ use axum::Router;
 use svc_domain::Clock;
 
 pub use faults::{Fault, Faults};
+pub use vendors::social::ACCEPTED_BEARER as SOCIAL_BEARER;
 pub use world::World;
 
 /// The seed of the default world.

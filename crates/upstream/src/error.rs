@@ -47,6 +47,17 @@ pub enum UpstreamError {
         /// The identifier asked for.
         id: String,
     },
+    /// The vendor refused a value the client chose (a search query it cannot parse, a stale
+    /// page token): the client's to fix (422 to the client, nothing charged).
+    #[error("{vendor} refused the {field}: {reason}")]
+    Refused {
+        /// Who refused.
+        vendor: Vendor,
+        /// The input field at fault.
+        field: &'static str,
+        /// What to fix, in svc's words (never the vendor's body).
+        reason: &'static str,
+    },
     /// A setting that cannot work (bad base URL or key characters); raised at start.
     #[error("{vendor} is misconfigured: {cause}")]
     Config {
@@ -66,6 +77,7 @@ impl UpstreamError {
             | UpstreamError::Transport { vendor, .. }
             | UpstreamError::Decode { vendor, .. }
             | UpstreamError::NotFound { vendor, .. }
+            | UpstreamError::Refused { vendor, .. }
             | UpstreamError::Config { vendor, .. } => *vendor,
         }
     }
@@ -78,6 +90,7 @@ impl UpstreamError {
             UpstreamError::Transport { .. } => "transport",
             UpstreamError::Decode { .. } => "decode",
             UpstreamError::NotFound { .. } => "not_found",
+            UpstreamError::Refused { .. } => "refused",
             UpstreamError::Config { .. } => "config",
         }
     }

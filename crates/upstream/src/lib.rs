@@ -13,6 +13,7 @@ mod config;
 mod error;
 pub mod launchpad;
 pub mod predmkt;
+pub mod social;
 
 use std::sync::Arc;
 
@@ -23,6 +24,11 @@ pub use config::{Vendor, VendorConfig};
 pub use error::UpstreamError;
 pub use launchpad::Launchpad;
 pub use predmkt::Predmkt;
+pub use social::Social;
+
+/// The key every keyed fake vendor of the simulator accepts, so the default run exercises
+/// the same authentication code as production. Not a secret.
+pub const SIMULATOR_KEY: &str = "svc-simulated-market";
 
 /// Settings of every vendor, by vendor.
 #[derive(Debug, Clone)]
@@ -37,10 +43,14 @@ impl UpstreamsConfig {
         Self::each(|vendor| VendorConfig::new(vendor.real_base_url()))
     }
 
-    /// Every vendor at one base URL, each under its own path prefix; how the simulator
-    /// serves all vendors from one listener.
+    /// Every vendor at one base URL, each under its own path prefix, with the key the
+    /// simulator's fakes accept; how the simulator serves all vendors from one listener.
     pub fn all_at(base: &str) -> Self {
-        Self::each(|vendor| VendorConfig::new(format!("{}/{}", base.trim_end_matches('/'), vendor.slug())))
+        Self::each(|vendor| {
+            let mut config = VendorConfig::new(format!("{}/{}", base.trim_end_matches('/'), vendor.slug()));
+            config.key = Some(SIMULATOR_KEY.to_owned());
+            config
+        })
     }
 
     fn each(config: impl Fn(Vendor) -> VendorConfig) -> Self {
@@ -67,6 +77,8 @@ pub struct Upstreams {
     pub launchpad: Launchpad,
     /// Prediction markets: catalogue and order books.
     pub predmkt: Predmkt,
+    /// The social network's posts, users, graph, counts and trends.
+    pub social: Social,
 }
 
 impl Upstreams {
@@ -75,6 +87,7 @@ impl Upstreams {
     pub fn new(config: &UpstreamsConfig, clock: Arc<dyn Clock>) -> Result<Self, UpstreamError> {
         Ok(Upstreams {
             launchpad: Launchpad::new(config.vendor(Vendor::Launchpad), clock.clone())?,
+            social: Social::new(config.vendor(Vendor::Social), clock.clone())?,
             predmkt: Predmkt::new(config.vendor(Vendor::PredmktGamma), config.vendor(Vendor::PredmktClob), clock)?,
         })
     }

@@ -6,6 +6,7 @@ mod infra;
 mod predmkt;
 mod pricing;
 mod public;
+mod social;
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -102,6 +103,7 @@ pub fn all() -> Handlers {
     public::register(&mut handlers);
     infra::register(&mut handlers);
     predmkt::register(&mut handlers);
+    social::register(&mut handlers);
     pricing::register(&mut handlers);
     handlers
 }

@@ -6,6 +6,7 @@ mod ops;
 mod paywall;
 mod predmkt;
 mod robustness;
+mod social;
 mod support;
 mod upstream;
 mod validation;

@@ -166,7 +166,7 @@ async fn social_routes_check_ranges_ids_and_lists() {
 #[tokio::test]
 async fn valid_input_reaches_the_handler_and_unlanded_handlers_say_so() {
     let app = TestApp::new().await;
-    let reply = app.get("/api/svc-tools/social/search?query=sol&max_results=20").await;
+    let reply = app.get("/api/svc-tools/exodus").await;
     crate::support::assert_error(&reply, axum::http::StatusCode::NOT_IMPLEMENTED, "not_implemented");
-    assert_eq!(reply.json()["route"], "social.search");
+    assert_eq!(reply.json()["route"], "alpha.exodus");
 }

@@ -11,6 +11,7 @@ fn samples(app: &TestApp) -> Vec<Sample> {
     let mut all = Vec::new();
     all.extend(crate::upstream::samples(app));
     all.extend(crate::predmkt::samples(app));
+    all.extend(crate::social::samples(app));
     all
 }
 

@@ -3,6 +3,7 @@
 
 mod launchpad;
 mod predmkt;
+pub(crate) mod social;
 
 use axum::Router;
 use axum::extract::{Request, State};
@@ -17,6 +18,7 @@ pub(crate) fn router(sim: Simulator) -> Router {
         .nest("/launchpad", launchpad::router(sim.clone()))
         .nest("/predmkt-gamma", predmkt::gamma(sim.clone()))
         .nest("/predmkt-clob", predmkt::clob(sim.clone()))
+        .nest("/social", social::router(sim.clone()))
         .layer(axum::middleware::from_fn_with_state(sim, faults))
 }
 
@@ -54,9 +56,11 @@ async fn index(State(sim): State<Simulator>) -> axum::Json<serde_json::Value> {
         .iter()
         .map(|m| serde_json::json!({"condition_id": m.condition_id, "question": m.question}))
         .collect();
+    let usernames: Vec<_> = sim.world.social_accounts().iter().take(10).map(|a| a.username.clone()).collect();
     axum::Json(serde_json::json!({
         "simulated": true,
         "launchpad": {"coins": coins},
         "predmkt": {"markets": markets},
+        "social": {"usernames": usernames},
     }))
 }

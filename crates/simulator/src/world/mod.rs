@@ -11,9 +11,11 @@ pub(crate) const MINUTE_MS: i64 = 60_000;
 
 mod launchpad;
 mod predmkt;
+mod social;
 
 pub use launchpad::{Coin, CoinState};
 pub use predmkt::{PAYOUT, Planted, PredBook, PredEvent, PredMarket};
+pub use social::{PostKind, PostMetrics, RECENT_WINDOW_MS, SOCIAL_TOKENS, SocialAccount, SocialPost};
 
 /// The simulated market.
 #[derive(Debug)]
@@ -23,6 +25,9 @@ pub struct World {
     coins: Vec<Coin>,
     pred_events: Vec<PredEvent>,
     pred_markets: Vec<PredMarket>,
+    social_seed: u64,
+    social_accounts: Vec<SocialAccount>,
+    social_posters: Vec<usize>,
 }
 
 impl World {
@@ -34,7 +39,18 @@ impl World {
         // another part's data.
         let coins = launchpad::grow(&mut fastrand::Rng::with_seed(seed), genesis_ms);
         let (pred_events, pred_markets) = predmkt::grow(&mut fastrand::Rng::with_seed(seed ^ PREDMKT_SALT), genesis_ms);
-        World { clock, genesis_ms, coins, pred_events, pred_markets }
+        let social_accounts = social::grow(&mut fastrand::Rng::with_seed(seed ^ SOCIAL_SALT), genesis_ms);
+        let social_posters = (0..social_accounts.len()).filter(|&i| !social_accounts[i].protected).collect();
+        World {
+            clock,
+            genesis_ms,
+            coins,
+            pred_events,
+            pred_markets,
+            social_seed: seed ^ SOCIAL_SALT,
+            social_accounts,
+            social_posters,
+        }
     }
 
     /// The current time of the world.
@@ -50,6 +66,9 @@ impl World {
 
 /// Salt of the prediction markets' random stream.
 const PREDMKT_SALT: u64 = 0x7072_6564_6d6b_7400;
+
+/// Salt of the social network's random stream.
+const SOCIAL_SALT: u64 = 0x736f_6369_616c_0000;
 
 /// A well-mixed hash of three numbers (splitmix64 steps), for quantities that must vary
 /// with time yet be the same on every call.
