@@ -13,6 +13,7 @@ use svc_upstream::{UpstreamError, Upstreams, UpstreamsConfig, Vendor};
 const NOW_MS: i64 = 1_795_341_600_000;
 
 struct Fixture {
+    base: String,
     sim: Simulator,
     clock: FixedClock,
     upstreams: Upstreams,
@@ -23,7 +24,7 @@ async fn fixture() -> Fixture {
     let sim = Simulator::new(svc_simulator::DEFAULT_SEED, Arc::new(clock.clone()));
     let (base, _) = sim.spawn().await.expect("simulator");
     let upstreams = Upstreams::new(&UpstreamsConfig::all_at(&base), Arc::new(clock.clone())).expect("upstreams");
-    Fixture { sim, clock, upstreams }
+    Fixture { base, sim, clock, upstreams }
 }
 
 #[test]
@@ -177,4 +178,28 @@ async fn a_catalogue_outage_is_retried_then_reported_under_the_family_name() {
         f.upstreams.predmkt.orderbook(&f.sim.world.pred_markets()[0].condition_id, "Yes").await.expect_err("down");
     assert!(matches!(err, UpstreamError::Status { vendor: Vendor::PredmktClob, status: 500 }), "{err:?}");
     assert_eq!(err.vendor().family(), "predmkt");
+}
+
+#[tokio::test]
+async fn the_fakes_speak_the_venues_wire_formats() {
+    let f = fixture().await;
+    let market = f.sim.world.pred_markets()[0].clone();
+    let http = reqwest::Client::new();
+    let url = format!("{}/predmkt-gamma/markets?condition_ids={}", f.base, market.condition_id);
+    let listed: serde_json::Value = http.get(url).send().await.expect("sent").json().await.expect("json");
+    let outcomes = listed[0]["outcomes"].as_str().expect("outcomes are a JSON array inside a string");
+    assert_eq!(outcomes, r#"["Yes","No"]"#);
+    assert!(listed[0]["clobTokenIds"].as_str().expect("string").contains(&market.token_ids[1]));
+
+    let url = format!("{}/predmkt-clob/book?token_id={}", f.base, market.token_ids[0]);
+    let book: serde_json::Value = http.get(url).send().await.expect("sent").json().await.expect("json");
+    let bids: Vec<f64> = book["bids"]
+        .as_array()
+        .expect("bids")
+        .iter()
+        .map(|l| l["price"].as_str().expect("decimal string").parse().expect("number"))
+        .collect();
+    assert!(bids.windows(2).all(|w| w[0] < w[1]), "worst first, as the venue sends them: {bids:?}");
+    let url = format!("{}/predmkt-clob/price?token_id={}&side=SIDEWAYS", f.base, market.token_ids[0]);
+    assert_eq!(http.get(url).send().await.expect("sent").status(), 400);
 }

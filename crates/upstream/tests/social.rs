@@ -14,6 +14,7 @@ use svc_upstream::{UpstreamError, Upstreams, UpstreamsConfig, Vendor};
 const NOW_MS: i64 = 1_795_341_600_000;
 
 struct Fixture {
+    base: String,
     sim: Simulator,
     clock: FixedClock,
     upstreams: Upstreams,
@@ -24,9 +25,10 @@ async fn fixture(tune: impl FnOnce(&mut UpstreamsConfig)) -> Fixture {
     let sim = Simulator::new(svc_simulator::DEFAULT_SEED, Arc::new(clock.clone()));
     let (base, _) = sim.spawn().await.expect("simulator");
     let mut config = UpstreamsConfig::all_at(&base);
+    let base = format!("{base}/social");
     tune(&mut config);
     let upstreams = Upstreams::new(&config, Arc::new(clock.clone())).expect("upstreams");
-    Fixture { sim, clock, upstreams }
+    Fixture { base, sim, clock, upstreams }
 }
 
 fn timeline(user: &str) -> SocialTimelineQuery {
@@ -142,4 +144,38 @@ async fn rate_limits_are_retried() {
     let user = f.upstreams.social.user("XDevelopers").await.expect("retried");
     assert_eq!(user.data.id, "2244994945");
     assert_eq!(f.sim.faults.log().len(), 2);
+}
+
+#[tokio::test]
+async fn the_fake_speaks_the_networks_wire_format() {
+    let f = fixture(|_| {}).await;
+    let http = reqwest::Client::new();
+    let get = |path: &str, auth: bool| {
+        let request = http.get(format!("{}{path}", f.base));
+        if auth { request.bearer_auth(svc_simulator::SOCIAL_BEARER) } else { request }
+    };
+    let refused = get("/2/tweets/search/recent?query=sol", false).send().await.expect("sent");
+    assert_eq!(refused.status(), 401);
+    assert_eq!(refused.headers()["content-type"], "application/problem+json");
+    let body: serde_json::Value = refused.json().await.expect("json");
+    assert_eq!((body["title"].as_str(), body["status"].as_u64()), (Some("Unauthorized"), Some(401)));
+
+    let bare: serde_json::Value =
+        get("/2/tweets/search/recent?query=%24SOL", true).send().await.expect("sent").json().await.expect("json");
+    let first = bare["data"][0].as_object().expect("a post");
+    let keys: Vec<&str> = first.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["id", "text", "edit_history_tweet_ids"], "only the default fields unless asked");
+    assert!(bare.get("includes").is_none());
+
+    let invalid = get("/2/tweets/search/recent?query=sol&max_results=5", true).send().await.expect("sent");
+    assert_eq!(invalid.status(), 400);
+    let body: serde_json::Value = invalid.json().await.expect("json");
+    assert_eq!(body["errors"][0]["parameters"]["max_results"], serde_json::json!(["5"]));
+    assert_eq!(body["type"], "https://api.twitter.com/2/problems/invalid-request");
+
+    let missing: serde_json::Value =
+        get("/2/users/by/username/nobody", true).send().await.expect("sent").json().await.expect("json");
+    assert!(missing.get("data").is_none());
+    assert_eq!(missing["errors"][0]["type"], "https://api.twitter.com/2/problems/resource-not-found");
+    assert_eq!(missing["errors"][0]["detail"], "Could not find user with username: [nobody].");
 }
