@@ -108,6 +108,11 @@ impl From<svc_upstream::UpstreamError> for ApiError {
         let vendor = err.vendor().family();
         match err {
             U::NotFound { .. } => ApiError::Missing(err.to_string()),
+            U::BadInput { field, reason, .. } => ApiError::field(
+                vec![svc_catalogue::Loc::from("query"), svc_catalogue::Loc::from(field)],
+                reason,
+                "value_error",
+            ),
             U::Timeout { .. } => ApiError::UpstreamTimeout(vendor),
             other => ApiError::Upstream { vendor, cause: other.to_string() },
         }

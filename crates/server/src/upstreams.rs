@@ -38,6 +38,7 @@ pub async fn build(args: &UpstreamArgs, production: bool, clock: Arc<dyn Clock>)
     };
     for &vendor in Vendor::ALL {
         let settings = config.vendor_mut(vendor);
+        // A vendor given its own address gets only its own key, never the simulator's.
         if let Some(url) = env(vendor, "URL") {
             settings.base_url = url.trim_end_matches('/').to_owned();
             settings.key = None;

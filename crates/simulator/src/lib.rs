@@ -19,6 +19,7 @@ use svc_domain::Clock;
 
 pub use faults::{Fault, Faults};
 pub use vendors::chaindata::REVOKED_KEY as CHAINDATA_REVOKED_KEY;
+pub use vendors::social::ACCEPTED_BEARER as SOCIAL_BEARER;
 pub use world::World;
 
 /// The API key every keyed fake vendor accepts, and the key the adapters send when pointed

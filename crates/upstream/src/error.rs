@@ -56,6 +56,17 @@ pub enum UpstreamError {
         /// The vendor's reason (its short message, never a body or a key).
         cause: String,
     },
+    /// The vendor refused a value the client chose (a search query it cannot parse, a stale
+    /// page token): the client's to fix (422 to the client, nothing charged).
+    #[error("{vendor} refused the {field}: {reason}")]
+    BadInput {
+        /// Who refused.
+        vendor: Vendor,
+        /// The input field at fault.
+        field: &'static str,
+        /// What to fix, in svc's words (never the vendor's body).
+        reason: &'static str,
+    },
     /// A setting that cannot work (bad base URL or key characters); raised at start.
     #[error("{vendor} is misconfigured: {cause}")]
     Config {
@@ -76,6 +87,7 @@ impl UpstreamError {
             | UpstreamError::Decode { vendor, .. }
             | UpstreamError::NotFound { vendor, .. }
             | UpstreamError::Refused { vendor, .. }
+            | UpstreamError::BadInput { vendor, .. }
             | UpstreamError::Config { vendor, .. } => *vendor,
         }
     }
@@ -89,6 +101,7 @@ impl UpstreamError {
             UpstreamError::Decode { .. } => "decode",
             UpstreamError::NotFound { .. } => "not_found",
             UpstreamError::Refused { .. } => "refused",
+            UpstreamError::BadInput { .. } => "bad_input",
             UpstreamError::Config { .. } => "config",
         }
     }

@@ -16,7 +16,9 @@ mod error;
 pub mod launchpad;
 pub mod orderbookdex;
 pub mod perpdex;
+pub mod predmkt;
 pub mod shield;
+pub mod social;
 pub mod swap;
 pub mod units;
 pub mod yields;
@@ -33,7 +35,9 @@ pub use error::UpstreamError;
 pub use launchpad::Launchpad;
 pub use orderbookdex::Orderbookdex;
 pub use perpdex::{PerpLimits, Perpdex};
+pub use predmkt::Predmkt;
 pub use shield::Shield;
+pub use social::Social;
 pub use swap::SolanaSwap;
 pub use yields::Yields;
 
@@ -106,6 +110,10 @@ pub struct Upstreams {
     pub yields: Yields,
     /// Transaction simulation and validation.
     pub shield: Shield,
+    /// Prediction markets: the catalogue of events and the order books.
+    pub predmkt: Predmkt,
+    /// The social network's posts, users, graph, counts and trends.
+    pub social: Social,
 }
 
 impl Upstreams {
@@ -120,7 +128,9 @@ impl Upstreams {
             solana_swap: SolanaSwap::new(config.vendor(Vendor::Jupiter), config.vendor(Vendor::Okx), clock.clone())?,
             enso: Enso::new(config.vendor(Vendor::Enso), clock.clone())?,
             yields: Yields::new(config.vendor(Vendor::Defillama), clock.clone())?,
-            shield: Shield::new(config.vendor(Vendor::Blockaid), clock)?,
+            shield: Shield::new(config.vendor(Vendor::Blockaid), clock.clone())?,
+            social: Social::new(config.vendor(Vendor::Social), clock.clone())?,
+            predmkt: Predmkt::new(config.vendor(Vendor::PredmktGamma), config.vendor(Vendor::PredmktClob), clock)?,
         })
     }
 }

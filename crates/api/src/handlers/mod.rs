@@ -7,8 +7,10 @@ mod chaindata;
 mod defi;
 mod infra;
 mod perps;
+mod predmkt;
 mod pricing;
 mod public;
+mod social;
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -179,6 +181,8 @@ pub fn all() -> Handlers {
     perps::register(&mut handlers);
     chaindata::register(&mut handlers);
     defi::register(&mut handlers);
+    predmkt::register(&mut handlers);
+    social::register(&mut handlers);
     pricing::register(&mut handlers);
     handlers
 }

@@ -162,3 +162,11 @@ async fn social_routes_check_ranges_ids_and_lists() {
     )
     .await;
 }
+
+#[tokio::test]
+async fn valid_input_reaches_the_handler_and_unlanded_handlers_say_so() {
+    let app = TestApp::new().await;
+    let reply = app.get_from("203.0.113.7:1", "/api/x402/alpha/exodus?preview=true", &[]).await;
+    crate::support::assert_error(&reply, axum::http::StatusCode::NOT_IMPLEMENTED, "not_implemented");
+    assert_eq!(reply.json()["route"], "alpha.exodus");
+}

@@ -10,6 +10,8 @@ mod launchpad;
 mod okx;
 mod orderbookdex;
 mod perpdex;
+mod predmkt;
+pub(crate) mod social;
 
 use axum::Router;
 use axum::extract::{Request, State};
@@ -30,6 +32,9 @@ pub(crate) fn router(sim: Simulator) -> Router {
         .nest("/evm-router", enso::router(sim.clone()))
         .nest("/yields", defillama::router(sim.clone()))
         .nest("/shield", blockaid::router(sim.clone()))
+        .nest("/predmkt-gamma", predmkt::gamma(sim.clone()))
+        .nest("/predmkt-clob", predmkt::clob(sim.clone()))
+        .nest("/social", social::router(sim.clone()))
         .layer(axum::middleware::from_fn_with_state(sim, faults))
 }
 
@@ -78,6 +83,12 @@ async fn index(State(sim): State<Simulator>) -> axum::Json<serde_json::Value> {
         .map(|t| serde_json::json!({"chain_id": t.chain_id, "address": t.address, "symbol": t.symbol}))
         .collect();
     let protocols: std::collections::BTreeSet<_> = world.defi_positions().iter().map(|p| p.protocol.as_str()).collect();
+    let markets: Vec<_> = world
+        .pred_markets()
+        .iter()
+        .map(|m| serde_json::json!({"condition_id": m.condition_id, "question": m.question}))
+        .collect();
+    let usernames: Vec<_> = world.social_accounts().iter().take(10).map(|a| a.username.clone()).collect();
     axum::Json(serde_json::json!({
         "simulated": true,
         "launchpad": {"coins": coins},
@@ -87,5 +98,7 @@ async fn index(State(sim): State<Simulator>) -> axum::Json<serde_json::Value> {
         "swap": {"tokens": sol_tokens},
         "evm": {"tokens": evm_tokens, "defi_protocols": protocols},
         "shield": {"known_malicious_address": world.drainer_address()},
+        "predmkt": {"markets": markets},
+        "social": {"usernames": usernames},
     }))
 }

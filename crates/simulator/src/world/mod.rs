@@ -13,6 +13,8 @@ const PERPS_SALT: u64 = 0x7065_7270_7300_0001;
 mod defi;
 mod launchpad;
 mod perps;
+mod predmkt;
+mod social;
 
 pub use defi::{DefiPosition, EvmToken, NATIVE_SENTINEL, NontokenizedPosition, SolToken, YieldPool, Yields};
 pub use launchpad::{Coin, CoinState};
@@ -25,6 +27,8 @@ pub use market::{
     DcaOrder, EventTime, MARKET_CHAINS, MAX_EVENT_WINDOW_MS, MINUTE_MS, PerpCoin, PerpTrade, Position, Scenario, Token,
     TokenKind, Trade, Transfer, WHALE_TRADE_USD, Wallet, WalletKind, WalletPerpPosition,
 };
+pub use predmkt::{PAYOUT, Planted, PredBook, PredEvent, PredMarket};
+pub use social::{PostKind, PostMetrics, RECENT_WINDOW_MS, SOCIAL_TOKENS, SocialAccount, SocialPost};
 
 /// The simulated market.
 #[derive(Debug)]
@@ -37,6 +41,11 @@ pub struct World {
     perp_ledger: perps::PerpLedger,
     market: market::Market,
     defi: defi::Defi,
+    pred_events: Vec<PredEvent>,
+    pred_markets: Vec<PredMarket>,
+    social_seed: u64,
+    social_accounts: Vec<SocialAccount>,
+    social_posters: Vec<usize>,
 }
 
 impl World {
@@ -50,6 +59,9 @@ impl World {
         let (perp_markets, perp_accounts) = perps::grow(&mut fastrand::Rng::with_seed(seed ^ PERPS_SALT));
         let market = market::grow(seed, genesis_ms);
         let defi = defi::grow(seed);
+        let (pred_events, pred_markets) = predmkt::grow(&mut fastrand::Rng::with_seed(seed ^ PREDMKT_SALT), genesis_ms);
+        let social_accounts = social::grow(&mut fastrand::Rng::with_seed(seed ^ SOCIAL_SALT), genesis_ms);
+        let social_posters = (0..social_accounts.len()).filter(|&i| !social_accounts[i].protected).collect();
         World {
             clock,
             genesis_ms,
@@ -59,6 +71,11 @@ impl World {
             perp_ledger: perps::PerpLedger::default(),
             market,
             defi,
+            pred_events,
+            pred_markets,
+            social_seed: seed ^ SOCIAL_SALT,
+            social_accounts,
+            social_posters,
         }
     }
 
@@ -71,6 +88,29 @@ impl World {
     pub fn genesis_ms(&self) -> i64 {
         self.genesis_ms
     }
+}
+
+/// Salt of the prediction markets' random stream.
+const PREDMKT_SALT: u64 = 0x7072_6564_6d6b_7400;
+
+/// Salt of the social network's random stream.
+const SOCIAL_SALT: u64 = 0x736f_6369_616c_0000;
+
+/// A well-mixed hash of three numbers (splitmix64 steps), for quantities that must vary
+/// with time yet be the same on every call.
+pub(crate) fn mix3(a: u64, b: u64, c: u64) -> u64 {
+    let step = |mut z: u64| {
+        z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    step(step(step(a) ^ b) ^ c)
+}
+
+/// A stable number for a string (FNV-1a), to seed [`mix3`] with an identifier.
+pub(crate) fn seed_of(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// A random 32-byte Solana address.
