@@ -296,3 +296,51 @@ async fn a_signed_in_wallet_reads_its_own_receipts_and_nobody_elses() {
     assert_error(&app.get("/api/x402/receipts").await, StatusCode::UNAUTHORIZED, "unauthorized");
     assert_error(&app.get("/api/x402/receipts?payer=0xabc").await, StatusCode::UNAUTHORIZED, "unauthorized");
 }
+
+/// Captures every log line the app writes while a test runs.
+#[derive(Clone, Default)]
+struct LogBuffer(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for LogBuffer {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().expect("log buffer").extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_keys_secret_is_never_logged_however_it_is_used() {
+    let logs = LogBuffer::default();
+    let writer = logs.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let app = TestApp::new().await;
+    let token = sign_in(&app, &payer()).await;
+    let made = post(&app, "/api/account/keys", r#"{"name": "logged?"}"#, Some(&token)).await.json();
+    let secret = made["key"].as_str().expect("secret").to_owned();
+    let mint = app.sim.world.coins()[0].mint.clone();
+    let uri = format!("/api/svc-tools/launchpad/coin/{mint}");
+    let bearer = format!("Bearer {secret}");
+    for headers in [[("x-api-key", secret.as_str())], [("authorization", bearer.as_str())]] {
+        let reply = app.call_with(&Method::GET, &uri, None, &headers).await;
+        assert_eq!(reply.status, StatusCode::PAYMENT_REQUIRED, "no credits yet: {}", reply.text());
+        assert!(!reply.text().contains(&secret[5..]));
+    }
+    let wrong = format!("{}0", &secret[..secret.len() - 1]);
+    app.call_with(&Method::GET, &uri, None, &[("x-api-key", &wrong)]).await;
+
+    let text = String::from_utf8(logs.0.lock().expect("logs").clone()).expect("utf-8 logs");
+    assert!(text.contains("request"), "the requests were logged: {text}");
+    assert!(!text.contains(&secret[5..]), "a key secret reached the logs");
+    assert!(!text.contains(&wrong[5..]), "a presented wrong key reached the logs");
+    assert!(!text.contains(&token), "a sign-in token reached the logs");
+}
