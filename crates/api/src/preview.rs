@@ -41,7 +41,7 @@ pub async fn serve(state: &AppState, route: &'static RouteSpec, parts: &Parts, i
         return response;
     }
     let units = input.price_units();
-    let mut response = match answer(state, route, input, units, &quota, now).await {
+    let mut response = match answer(state, route, parts, input, units, &quota, now).await {
         Ok(body) => {
             let mut response = (StatusCode::OK, axum::Json(body)).into_response();
             response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -59,6 +59,7 @@ pub async fn serve(state: &AppState, route: &'static RouteSpec, parts: &Parts, i
 async fn answer(
     state: &AppState,
     route: &'static RouteSpec,
+    parts: &Parts,
     input: ValidInput,
     units: u64,
     quota: &Decision,
@@ -73,6 +74,10 @@ async fn answer(
         "resets_at": rfc3339(quota.reset_at_ms),
         "pay": "Send the same request without preview=true for the x402 challenge, pay it, and get the whole answer.",
     });
+    if let Some((tier, price)) = identified_price(state, route, parts, units, now).await? {
+        about["price"]["your_tier"] = json!(tier);
+        about["price"]["your_credits"] = json!(price.to_string());
+    }
     let (max_items, omit) = match route.preview {
         PreviewPolicy::QuoteOnly => {
             about["truncated"] = json!(true);
@@ -99,6 +104,31 @@ async fn answer(
         }
     }
     Ok(answer)
+}
+
+/// The credit price for a caller that presents a live API key of an account: the account's
+/// volume discount applied. Anyone else sees list prices only.
+async fn identified_price(
+    state: &AppState,
+    route: &RouteSpec,
+    parts: &Parts,
+    units: u64,
+    now: i64,
+) -> Result<Option<(svc_domain::DiscountTier, svc_domain::Money)>, ApiError> {
+    if !route.billed_as_data {
+        return Ok(None);
+    }
+    let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
+    let key = crate::accounts::presented_key(header("x-api-key"), header("authorization"));
+    if key.is_none() {
+        return Ok(None);
+    }
+    let scopes = crate::accounts::Scope::ALL;
+    let Ok(holder) = crate::accounts::authenticate(&state.store, key, &scopes, now).await? else { return Ok(None) };
+    let window = now - svc_domain::discount::DISCOUNT_WINDOW_MS;
+    let (calls, _) = state.store.credit_calls_since(&holder.account.id, window).await?;
+    let tier = svc_domain::DiscountTier::for_calls(calls);
+    Ok(Some((tier, tier.apply(route.credit_price_for(units)))))
 }
 
 /// Keeps at most `max_items` of every array and drops `omit` fields, at any depth. Returns

@@ -72,6 +72,24 @@ async fn behind_a_trusted_proxy_the_forwarded_client_is_counted() {
 }
 
 #[tokio::test]
+async fn a_caller_with_an_api_key_sees_its_own_discounted_credit_price() {
+    let app = TestApp::new().await;
+    let (account, key) = app.account_with_credits("10", &[svc_api::accounts::Scope::Data]).await;
+    for i in 0..100 {
+        let entry = format!("cl_seed{i}");
+        let debit = app.store.debit_credits(&entry, &account, 5_000, "infra.launchpad_coin", crate::support::NOW_MS);
+        assert_eq!(debit.await.expect("store"), svc_store::Debit::Taken);
+    }
+    let known = app.get_from(ALICE, &preview_uri(&app, 0), &[("x-api-key", &key)]).await.json();
+    assert_eq!(known["preview"]["price"]["your_tier"], "volume");
+    assert_eq!(known["preview"]["price"]["your_credits"], "0.004", "20 % off 0.005");
+    let anonymous = app.get_from(BOB, &preview_uri(&app, 0), &[]).await.json();
+    assert!(anonymous["preview"]["price"].get("your_credits").is_none());
+    let wrong = app.get_from(BOB, &preview_uri(&app, 0), &[("x-api-key", "svck_wrong")]).await;
+    assert_eq!(wrong.status, StatusCode::OK, "a bad key on a preview is just an anonymous preview");
+}
+
+#[tokio::test]
 async fn invalid_input_is_a_422_and_costs_no_preview() {
     let app = TestApp::new().await;
     for _ in 0..6 {
