@@ -233,6 +233,26 @@ async fn the_perp_exchange_is_retried_on_429_and_a_500_is_a_502_that_charges_not
 }
 
 #[tokio::test]
+async fn an_action_is_sent_once_even_when_its_answer_is_lost() {
+    let app = TestApp::new().await;
+    let body = json!({"body": {"type": "order", "orders": [resting_order(&app, "0.01")]}});
+    // A first order warms the market metadata, so the fault below meets the action itself.
+    assert_eq!(pay(&app, EXCHANGE, &body, 8).await.status, StatusCode::OK);
+    let header = app.payment_for(&Method::POST, EXCHANGE, Some(&body.to_string()), 9).await;
+    // The exchange may have acted before failing; sending the action again could place a
+    // second order, so the client gets a 502 (nothing charged) and the action went out once.
+    let meta_calls = app.sim.faults.log().len();
+    app.sim.faults.push("perpdex", Fault::Status { status: 500, retry_after: None });
+    let reply =
+        app.call_with(&Method::POST, EXCHANGE, Some(&body.to_string()), &[("payment-signature", &header)]).await;
+    assert_error(&reply, StatusCode::BAD_GATEWAY, "upstream_error");
+    let log = app.sim.faults.log();
+    let sent = log[meta_calls..].iter().filter(|line| line.contains("/exchange")).count();
+    assert_eq!(sent, 1, "one send of the action: {log:?}");
+    assert_eq!(app.paid_calls().await, 1, "only the first order was charged");
+}
+
+#[tokio::test]
 async fn markets_are_normalised_from_the_indexer_and_cached() {
     let app = TestApp::new().await;
     let first = app.pay(&Method::POST, MARKETS, None, 1).await;

@@ -66,6 +66,9 @@ pub enum ExchangeError {
 #[derive(Debug)]
 pub struct Perpdex {
     client: VendorClient,
+    /// Sends actions, never twice: when an answer is lost, a second send could place an
+    /// order the client was told had failed.
+    actions: VendorClient,
     agent: Option<AgentKey>,
     network: PerpNetwork,
     limits: PerpLimits,
@@ -247,7 +250,8 @@ impl Perpdex {
     pub(crate) fn new(config: &VendorConfig, limits: PerpLimits, clock: Arc<dyn Clock>) -> Result<Self, UpstreamError> {
         let mut headers = HeaderMap::new();
         headers.insert(http::header::ACCEPT, HeaderValue::from_static("application/json"));
-        let client = VendorClient::new(Vendor::Perpdex, config, headers)?;
+        let client = VendorClient::new(Vendor::Perpdex, config, headers.clone())?;
+        let actions = VendorClient::new(Vendor::Perpdex, &VendorConfig { retries: 0, ..config.clone() }, headers)?;
         let agent = match config.key.as_deref() {
             None => None,
             Some(key) => Some(AgentKey::from_hex(key).map_err(|e| UpstreamError::Config {
@@ -259,6 +263,7 @@ impl Perpdex {
         let network = if config.base_url.contains("testnet") { PerpNetwork::Testnet } else { PerpNetwork::Mainnet };
         Ok(Perpdex {
             client,
+            actions,
             agent,
             network,
             limits,
@@ -322,7 +327,7 @@ impl Perpdex {
             .sign_l1_action(&wire, None, nonce, None, self.network)
             .map_err(|e| UpstreamError::Config { vendor: Vendor::Perpdex, cause: e.to_string() })?;
         let body = ExchangeBody { action: &wire, nonce, signature, vault_address: None, expires_after: None };
-        let reply: WireReply = self.client.post_json("/exchange", &body).await?;
+        let reply: WireReply = self.actions.post_json("/exchange", &body).await?;
         match reply {
             WireReply::Ok { response } => Ok(PerpExchangeResponse {
                 status: "ok".into(),
