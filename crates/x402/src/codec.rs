@@ -196,6 +196,39 @@ mod tests {
         }
 
         #[test]
+        fn key_order_and_whitespace_never_change_the_payment_decoded(
+            order in Just(vec!["x402Version", "accepted", "payload", "resource", "extensions"]).prop_shuffle(),
+            gaps in proptest::collection::vec("[ \t\r\n]{0,3}", 24),
+        ) {
+            let fields = serde_json::json!({
+                "x402Version": 2,
+                "accepted": {"scheme": "exact", "network": "eip155:8453", "amount": "5000",
+                    "asset": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", "payTo": "0xb", "maxTimeoutSeconds": 300},
+                "payload": {"signature": "0x01", "authorization": {"from": "0xAbC", "nonce": "0x02"}},
+                "resource": {"url": "https://svc.example/api/x402/alpha/top-picks"},
+                "extensions": {},
+            });
+            let mut gap = gaps.iter().cycle();
+            let mut text = format!("{}{{", gap.next().expect("gap"));
+            for (i, key) in order.iter().enumerate() {
+                if i > 0 {
+                    text.push(',');
+                }
+                let value = serde_json::to_string(&fields[*key]).expect("json");
+                text.push_str(&format!("{}\"{key}\"{}:{}{value}{}", gap.next().expect("gap"),
+                    gap.next().expect("gap"), gap.next().expect("gap"), gap.next().expect("gap")));
+            }
+            text.push('}');
+            let decoded = decode_payment(STANDARD.encode(text.as_bytes()).as_bytes()).expect("decodes");
+            let canonical = decode_payment(encode_header(&fields).as_bytes()).expect("decodes");
+            prop_assert_eq!(&decoded.raw, &fields);
+            prop_assert_eq!(decoded.network(), canonical.network());
+            prop_assert!(canonical.replay_key().is_some());
+            prop_assert_eq!(decoded.replay_key(), canonical.replay_key());
+            prop_assert_eq!(decoded.version, 2);
+        }
+
+        #[test]
         fn any_json_value_round_trips_through_the_header(s in ".{0,64}", n in any::<u64>()) {
             let value = serde_json::json!({"s": s, "n": n});
             let back: Value = serde_json::from_slice(&STANDARD.decode(encode_header(&value)).expect("b64")).expect("json");
