@@ -2,7 +2,6 @@
 //! simulator's fake: request mapping (renamed paths, one call per wallet), decoding, the
 //! cache, and the vendor's auth and error behaviour.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
@@ -10,31 +9,23 @@ use serde_json::{Value, json};
 use svc_catalogue::routes::chaindata::{
     ChaindataCounterpartyRow, ChaindataNetflowRow, ChaindataPnlRow, ChaindataScreenerRow, ChaindataTokenInformation,
 };
-use svc_domain::{Chain, FixedClock};
+use svc_domain::Chain;
+use svc_simulator::Fault;
 use svc_simulator::world::{Scenario, WalletKind};
-use svc_simulator::{Fault, Simulator};
 use svc_upstream::chaindata::{decode_list, decode_object};
-use svc_upstream::{UpstreamError, Upstreams, UpstreamsConfig, Vendor};
+use svc_upstream::{UpstreamError, UpstreamsConfig, Vendor};
 
-const NOW_MS: i64 = 1_795_341_600_000;
+use crate::support::{self, Fixture};
 
-struct Fixture {
-    sim: Simulator,
-    clock: FixedClock,
-    upstreams: Upstreams,
-    /// The fake vendor's base URL.
-    base: String,
-}
-
+/// The market, with the chain-data vendor's base URL and a timeout for its large answers.
 async fn fixture(tune: impl FnOnce(&mut UpstreamsConfig)) -> Fixture {
-    let clock = FixedClock::at_ms(NOW_MS);
-    let sim = Simulator::new(svc_simulator::DEFAULT_SEED, Arc::new(clock.clone()));
-    let (base, _) = sim.spawn().await.expect("simulator");
-    let mut config = UpstreamsConfig::all_at(&base);
-    config.vendor_mut(Vendor::Chaindata).timeout = Duration::from_secs(5);
-    tune(&mut config);
-    let upstreams = Upstreams::new(&config, Arc::new(clock.clone())).expect("upstreams");
-    Fixture { sim, clock, upstreams, base: format!("{base}/chaindata") }
+    let mut fixture = support::fixture(|c| {
+        c.vendor_mut(Vendor::Chaindata).timeout = Duration::from_secs(5);
+        tune(c);
+    })
+    .await;
+    fixture.base = format!("{}/chaindata", fixture.base);
+    fixture
 }
 
 fn payload<T: DeserializeOwned>(value: Value) -> T {
@@ -48,30 +39,31 @@ fn vendor_paths(f: &Fixture) -> Vec<String> {
 #[test]
 fn the_recorded_and_documented_vendor_answers_decode() {
     let netflow =
-        decode_list::<ChaindataNetflowRow>(include_bytes!("fixtures/chaindata/netflow.json")).expect("netflow");
+        decode_list::<ChaindataNetflowRow>(include_bytes!("../fixtures/chaindata/netflow.json")).expect("netflow");
     assert_eq!(netflow.data[0].token_symbol, "FARTCOIN");
     assert_eq!(netflow.data[0].trader_count, 14);
     assert!(netflow.pagination.is_last_page);
-    let parties =
-        decode_list::<ChaindataCounterpartyRow>(include_bytes!("fixtures/chaindata/counterparties.json")).expect("cp");
+    let parties = decode_list::<ChaindataCounterpartyRow>(include_bytes!("../fixtures/chaindata/counterparties.json"))
+        .expect("cp");
     assert_eq!(parties.data[0].counterparty_address_label.len(), 2);
     assert_eq!(parties.data[0].tokens_info[0].num_transfer, 9, "counts sent as strings");
     assert_eq!(parties.data[0].tokens_info[1].num_transfer, 3);
-    let pnl = decode_list::<ChaindataPnlRow>(include_bytes!("fixtures/chaindata/pnl.json")).expect("pnl");
+    let pnl = decode_list::<ChaindataPnlRow>(include_bytes!("../fixtures/chaindata/pnl.json")).expect("pnl");
     assert_eq!((pnl.data[0].nof_buys, pnl.data[0].nof_sells), (3, 0));
-    let screener = decode_list::<ChaindataScreenerRow>(include_bytes!("fixtures/chaindata/token-screener.json"))
+    let screener = decode_list::<ChaindataScreenerRow>(include_bytes!("../fixtures/chaindata/token-screener.json"))
         .expect("screener");
     assert_eq!(screener.data[0].nof_traders, Some(5400));
     assert_eq!(screener.data[0].liquidity_usd, None);
-    let info = decode_object::<ChaindataTokenInformation>(include_bytes!("fixtures/chaindata/token-information.json"))
-        .expect("token information");
+    let info =
+        decode_object::<ChaindataTokenInformation>(include_bytes!("../fixtures/chaindata/token-information.json"))
+            .expect("token information");
     assert_eq!(info.spot_metrics.total_holders, Some(140_000));
 }
 
 #[tokio::test]
 async fn the_fake_speaks_the_vendors_validation_error_shape() {
     let recorded: Value =
-        serde_json::from_slice(include_bytes!("fixtures/chaindata/error-validation.json")).expect("fixture");
+        serde_json::from_slice(include_bytes!("../fixtures/chaindata/error-validation.json")).expect("fixture");
     let f = fixture(|_| {}).await;
     let reply = reqwest::Client::new()
         .post(format!("{}/api/v1/smart-money/netflow", f.base))

@@ -5,7 +5,7 @@ use svc_upstream::shield::{ScanMode, WireScan, to_response};
 
 #[test]
 fn the_recorded_scan_decodes_into_a_verdict_and_exact_balance_changes() {
-    let wire: WireScan = serde_json::from_str(include_str!("fixtures/shield/blockaid-scan.json")).expect("decodes");
+    let wire: WireScan = serde_json::from_str(include_str!("../fixtures/shield/blockaid-scan.json")).expect("decodes");
     let scan = to_response(wire.clone(), ScanMode::Simulate);
     assert_eq!(scan.result_type, ShieldVerdict::Malicious);
     assert_eq!(scan.classification.as_deref(), Some("known_malicious"));

@@ -16,7 +16,8 @@ fn request() -> SwapQuoteRequest {
 
 #[test]
 fn the_recorded_first_aggregator_quote_decodes() {
-    let wire: JupiterQuote = serde_json::from_str(include_str!("fixtures/swap/jupiter-quote.json")).expect("decodes");
+    let wire: JupiterQuote =
+        serde_json::from_str(include_str!("../fixtures/swap/jupiter-quote.json")).expect("decodes");
     let quote = from_jupiter(wire);
     assert_eq!(quote.aggregator, Aggregator::Jupiter);
     assert_eq!((quote.out_amount.as_str(), quote.other_amount_threshold.as_str()), ("150123456", "149372839"));
@@ -27,7 +28,7 @@ fn the_recorded_first_aggregator_quote_decodes() {
 #[test]
 fn the_recorded_second_aggregator_quote_decodes_with_a_computed_floor() {
     let wire: OkxEnvelope<OkxQuote> =
-        serde_json::from_str(include_str!("fixtures/swap/okx-quote.json")).expect("decodes");
+        serde_json::from_str(include_str!("../fixtures/swap/okx-quote.json")).expect("decodes");
     let quote = from_okx(wire, &request()).expect("quote");
     assert_eq!(quote.out_amount, "150098765");
     assert_eq!(quote.other_amount_threshold, (150_098_765u128 * 9_950 / 10_000).to_string());

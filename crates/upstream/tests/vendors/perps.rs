@@ -3,38 +3,28 @@
 //! allow-list, caching and the vendors' failure modes.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use svc_catalogue::routes::infra::{
     OrderbookProxyData, PerpAction, PerpInfoData, PerpInfoQuery, PerpOrderStatus, PerpScalar, ProxyParam,
 };
-use svc_domain::FixedClock;
-use svc_simulator::{Fault, Simulator};
+use svc_simulator::Fault;
 use svc_upstream::orderbookdex::{ProxyError, WireMarkets};
 use svc_upstream::perpdex::{ExchangeError, decode_info};
-use svc_upstream::{UpstreamError, Upstreams, UpstreamsConfig, Vendor};
+use svc_upstream::{UpstreamError, UpstreamsConfig, Vendor};
 
-const NOW_MS: i64 = 1_795_341_600_000;
+use crate::support::{self, Fixture, NOW_MS};
 
-struct Fixture {
-    sim: Simulator,
-    clock: FixedClock,
-    upstreams: Upstreams,
-}
-
+/// The market, with the simulator's approved agent key and room for large test orders.
 async fn fixture(tune: impl FnOnce(&mut UpstreamsConfig)) -> Fixture {
-    let clock = FixedClock::at_ms(NOW_MS);
-    let sim = Simulator::new(svc_simulator::DEFAULT_SEED, Arc::new(clock.clone()));
-    let (base, _) = sim.spawn().await.expect("simulator");
-    let mut config = UpstreamsConfig::all_at(&base);
-    config.vendor_mut(Vendor::Perpdex).key = Some(svc_simulator::PERPDEX_AGENT_KEY.into());
-    config.perp_limits.max_order_notional_usd = 100_000;
-    config.perp_limits.max_action_notional_usd = 200_000;
-    tune(&mut config);
-    let upstreams = Upstreams::new(&config, Arc::new(clock.clone())).expect("upstreams");
-    Fixture { sim, clock, upstreams }
+    support::fixture(|c| {
+        c.vendor_mut(Vendor::Perpdex).key = Some(svc_simulator::PERPDEX_AGENT_KEY.into());
+        c.perp_limits.max_order_notional_usd = 100_000;
+        c.perp_limits.max_action_notional_usd = 200_000;
+        tune(c);
+    })
+    .await
 }
 
 fn query(value: Value) -> PerpInfoQuery {
@@ -51,7 +41,7 @@ fn recorded_perp_exchange_answers_decode() {
     let fixture = |text: &str| serde_json::from_str::<Value>(text).expect("json");
     let account = decode_info(
         &query(json!({"type": "clearinghouseState", "user": user})),
-        fixture(include_str!("fixtures/perpdex-clearinghouse-state.json")),
+        fixture(include_str!("../fixtures/perpdex-clearinghouse-state.json")),
     )
     .expect("account");
     let PerpInfoData::Account { asset_positions, withdrawable } = account else { panic!("not an account") };
@@ -59,7 +49,7 @@ fn recorded_perp_exchange_answers_decode() {
 
     let book = decode_info(
         &query(json!({"type": "l2Book", "coin": "DYDX"})),
-        fixture(include_str!("fixtures/perpdex-l2book.json")),
+        fixture(include_str!("../fixtures/perpdex-l2book.json")),
     )
     .expect("book");
     let PerpInfoData::Book { levels, .. } = book else { panic!("not a book") };
@@ -69,7 +59,7 @@ fn recorded_perp_exchange_answers_decode() {
         &query(
             json!({"type": "candleSnapshot", "req": {"coin": "kPEPE", "interval": "1h", "startTime": 0, "endTime": 1}}),
         ),
-        fixture(include_str!("fixtures/perpdex-candle-snapshot.json")),
+        fixture(include_str!("../fixtures/perpdex-candle-snapshot.json")),
     )
     .expect("candles");
     let PerpInfoData::Rows(rows) = candles else { panic!("not rows") };
@@ -77,13 +67,13 @@ fn recorded_perp_exchange_answers_decode() {
 
     let fills = decode_info(
         &query(json!({"type": "userFills", "user": user})),
-        fixture(include_str!("fixtures/perpdex-user-fills.json")),
+        fixture(include_str!("../fixtures/perpdex-user-fills.json")),
     )
     .expect("fills");
     let PerpInfoData::Rows(rows) = fills else { panic!("not rows") };
     assert!(matches!(rows[0].get("crossed"), Some(PerpScalar::Flag(true))));
 
-    let meta = decode_info(&query(json!({"type": "meta"})), fixture(include_str!("fixtures/perpdex-meta.json")))
+    let meta = decode_info(&query(json!({"type": "meta"})), fixture(include_str!("../fixtures/perpdex-meta.json")))
         .expect("meta");
     let PerpInfoData::Meta { universe } = meta else { panic!("not meta") };
     assert_eq!((universe.len(), universe[1].sz_decimals), (3, 4));
@@ -92,7 +82,7 @@ fn recorded_perp_exchange_answers_decode() {
 #[test]
 fn the_recorded_indexer_market_list_decodes_and_normalises() {
     let wire: WireMarkets =
-        serde_json::from_str(include_str!("fixtures/orderbookdex-perpetual-markets.json")).expect("decodes");
+        serde_json::from_str(include_str!("../fixtures/orderbookdex-perpetual-markets.json")).expect("decodes");
     let btc = svc_catalogue::routes::infra::OrderbookMarket::from(wire.markets.into_values().next().expect("btc"));
     assert_eq!((btc.ticker.as_str(), btc.status.as_str()), ("BTC-USD", "ACTIVE"));
     assert!((btc.oracle_price - 96_984.213_46).abs() < 1e-6 && (btc.step_size - 0.0001).abs() < 1e-12);

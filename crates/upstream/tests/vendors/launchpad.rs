@@ -6,27 +6,19 @@ use std::time::Duration;
 
 use svc_catalogue::routes::infra::LaunchpadCoinResponse;
 use svc_domain::FixedClock;
-use svc_simulator::{Fault, Simulator};
+use svc_simulator::Fault;
 use svc_upstream::launchpad::WireCoin;
 use svc_upstream::{UpstreamError, Upstreams, UpstreamsConfig, Vendor};
 
-const NOW_MS: i64 = 1_795_341_600_000;
+use crate::support::{self, Fixture, NOW_MS};
 
-struct Fixture {
-    sim: Simulator,
-    clock: FixedClock,
-    upstreams: Upstreams,
-}
-
+/// The market, with a short launchpad timeout so the slow-vendor test is quick.
 async fn fixture(tune: impl FnOnce(&mut UpstreamsConfig)) -> Fixture {
-    let clock = FixedClock::at_ms(NOW_MS);
-    let sim = Simulator::new(svc_simulator::DEFAULT_SEED, Arc::new(clock.clone()));
-    let (base, _) = sim.spawn().await.expect("simulator");
-    let mut config = UpstreamsConfig::all_at(&base);
-    config.vendor_mut(Vendor::Launchpad).timeout = Duration::from_millis(500);
-    tune(&mut config);
-    let upstreams = Upstreams::new(&config, Arc::new(clock.clone())).expect("upstreams");
-    Fixture { sim, clock, upstreams }
+    support::fixture(|c| {
+        c.vendor_mut(Vendor::Launchpad).timeout = Duration::from_millis(500);
+        tune(c);
+    })
+    .await
 }
 
 fn mint(f: &Fixture) -> String {
@@ -35,7 +27,7 @@ fn mint(f: &Fixture) -> String {
 
 #[test]
 fn the_recorded_vendor_answer_decodes_with_empty_links_as_absent() {
-    let wire: WireCoin = serde_json::from_str(include_str!("fixtures/launchpad-coin.json")).expect("decodes");
+    let wire: WireCoin = serde_json::from_str(include_str!("../fixtures/launchpad-coin.json")).expect("decodes");
     let coin = LaunchpadCoinResponse::from(wire);
     assert_eq!(coin.symbol, "EVAN");
     assert_eq!(coin.created_at.0, "2025-02-16T05:17:31.855Z");

@@ -1,34 +1,20 @@
 //! The social adapter against recorded X API v2 answers and against the simulator's fake.
 
-use std::sync::Arc;
-
 use svc_catalogue::routes::social::{
     SocialCountsQuery, SocialCountsResponse, SocialGranularity, SocialTimelineQuery, SocialTrendsQuery,
     SocialTweetsResponse, SocialUser, SocialUserRef,
 };
-use svc_domain::FixedClock;
-use svc_simulator::{Fault, Simulator};
+use svc_simulator::Fault;
 use svc_upstream::social::{WireOne, WireTrends};
-use svc_upstream::{UpstreamError, Upstreams, UpstreamsConfig, Vendor};
+use svc_upstream::{UpstreamError, UpstreamsConfig, Vendor};
 
-const NOW_MS: i64 = 1_795_341_600_000;
+use crate::support::{self, Fixture};
 
-struct Fixture {
-    base: String,
-    sim: Simulator,
-    clock: FixedClock,
-    upstreams: Upstreams,
-}
-
+/// The market, with the social vendor's base URL.
 async fn fixture(tune: impl FnOnce(&mut UpstreamsConfig)) -> Fixture {
-    let clock = FixedClock::at_ms(NOW_MS);
-    let sim = Simulator::new(svc_simulator::DEFAULT_SEED, Arc::new(clock.clone()));
-    let (base, _) = sim.spawn().await.expect("simulator");
-    let mut config = UpstreamsConfig::all_at(&base);
-    let base = format!("{base}/social");
-    tune(&mut config);
-    let upstreams = Upstreams::new(&config, Arc::new(clock.clone())).expect("upstreams");
-    Fixture { base, sim, clock, upstreams }
+    let mut fixture = support::fixture(tune).await;
+    fixture.base = format!("{}/social", fixture.base);
+    fixture
 }
 
 fn timeline(user: &str) -> SocialTimelineQuery {
@@ -38,17 +24,17 @@ fn timeline(user: &str) -> SocialTimelineQuery {
 #[test]
 fn recorded_answers_decode_into_the_catalogue_shapes() {
     let search: SocialTweetsResponse =
-        serde_json::from_str(include_str!("fixtures/social-search.json")).expect("search");
+        serde_json::from_str(include_str!("../fixtures/social-search.json")).expect("search");
     assert_eq!(search.data[0].public_metrics.as_ref().expect("metrics").impression_count, Some(900));
     assert_eq!(search.includes.users[0].username, "developer");
     assert_eq!(search.meta.next_token.as_deref(), Some("b26v89c19zqg8o3f"));
     let counts: SocialCountsResponse =
-        serde_json::from_str(include_str!("fixtures/social-counts.json")).expect("counts");
+        serde_json::from_str(include_str!("../fixtures/social-counts.json")).expect("counts");
     assert_eq!((counts.data.len(), counts.meta.total_tweet_count), (2, 7));
-    let trends: WireTrends = serde_json::from_str(include_str!("fixtures/social-trends.json")).expect("trends");
+    let trends: WireTrends = serde_json::from_str(include_str!("../fixtures/social-trends.json")).expect("trends");
     assert_eq!(trends.data[1].tweet_count, None);
     let missing: WireOne<SocialUser> =
-        serde_json::from_str(include_str!("fixtures/social-user-not-found.json")).expect("not found");
+        serde_json::from_str(include_str!("../fixtures/social-user-not-found.json")).expect("not found");
     assert!(missing.data.is_none());
     assert_eq!(missing.errors[0].resource_id.as_deref(), Some("nobody"));
 }

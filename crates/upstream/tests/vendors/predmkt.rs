@@ -1,36 +1,22 @@
 //! The prediction-market adapter against the recorded wire formats and against the
 //! simulator's fakes of both APIs.
 
-use std::sync::Arc;
-
 use svc_catalogue::routes::predmkt::{PredmktArbitrageKind, PredmktMarket};
-use svc_domain::FixedClock;
+use svc_simulator::Fault;
 use svc_simulator::world::Planted;
-use svc_simulator::{Fault, Simulator};
 use svc_upstream::predmkt::{Book, ClobMarket, WireBook, WireClobMarket, WireGammaMarket};
-use svc_upstream::{UpstreamError, Upstreams, UpstreamsConfig, Vendor};
+use svc_upstream::{UpstreamError, Vendor};
 
-const NOW_MS: i64 = 1_795_341_600_000;
-
-struct Fixture {
-    base: String,
-    sim: Simulator,
-    clock: FixedClock,
-    upstreams: Upstreams,
-}
+use crate::support::{self, Fixture};
 
 async fn fixture() -> Fixture {
-    let clock = FixedClock::at_ms(NOW_MS);
-    let sim = Simulator::new(svc_simulator::DEFAULT_SEED, Arc::new(clock.clone()));
-    let (base, _) = sim.spawn().await.expect("simulator");
-    let upstreams = Upstreams::new(&UpstreamsConfig::all_at(&base), Arc::new(clock.clone())).expect("upstreams");
-    Fixture { base, sim, clock, upstreams }
+    support::fixture(|_| {}).await
 }
 
 #[test]
 fn a_recorded_catalogue_market_decodes_its_stringified_arrays() {
     let wire: WireGammaMarket =
-        serde_json::from_str(include_str!("fixtures/predmkt-gamma-market.json")).expect("decodes");
+        serde_json::from_str(include_str!("../fixtures/predmkt-gamma-market.json")).expect("decodes");
     let market = PredmktMarket::from(wire);
     assert_eq!(market.outcomes.len(), 2);
     assert_eq!((market.outcomes[0].name.as_str(), market.outcomes[0].price), ("Yes", 0.20));
@@ -39,7 +25,7 @@ fn a_recorded_catalogue_market_decodes_its_stringified_arrays() {
     assert_eq!(market.end_date.expect("end").0, "2026-12-31T12:00:00Z");
 
     let sparse: WireGammaMarket =
-        serde_json::from_str(include_str!("fixtures/predmkt-gamma-market-sparse.json")).expect("decodes");
+        serde_json::from_str(include_str!("../fixtures/predmkt-gamma-market-sparse.json")).expect("decodes");
     let sparse = PredmktMarket::from(sparse);
     assert_eq!(sparse.outcomes[1].token_id, "53831553061883");
     assert_eq!((sparse.volume_usd, sparse.liquidity_usd), (0.0, 10_000.0));
@@ -49,7 +35,7 @@ fn a_recorded_catalogue_market_decodes_its_stringified_arrays() {
 #[test]
 fn a_recorded_book_decodes_with_its_levels_sorted_best_first() {
     let book =
-        Book::from(serde_json::from_str::<WireBook>(include_str!("fixtures/predmkt-clob-book.json")).expect("book"));
+        Book::from(serde_json::from_str::<WireBook>(include_str!("../fixtures/predmkt-clob-book.json")).expect("book"));
     let prices =
         |levels: &[svc_catalogue::routes::predmkt::PredmktLevel]| levels.iter().map(|l| l.price).collect::<Vec<_>>();
     assert_eq!(prices(&book.bids), [0.31, 0.3]);
@@ -59,7 +45,7 @@ fn a_recorded_book_decodes_with_its_levels_sorted_best_first() {
         (Some(0.01), Some(5.0), Some(1_717_000_000_000))
     );
     let market = ClobMarket::from(
-        serde_json::from_str::<WireClobMarket>(include_str!("fixtures/predmkt-clob-market.json")).expect("market"),
+        serde_json::from_str::<WireClobMarket>(include_str!("../fixtures/predmkt-clob-market.json")).expect("market"),
     );
     assert_eq!(market.tokens[1].0, "No");
     assert_eq!(market.tick_size, Some(0.01));
