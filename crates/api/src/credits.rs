@@ -33,7 +33,7 @@ pub async fn serve(
     let key = presented_key(header_str(&parts.headers, &X_API_KEY), header_str(&parts.headers, &header::AUTHORIZATION));
     let holder = authenticate(&state.store, key, &DATA_SCOPES, now).await??;
     let account = &holder.account.id;
-    let rate = crate::rate::count(state, route, &format!("account:{account}")).await;
+    let rate = crate::rate::count(state, route, &format!("account:{account}"), now).await;
     if !rate.allowed {
         return Ok(crate::rate::refused(&rate, now));
     }

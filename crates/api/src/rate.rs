@@ -32,13 +32,13 @@ fn bucket(state: &AppState, route: &RouteSpec) -> (u32, &'static str) {
     }
 }
 
-/// Counts one call of `client` to `route`.
-pub async fn count(state: &AppState, route: &RouteSpec, client: &str) -> Decision {
+/// Counts one call of `client` to `route` at `now_ms`.
+pub async fn count(state: &AppState, route: &RouteSpec, client: &str, now_ms: i64) -> Decision {
     let (limit, bucket) = bucket(state, route);
     if !state.config.rate_limits {
         return Decision { allowed: true, limit: u32::MAX, remaining: u32::MAX, reset_at_ms: 0 };
     }
-    state.limiter.hit(&format!("rate:{bucket}:{client}"), limit, MINUTE_MS, state.clock.now_ms()).await
+    state.limiter.hit(&format!("rate:{bucket}:{client}"), limit, MINUTE_MS, now_ms).await
 }
 
 /// The answer to a call past its limit.
@@ -74,11 +74,11 @@ where
             (state.limiter.peek(&format!("rate:{bucket}:wallet:{payer}"), limit, MINUTE_MS, now).await, true)
         }
         Some(payer) => {
-            let decision = count(state, route, &format!("wallet:{payer}")).await;
+            let decision = count(state, route, &format!("wallet:{payer}"), now).await;
             (decision, decision.allowed)
         }
         None => {
-            let decision = count(state, route, &format!("ip:{ip}")).await;
+            let decision = count(state, route, &format!("ip:{ip}"), now).await;
             (decision, decision.allowed)
         }
     };
