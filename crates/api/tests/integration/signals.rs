@@ -182,3 +182,29 @@ async fn data_products_filter_and_the_conservative_strategy_keeps_the_ten_percen
     }
     assert_eq!(app.paid_calls().await, 3, "the refused call was not charged");
 }
+
+#[tokio::test]
+async fn a_failed_source_degrades_its_dimension_instead_of_failing_the_snapshot() {
+    let app = TestApp::new().await;
+    for _ in 0..400 {
+        app.sim.faults.push("social", svc_simulator::Fault::Status { status: 500, retry_after: None });
+    }
+    let body = paid_json(&app, "/top-picks", 1).await;
+    let social = body["sources"]
+        .as_array()
+        .expect("sources")
+        .iter()
+        .find(|s| s["source"] == "social.counts")
+        .expect("the social source is reported");
+    assert_eq!(social["status"], "failed", "{social}");
+    assert!(social["detail"].as_str().is_some_and(|d| !d.contains("http")), "no vendor internals: {social}");
+    let planted = app.sim.world.planted_token(Chain::Solana, Scenario::Accumulated).expect("planted");
+    let pick = body["picks"]["solana"]
+        .as_array()
+        .expect("picks")
+        .iter()
+        .find(|p| p["token_info"]["address"] == planted.address.as_str())
+        .expect("still picked on flows");
+    assert_eq!(pick["dimensions"]["social"]["degraded"], true);
+    assert_eq!(pick["dimensions"]["onchain_flow"]["degraded"], false);
+}
