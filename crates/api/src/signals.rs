@@ -21,6 +21,7 @@ use svc_catalogue::routes::chaindata::{
 };
 use svc_catalogue::routes::common::{SourceState, SourceStatus, TokenRef};
 use svc_catalogue::routes::infra::ShieldVerdict;
+use svc_catalogue::routes::signals::TrackRecordResponse;
 use svc_catalogue::routes::social::{SocialCountsQuery, SocialGranularity};
 use svc_domain::{Chain, EvmChain};
 use svc_signals::{
@@ -53,6 +54,8 @@ pub struct SignalEngine {
     config: SignalConfig,
     latest: RwLock<Option<Arc<Snapshot>>>,
     first: tokio::sync::Mutex<()>,
+    /// The track record with the newest snapshot it was computed from.
+    track: RwLock<Option<(Option<i64>, Arc<TrackRecordResponse>)>>,
 }
 
 impl std::fmt::Debug for SignalEngine {
@@ -64,12 +67,25 @@ impl std::fmt::Debug for SignalEngine {
 impl SignalEngine {
     /// An engine with no snapshot yet.
     pub fn new(config: SignalConfig) -> Self {
-        SignalEngine { config, latest: RwLock::new(None), first: tokio::sync::Mutex::new(()) }
+        SignalEngine { config, latest: RwLock::new(None), first: tokio::sync::Mutex::new(()), track: RwLock::new(None) }
     }
 
     /// The scoring settings.
     pub fn config(&self) -> &SignalConfig {
         &self.config
+    }
+
+    /// The cached track record, if it was computed up to the snapshot of `newest`.
+    pub fn track_record_for(&self, newest: Option<i64>) -> Option<Arc<TrackRecordResponse>> {
+        let g = self.track.read().ok()?;
+        g.as_ref().filter(|(at, _)| *at == newest).map(|(_, r)| r.clone())
+    }
+
+    /// Caches the track record computed up to the snapshot of `newest`.
+    pub fn keep_track_record(&self, newest: Option<i64>, record: Arc<TrackRecordResponse>) {
+        if let Ok(mut g) = self.track.write() {
+            *g = Some((newest, record));
+        }
     }
 
     fn cached(&self) -> Option<Arc<Snapshot>> {

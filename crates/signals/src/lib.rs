@@ -9,12 +9,14 @@ mod input;
 mod products;
 mod score;
 mod thesis;
+mod track;
 
 pub use config::{SafetyGate, SignalConfig, Weights};
 pub use input::{FlowFacts, MarketFacts, PriceFacts, SafetyFacts, SignalInput, SocialFacts, TokenInput, TradeInput};
 pub use products::{data_product, valid_product_ids};
 pub use score::{SubScores, compute, sub_scores};
 pub use thesis::{format_pct, format_usd};
+pub use track::{MAX_TRACKED, price_key, track_record};
 
 use serde::{Deserialize, Serialize};
 use svc_catalogue::routes::common::SourceStatus;
@@ -44,6 +46,10 @@ pub struct Snapshot {
     pub whale_threshold_usd: f64,
     /// Tokens with the largest 24-hour smart-money inflow, largest first.
     pub netflow_leaders: Vec<NetflowLeader>,
+    /// Price of every candidate with a known price, USD, keyed by [`price_key`]: what the
+    /// track record compares later snapshots against.
+    #[serde(default)]
+    pub prices: std::collections::BTreeMap<String, f64>,
 }
 
 impl Snapshot {

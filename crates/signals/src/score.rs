@@ -290,6 +290,7 @@ pub fn compute(input: &SignalInput, config: &SignalConfig) -> Snapshot {
         whale_alerts,
         whale_threshold_usd: config.whale_threshold_usd,
         netflow_leaders: leaders,
+        prices: crate::track::prices_of(&input.tokens),
     }
 }
 

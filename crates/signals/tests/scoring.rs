@@ -239,3 +239,37 @@ proptest! {
 fn serde_json_ok(snap: &svc_signals::Snapshot) -> bool {
     serde_json::to_string(snap).is_ok_and(|s| serde_json::from_str::<serde_json::Value>(&s).is_ok())
 }
+
+#[test]
+fn the_track_record_scores_picks_and_exits_against_later_prices() {
+    let config = SignalConfig::default();
+    let at = |now_ms: i64, price: f64| {
+        let mut up = token(Chain::Solana, 1, 1_000_000.0);
+        up.price = Some(PriceFacts { price_usd: price, ..up.price.unwrap_or_default() });
+        let mut down = token(Chain::Solana, 2, -1_000_000.0);
+        down.price = Some(PriceFacts { price_usd: 10.0 / price, ..down.price.unwrap_or_default() });
+        let sellers = ["a", "b", "c"]
+            .iter()
+            .map(|w| TradeInput {
+                at_ms: now_ms - HOUR,
+                ..trade(Chain::Solana, 2, w, false, 5_000.0, 0, &format!("{w}{now_ms}"))
+            })
+            .collect();
+        compute(&SignalInput { now_ms, ..input(vec![up, down], sellers) }, &config)
+    };
+    let history = vec![at(NOW, 1.0), at(NOW + 30 * 60_000, 2.0), at(NOW + 60 * 60_000, 1.5)];
+    let record = svc_signals::track_record(&history);
+    assert_eq!(record.snapshots, 3);
+    let pick = record.signals.iter().find(|s| s.token.symbol == "TK1").expect("pick tracked once");
+    assert_eq!(record.signals.iter().filter(|s| s.token.symbol == "TK1").count(), 1, "a run counts once");
+    assert_eq!((pick.price_at_signal_usd, pick.price_now_usd), (1.0, Some(1.5)));
+    assert_eq!((pick.best_price_since_usd, pick.worst_price_since_usd), (Some(2.0), Some(1.5)));
+    assert_eq!(pick.hit, Some(true));
+    let exit = record.signals.iter().find(|s| s.token.symbol == "TK2").expect("exit tracked");
+    assert_eq!(exit.hit, Some(true), "the exit token fell from 10 to 6.67");
+    assert_eq!(record.hit_rates[0].scope, "overall");
+    assert_eq!((record.hit_rates[0].decided, record.hit_rates[0].hits), (2, 2));
+    assert_eq!(record.hit_rates[0].hit_rate_pct, Some(100.0));
+    let empty = svc_signals::track_record(&[]);
+    assert!(empty.signals.is_empty() && empty.hit_rates[0].hit_rate_pct.is_none());
+}

@@ -5,7 +5,7 @@
 use svc_catalogue::routes::common::NoInput;
 use svc_catalogue::routes::signals::{
     DataProductRequest, DataProductResponse, ExodusResponse, TopPicksLiteResponse, TopPicksResponse,
-    WhaleAlertsResponse,
+    TrackRecordResponse, WhaleAlertsResponse,
 };
 
 use super::Handlers;
@@ -19,6 +19,32 @@ pub(super) fn register(handlers: &mut Handlers) {
     handlers.add("alpha.exodus", exodus);
     handlers.add("alpha.whale_alerts", whale_alerts);
     handlers.add("tools.data_products", data_product);
+    handlers.add("public.alpha_track_record", track_record);
+}
+
+/// How far back the track record looks.
+const TRACK_WINDOW_MS: i64 = 30 * 24 * 60 * 60 * 1000;
+/// Most snapshots the track record reads (30 days of half-hourly snapshots).
+const TRACK_MAX_SNAPSHOTS: u32 = 1_500;
+
+/// `GET /api/public/alpha/track-record`: computed from stored snapshots only (a free route
+/// never triggers a gathering), and cached until the next snapshot lands.
+async fn track_record(state: AppState, _: NoInput) -> Result<TrackRecordResponse, ApiError> {
+    let newest = state.store.latest_signal_snapshot().await?.map(|s| s.generated_at);
+    if let Some(hit) = state.signals.track_record_for(newest) {
+        return Ok((*hit).clone());
+    }
+    let since = state.clock.now_ms() - TRACK_WINDOW_MS;
+    let history: Vec<svc_signals::Snapshot> = state
+        .store
+        .signal_snapshots_since(since, TRACK_MAX_SNAPSHOTS)
+        .await?
+        .into_iter()
+        .filter_map(|s| serde_json::from_str(&s.body).ok())
+        .collect();
+    let record = std::sync::Arc::new(svc_signals::track_record(&history));
+    state.signals.keep_track_record(history.last().map(|s| s.generated_at_ms), record.clone());
+    Ok((*record).clone())
 }
 
 /// `GET {alpha}/top-picks`.

@@ -208,3 +208,33 @@ async fn a_failed_source_degrades_its_dimension_instead_of_failing_the_snapshot(
     assert_eq!(pick["dimensions"]["social"]["degraded"], true);
     assert_eq!(pick["dimensions"]["onchain_flow"]["degraded"], false);
 }
+
+#[tokio::test]
+async fn the_free_track_record_compares_past_signals_with_later_prices() {
+    let app = TestApp::new().await;
+    let empty = app.get("/api/public/alpha/track-record").await;
+    assert_eq!(empty.status, StatusCode::OK, "{}", empty.text());
+    assert_eq!(empty.json()["snapshots"], 0);
+    svc_api::signals::refresh(&app.state).await.expect("first snapshot");
+    app.clock.advance_ms(30 * 60_000);
+    svc_api::signals::refresh(&app.state).await.expect("second snapshot");
+    let reply = app.get("/api/public/alpha/track-record").await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let body = reply.json();
+    assert_matches_schema("get", "/api/public/alpha/track-record", &body);
+    assert_eq!(body["snapshots"], 2);
+    let planted = app.sim.world.planted_token(Chain::Solana, Scenario::Accumulated).expect("planted");
+    let pick = body["signals"]
+        .as_array()
+        .expect("signals")
+        .iter()
+        .find(|s| s["kind"] == "pick" && s["token"]["address"] == planted.address.as_str())
+        .expect("the planted pick is tracked");
+    assert!(pick["price_at_signal_usd"].as_f64().expect("then") > 0.0);
+    assert!(pick["price_now_usd"].as_f64().expect("now") > 0.0);
+    assert!(pick["hit"].is_boolean());
+    let overall = &body["hit_rates"][0];
+    assert_eq!(overall["scope"], "overall");
+    assert!(overall["decided"].as_u64().expect("decided") > 0);
+    assert_eq!(app.paid_calls().await, 0, "the track record is free");
+}
