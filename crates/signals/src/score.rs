@@ -67,23 +67,31 @@ struct TradeStats {
 
 /// Interned wallets, so per-token sets hold integers rather than strings.
 #[derive(Default)]
-struct Wallets {
-    index: HashMap<(Chain, String), usize>,
-    list: Vec<(String, Option<String>)>,
+struct Wallets<'a> {
+    index: HashMap<(Chain, &'a str), usize>,
+    list: Vec<(&'a str, Option<&'a str>)>,
 }
 
-impl Wallets {
-    fn id(&mut self, t: &TradeInput) -> usize {
-        if let Some(&i) = self.index.get(&(t.chain, t.wallet.clone())) {
-            if self.list[i].1.is_none() && t.label.is_some() {
-                self.list[i].1 = t.label.clone();
+impl<'a> Wallets<'a> {
+    fn id(&mut self, t: &'a TradeInput) -> usize {
+        if let Some(&i) = self.index.get(&(t.chain, t.wallet.as_str())) {
+            if self.list[i].1.is_none() {
+                self.list[i].1 = t.label.as_deref();
             }
             return i;
         }
         let i = self.list.len();
-        self.list.push((t.wallet.clone(), t.label.clone()));
-        self.index.insert((t.chain, t.wallet.clone()), i);
+        self.list.push((&t.wallet, t.label.as_deref()));
+        self.index.insert((t.chain, &t.wallet), i);
         i
+    }
+
+    fn address(&self, w: usize) -> String {
+        self.list[w].0.to_owned()
+    }
+
+    fn label(&self, w: usize) -> Option<String> {
+        self.list[w].1.map(str::to_owned)
     }
 }
 
@@ -398,7 +406,7 @@ fn dimensions(s: &Scored<'_>, input: &SignalInput) -> Dimensions {
 }
 
 /// Flows of a token with its largest participants.
-fn flow_block(s: &Scored<'_>, wallets: &Wallets) -> SmartMoneyFlow {
+fn flow_block(s: &Scored<'_>, wallets: &Wallets<'_>) -> SmartMoneyFlow {
     let f = s.token.flow.unwrap_or_default();
     let mut top: Vec<LabelledWallet> = s
         .stats
@@ -406,8 +414,8 @@ fn flow_block(s: &Scored<'_>, wallets: &Wallets) -> SmartMoneyFlow {
             st.per_wallet
                 .iter()
                 .map(|(w, net)| LabelledWallet {
-                    address: wallets.list[*w].0.clone(),
-                    label: wallets.list[*w].1.clone(),
+                    address: wallets.address(*w),
+                    label: wallets.label(*w),
                     net_flow_usd: *net,
                 })
                 .collect()
@@ -438,7 +446,7 @@ fn price_block(t: &TokenInput) -> PricePosition {
     }
 }
 
-fn top_pick(s: &Scored<'_>, i: usize, input: &SignalInput, wallets: &Wallets) -> TopPick {
+fn top_pick(s: &Scored<'_>, i: usize, input: &SignalInput, wallets: &Wallets<'_>) -> TopPick {
     let social = s.token.social.clone().unwrap_or_default();
     let baseline = (f64::from(social.mentions_24h) / 24.0).max(0.5);
     let flow = flow_block(s, wallets);
@@ -462,7 +470,7 @@ fn top_pick(s: &Scored<'_>, i: usize, input: &SignalInput, wallets: &Wallets) ->
     }
 }
 
-fn lite_pick(s: &Scored<'_>, i: usize, input: &SignalInput, wallets: &Wallets) -> LitePick {
+fn lite_pick(s: &Scored<'_>, i: usize, input: &SignalInput, wallets: &Wallets<'_>) -> LitePick {
     let d = dimensions(s, input);
     let flow = flow_block(s, wallets);
     let price = price_block(s.token);
@@ -482,7 +490,7 @@ fn lite_pick(s: &Scored<'_>, i: usize, input: &SignalInput, wallets: &Wallets) -
 
 /// Exit signals: tokens with a net smart-money outflow and at least the configured number of
 /// distinct smart-money sellers in the window.
-fn exodus(scored: &[Scored<'_>], config: &SignalConfig, wallets: &Wallets) -> Vec<ExodusPick> {
+fn exodus(scored: &[Scored<'_>], config: &SignalConfig, wallets: &Wallets<'_>) -> Vec<ExodusPick> {
     let window = format!("{}h", config.exodus_window_ms / HOUR_MS);
     let mut out: Vec<ExodusPick> = scored
         .iter()
@@ -506,11 +514,7 @@ fn exodus(scored: &[Scored<'_>], config: &SignalConfig, wallets: &Wallets) -> Ve
                 .per_wallet
                 .iter()
                 .filter(|(_, v)| **v < 0.0)
-                .map(|(w, v)| Seller {
-                    address: wallets.list[*w].0.clone(),
-                    label: wallets.list[*w].1.clone(),
-                    sold_usd: -v,
-                })
+                .map(|(w, v)| Seller { address: wallets.address(*w), label: wallets.label(*w), sold_usd: -v })
                 .collect();
             top.sort_by(|a, b| b.sold_usd.total_cmp(&a.sold_usd).then_with(|| a.address.cmp(&b.address)));
             top.truncate(5);
