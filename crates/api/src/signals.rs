@@ -309,6 +309,7 @@ async fn gather(state: &AppState) -> SignalInput {
                 net_24h_usd: row.net_flow_24h_usd,
                 net_7d_usd: row.net_flow_7d_usd,
                 trader_count: row.trader_count,
+                exchange_inflow_usd: None,
             }),
             market: screen.map(|s| MarketFacts {
                 market_cap_usd: s.market_cap_usd.or(row.market_cap_usd).unwrap_or(0.0),
@@ -333,6 +334,7 @@ async fn gather(state: &AppState) -> SignalInput {
         tokens.iter().map(|t| (t.token.chain, t.token.address.to_lowercase())).collect();
     let trades = gather_trades(state, &chains, &candidates, &mut sources).await;
     detail(state, &mut tokens, &mut sources).await;
+    exchange_inflows(state, &mut tokens, &mut sources).await;
 
     SignalInput { now_ms, tokens, trades, sources: sources.list, degraded: sources.degraded }
 }
@@ -472,6 +474,54 @@ async fn detail(state: &AppState, tokens: &mut [TokenInput], sources: &mut Sourc
     sources.record_many("social.counts", &["social"], calls, social_failed);
     sources.record_many("chaindata.tgm.holders", &["safety"], calls, holders_failed);
     sources.record_many("shield.contract-scan", &["safety"], scans, scans_failed);
+}
+
+/// Exchange deposits over the last day for the tokens smart money leaves fastest on each
+/// chain (the exit candidates), from flow intelligence.
+async fn exchange_inflows(state: &AppState, tokens: &mut [TokenInput], sources: &mut Sources) {
+    let mut chosen: Vec<usize> = Vec::new();
+    for chain in svc_signals::SIGNAL_CHAINS {
+        let net = |i: usize| tokens[i].flow.map_or(0.0, |f| f.net_24h_usd);
+        let mut leaving: Vec<usize> =
+            (0..tokens.len()).filter(|&i| tokens[i].token.chain == chain && net(i) < 0.0).collect();
+        leaving.sort_by(|&a, &b| net(a).total_cmp(&net(b)));
+        chosen.extend(leaving.into_iter().take(DETAILED_PER_CHAIN));
+    }
+    let jobs: Vec<(usize, TokenRef)> = chosen.iter().map(|&i| (i, tokens[i].token.clone())).collect();
+    let results: Vec<(usize, Result<f64, UpstreamError>)> = futures::stream::iter(jobs)
+        .map(|(i, token)| async move {
+            let q = ChaindataTgmPayload {
+                token_address: token.address.clone(),
+                chain: token.chain,
+                date: None,
+                timeframe: Some("1d".into()),
+                buy_or_sell: None,
+                only_smart_money: None,
+                label_type: None,
+                aggregate_by_entity: None,
+                label: None,
+                filters: None,
+                pagination: None,
+                order_by: None,
+            };
+            (i, state.upstreams.chaindata.flow_intelligence(&q).await.map(|o| o.data.exchange_net_flow_usd))
+        })
+        .buffer_unordered(GATHER_CONCURRENCY)
+        .collect()
+        .await;
+    let calls = results.len();
+    let mut failed = 0;
+    for (i, outcome) in results {
+        match outcome {
+            Ok(inflow) => {
+                if let Some(flow) = tokens[i].flow.as_mut() {
+                    flow.exchange_inflow_usd = Some(inflow);
+                }
+            }
+            Err(_) => failed += 1,
+        }
+    }
+    sources.record_many("chaindata.tgm.flow-intelligence", &[], calls, failed);
 }
 
 /// Mentions of `$SYMBOL` in the last hour and the last day, from hourly counts.

@@ -50,6 +50,7 @@ fn market() -> SignalInput {
                     net_24h_usd: net,
                     net_7d_usd: net * 4.0,
                     trader_count: (rng.next() % 60) as u32,
+                    exchange_inflow_usd: None,
                 }),
                 market: Some(MarketFacts {
                     market_cap_usd: 10f64.powf(5.0 + rng.unit() * 5.0),

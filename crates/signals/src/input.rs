@@ -52,6 +52,8 @@ pub struct FlowFacts {
     pub net_7d_usd: f64,
     /// Smart-money wallets in the token.
     pub trader_count: u32,
+    /// USD deposited to exchanges over 24 hours (a sign holders mean to sell), when fetched.
+    pub exchange_inflow_usd: Option<f64>,
 }
 
 /// Market size and depth of one token.

@@ -505,10 +505,12 @@ fn exodus(scored: &[Scored<'_>], config: &SignalConfig, wallets: &Wallets<'_>) -
             }
             let cap = s.token.market.map_or(0.0, |m| finite(m.market_cap_usd)).max(1_000_000.0);
             let seller_share = f64::from(sellers) / (st.buyers.len() as f64 + f64::from(sellers)).max(1.0);
-            let raw = 0.40 * squash(outflow / cap * 100.0, 1.0)
+            let exchange_inflow = flow.exchange_inflow_usd.map(|x| finite(x).max(0.0));
+            let raw = 0.35 * squash(outflow / cap * 100.0, 1.0)
                 + 0.30 * (f64::from(sellers) / 10.0).min(1.0)
-                + 0.20 * seller_share
-                + 0.10 * squash(-finite(flow.net_7d_usd) / cap * 100.0, 3.0).max(0.0);
+                + 0.15 * seller_share
+                + 0.10 * squash(-finite(flow.net_7d_usd) / cap * 100.0, 3.0).max(0.0)
+                + 0.10 * squash(exchange_inflow.unwrap_or(0.0) / cap * 100.0, 1.0);
             let exit_score = round_score(100.0 * raw);
             let mut top: Vec<Seller> = st
                 .per_wallet
@@ -524,10 +526,10 @@ fn exodus(scored: &[Scored<'_>], config: &SignalConfig, wallets: &Wallets<'_>) -
                 exit_score,
                 wallet_exodus_count: sellers,
                 net_outflow_usd: outflow,
-                thesis: thesis::exit(&s.token.token, exit_score, sellers, outflow, &window),
+                thesis: thesis::exit(&s.token.token, exit_score, sellers, outflow, exchange_inflow, &window),
                 window: window.clone(),
                 top_sellers: top,
-                exchange_inflow_usd: None,
+                exchange_inflow_usd: exchange_inflow,
             })
         })
         .collect();

@@ -79,9 +79,20 @@ pub(crate) fn pick(
 }
 
 /// The thesis of an exit signal.
-pub(crate) fn exit(t: &TokenRef, exit_score: u8, sellers: u32, outflow_usd: f64, window: &str) -> String {
+pub(crate) fn exit(
+    t: &TokenRef,
+    exit_score: u8,
+    sellers: u32,
+    outflow_usd: f64,
+    exchange_inflow_usd: Option<f64>,
+    window: &str,
+) -> String {
+    let deposits = match exchange_inflow_usd {
+        Some(x) if x >= 1.0 => format!(" and {} sent to exchanges", format_usd(x)),
+        _ => String::new(),
+    };
     format!(
-        "{} on {}: {sellers} smart-money wallets sold in {window}, a net outflow of {}; exit score {exit_score}/100.",
+        "{} on {}: {sellers} smart-money wallets sold in {window}, a net outflow of {}{deposits}; exit score {exit_score}/100.",
         symbol(t),
         t.chain,
         format_usd(outflow_usd)

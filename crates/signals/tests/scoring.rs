@@ -26,6 +26,7 @@ fn token(chain: Chain, n: u32, net_24h: f64) -> TokenInput {
             net_24h_usd: net_24h,
             net_7d_usd: net_24h * 3.0,
             trader_count: 12,
+            exchange_inflow_usd: None,
         }),
         market: Some(MarketFacts { market_cap_usd: 20e6, liquidity_usd: 2e6, holders: 12_000, volume_24h_usd: 3e6 }),
         price: Some(PriceFacts {
@@ -168,7 +169,7 @@ prop_compose! {
     ) -> TokenInput {
         TokenInput {
             token: TokenRef { chain, address: format!("a{n}"), symbol, name: "n".into() },
-            flow: Some(FlowFacts { net_1h_usd: n1, net_24h_usd: net, net_7d_usd: n7, trader_count: traders }),
+            flow: Some(FlowFacts { net_1h_usd: n1, net_24h_usd: net, net_7d_usd: n7, trader_count: traders, exchange_inflow_usd: None }),
             market: Some(MarketFacts { market_cap_usd: cap, liquidity_usd: liq, holders, volume_24h_usd: 0.0 }),
             price: Some(PriceFacts { price_usd: price, change_24h_pct: c24, change_7d_pct: c7, high_7d_usd: None, low_7d_usd: None }),
             age_days: age,

@@ -99,6 +99,7 @@ async fn the_planted_exit_tokens_are_in_exodus_with_their_seller_counts() {
         assert_eq!(pick["wallet_exodus_count"], sellers.len() as u64, "{chain}");
         assert!(pick["net_outflow_usd"].as_f64().expect("outflow") > 0.0);
         assert_eq!(pick["window"], "24h");
+        assert!(pick["exchange_inflow_usd"].is_number(), "exchange deposits are known for an exit: {pick}");
     }
     let accumulated = world.planted_token(Chain::Solana, Scenario::Accumulated).expect("planted");
     assert!(!addresses(&body["picks"]).contains(&accumulated.address), "a token bought is not an exit");
