@@ -22,7 +22,7 @@ use svc_catalogue::routes::chaindata::{
 use svc_catalogue::routes::common::{SourceState, SourceStatus, TokenRef};
 use svc_catalogue::routes::infra::ShieldVerdict;
 use svc_catalogue::routes::signals::TrackRecordResponse;
-use svc_catalogue::routes::social::{SocialCountsQuery, SocialGranularity};
+use svc_catalogue::routes::social::{SocialCountsQuery, SocialGranularity, SocialSearchQuery};
 use svc_domain::{Chain, EvmChain};
 use svc_signals::{
     FlowFacts, MarketFacts, PriceFacts, SafetyFacts, SignalConfig, SignalInput, Snapshot, SocialFacts, TokenInput,
@@ -46,6 +46,10 @@ const MAX_TRADE_PAGES: u32 = 20;
 /// Quote-side symbols: a trade's traded token is the other side.
 const QUOTE_SYMBOLS: [&str; 12] =
     ["USDC", "USDT", "DAI", "WETH", "ETH", "WBNB", "BNB", "SOL", "WSOL", "USDC.E", "USDBC", "FDUSD"];
+/// Recent mentions read per candidate for engagement and notable authors.
+const SOCIAL_SAMPLE: u32 = 25;
+/// Followers from which an author is notable (verified authors always are).
+const NOTABLE_FOLLOWERS: u64 = 10_000;
 /// An address that holds nothing, as the account of token-contract scans.
 const SCAN_ACCOUNT: &str = "0x0000000000000000000000000000000000000001";
 
@@ -471,7 +475,7 @@ async fn detail(state: &AppState, tokens: &mut [TokenInput], sources: &mut Sourc
             tokens[i].safety = Some(safety);
         }
     }
-    sources.record_many("social.counts", &["social"], calls, social_failed);
+    sources.record_many("social.counts+search", &["social"], calls, social_failed);
     sources.record_many("chaindata.tgm.holders", &["safety"], calls, holders_failed);
     sources.record_many("shield.contract-scan", &["safety"], scans, scans_failed);
 }
@@ -524,21 +528,45 @@ async fn exchange_inflows(state: &AppState, tokens: &mut [TokenInput], sources: 
     sources.record_many("chaindata.tgm.flow-intelligence", &[], calls, failed);
 }
 
-/// Mentions of `$SYMBOL` in the last hour and the last day, from hourly counts.
+/// Mentions of `$SYMBOL` in the last hour and the last day (hourly counts), and the
+/// engagement and notable authors of the most recent mentions (one search).
 async fn social_facts(state: &AppState, token: &TokenRef) -> Result<SocialFacts, UpstreamError> {
-    let q = SocialCountsQuery {
-        query: format!("${}", token.symbol),
-        max_results: Some(24),
-        granularity: SocialGranularity::Hour,
-    };
-    let counts = state.upstreams.social.counts(&q).await?;
+    let query = format!("${}", token.symbol);
+    let counts_q =
+        SocialCountsQuery { query: query.clone(), max_results: Some(24), granularity: SocialGranularity::Hour };
+    let search_q =
+        SocialSearchQuery { query: format!("{query} -is:retweet"), max_results: SOCIAL_SAMPLE, next_token: None };
+    let (counts, recent) =
+        tokio::join!(state.upstreams.social.counts(&counts_q), state.upstreams.social.search(&search_q));
+    let (counts, recent) = (counts?, recent?);
     let last_hour = counts.data.last().map_or(0, |b| b.tweet_count);
     let day: u64 = counts.data.iter().rev().take(24).map(|b| b.tweet_count).sum();
+    let engagement = recent
+        .data
+        .iter()
+        .filter_map(|t| t.public_metrics.as_ref())
+        .map(|m| m.like_count + m.retweet_count + m.reply_count + m.quote_count)
+        .sum();
+    let authors: HashSet<&str> = recent.data.iter().filter_map(|t| t.author_id.as_deref()).collect();
+    let mut notable: Vec<String> = recent
+        .includes
+        .users
+        .iter()
+        .filter(|u| authors.contains(u.id.as_str()))
+        .filter(|u| {
+            u.verified == Some(true)
+                || u.public_metrics.as_ref().is_some_and(|m| m.followers_count >= NOTABLE_FOLLOWERS)
+        })
+        .map(|u| u.username.clone())
+        .collect();
+    notable.sort();
+    notable.dedup();
+    notable.truncate(5);
     Ok(SocialFacts {
         mentions_1h: u32::try_from(last_hour).unwrap_or(u32::MAX),
         mentions_24h: u32::try_from(day).unwrap_or(u32::MAX),
-        engagement: 0,
-        notable_accounts: Vec::new(),
+        engagement,
+        notable_accounts: notable,
     })
 }
 

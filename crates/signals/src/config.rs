@@ -60,6 +60,9 @@ pub struct SignalConfig {
     /// Fewest distinct smart-money sellers for an exit signal (default 2: one seller is a
     /// trade, not an exodus).
     pub exodus_min_sellers: u32,
+    /// Smallest net outflow that is an exit signal, USD (default 10 000: below that, selling
+    /// is noise however many wallets take part).
+    pub exodus_min_outflow_usd: f64,
     /// Most exit signals kept (default 20).
     pub exodus_limit: usize,
     /// Most net-flow leaders kept (default 20).
@@ -78,6 +81,7 @@ impl Default for SignalConfig {
             whale_window_ms: 60 * 60 * 1000,
             exodus_window_ms: 24 * 60 * 60 * 1000,
             exodus_min_sellers: 2,
+            exodus_min_outflow_usd: 10_000.0,
             exodus_limit: 20,
             leaders_limit: 20,
             refresh_interval_ms: 30 * 60 * 1000,

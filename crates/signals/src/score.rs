@@ -500,7 +500,7 @@ fn exodus(scored: &[Scored<'_>], config: &SignalConfig, wallets: &Wallets<'_>) -
             let flow = s.token.flow.unwrap_or_default();
             let sold: f64 = st.per_wallet.values().filter(|v| **v < 0.0).map(|v| -v).sum();
             let outflow = if s.token.flow.is_some() { -finite(flow.net_24h_usd) } else { sold };
-            if outflow <= 0.0 || sellers < config.exodus_min_sellers {
+            if outflow <= 0.0 || outflow < config.exodus_min_outflow_usd || sellers < config.exodus_min_sellers {
                 return None;
             }
             let cap = s.token.market.map_or(0.0, |m| finite(m.market_cap_usd)).max(1_000_000.0);

@@ -195,7 +195,7 @@ async fn a_failed_source_degrades_its_dimension_instead_of_failing_the_snapshot(
         .as_array()
         .expect("sources")
         .iter()
-        .find(|s| s["source"] == "social.counts")
+        .find(|s| s["source"] == "social.counts+search")
         .expect("the social source is reported");
     assert_eq!(social["status"], "failed", "{social}");
     assert!(social["detail"].as_str().is_some_and(|d| !d.contains("http")), "no vendor internals: {social}");
