@@ -167,6 +167,9 @@ pub async fn run(state: AppState) {
                 ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
                 loop {
                     ticks.tick().await;
+                    // Held while computing, so a first request waits for this snapshot
+                    // instead of gathering its own.
+                    let _computing = state.signals.first.lock().await;
                     if let Err(err) = refresh(&state).await {
                         tracing::warn!(error = %err, "signal snapshot failed; the previous one is served");
                     }
