@@ -23,6 +23,7 @@ pub mod pipeline;
 pub mod preview;
 pub mod rate;
 pub mod reconcile;
+pub mod signals;
 pub mod state;
 
 use std::sync::Arc;

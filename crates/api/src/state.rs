@@ -30,6 +30,8 @@ pub struct ApiConfig {
     /// Peers whose `X-Forwarded-For` is believed (the load balancers in front); nobody's by
     /// default, so a client cannot pick its own IP.
     pub trusted_proxies: Vec<std::net::IpAddr>,
+    /// Scoring and refresh settings of the signal engine.
+    pub signals: svc_signals::SignalConfig,
 }
 
 impl Default for ApiConfig {
@@ -42,6 +44,7 @@ impl Default for ApiConfig {
             rate_per_minute: 120,
             rate_limits: true,
             trusted_proxies: Vec::new(),
+            signals: svc_signals::SignalConfig::default(),
         }
     }
 }
@@ -68,6 +71,8 @@ pub struct App {
     pub upstreams: Arc<Upstreams>,
     /// Preview quotas and rate limits.
     pub limiter: crate::limits::Limiter,
+    /// The signal engine's newest snapshot.
+    pub signals: crate::signals::SignalEngine,
     pub(crate) handlers: Handlers,
 }
 
@@ -117,6 +122,7 @@ impl AppState {
         let catalogue = svc_catalogue::catalogue();
         handlers.verify(catalogue)?;
         let payments = crate::paywall::Payments::new(offer, facilitator, catalogue);
+        let signals = crate::signals::SignalEngine::new(config.signals.clone());
         Ok(AppState(Arc::new(App {
             store,
             clock,
@@ -126,6 +132,7 @@ impl AppState {
             payments,
             upstreams,
             limiter,
+            signals,
             handlers,
         })))
     }

@@ -196,6 +196,11 @@ pub struct ServeArgs {
     #[arg(long, env = "SVC_RATE_PER_MINUTE", default_value_t = 120)]
     pub rate_per_minute: u32,
 
+    /// Minutes between signal snapshots (Top Picks, Exodus, Whale Alerts); the replica holding
+    /// the engine lease computes one at start and then on this cadence.
+    #[arg(long, env = "SVC_SIGNAL_REFRESH_MINUTES", default_value_t = 30)]
+    pub signal_refresh_minutes: u32,
+
     /// Redis URL for rate-limit and preview counters shared by replicas; in memory when unset.
     #[arg(long, env = "SVC_REDIS_URL")]
     pub redis_url: Option<String>,

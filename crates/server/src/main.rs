@@ -92,6 +92,14 @@ fn sign_in_config(production: bool) -> anyhow::Result<svc_api::auth::SignInConfi
     }
 }
 
+/// The signal settings with the configured refresh interval.
+fn svc_signals_config(refresh_minutes: u32) -> svc_signals::SignalConfig {
+    svc_signals::SignalConfig {
+        refresh_interval_ms: i64::from(refresh_minutes.max(1)) * 60_000,
+        ..svc_signals::SignalConfig::default()
+    }
+}
+
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     init_logging(args.log_format);
     let store = open_store(&args.store).await?;
@@ -103,6 +111,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         rate_per_minute: args.rate_per_minute,
         rate_limits: true,
         trusted_proxies: args.trusted_proxies.clone(),
+        signals: svc_signals_config(args.signal_refresh_minutes),
     };
     let clock = Arc::new(SystemClock);
     let (offer, facilitator) = payments::build(&args.payments, clock.clone()).await?;
@@ -118,6 +127,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // Settlements left pending and reservations left by a stopped process are settled from
     // what the chain says.
     tokio::spawn(svc_api::reconcile::run(state.clone(), std::time::Duration::from_secs(15)));
+    // The signal engine: one snapshot now, then one per refresh interval, on the replica that
+    // holds the engine lease; the others serve the leader's snapshots.
+    tokio::spawn(svc_api::signals::run(state.clone()));
     let app = svc_api::app(state).into_make_service_with_connect_info::<SocketAddr>();
 
     let listener = TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;

@@ -16,11 +16,13 @@
 //! - [`usage`]: served calls, for volume discounts.
 //! - [`tokens`]: token market data behind the free stats route.
 //! - [`accounts`]: accounts, API keys and the credit ledger.
+//! - [`signals`]: snapshots of the signal engine.
 
 pub mod accounts;
 mod batch;
 pub mod payments;
 pub mod responses;
+pub mod signals;
 pub mod tokens;
 pub mod usage;
 

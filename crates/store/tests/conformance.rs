@@ -506,3 +506,42 @@ async fn a_sign_in_nonce_is_used_once_and_never_after_it_expires(store: Store) {
     store.create_sign_in_nonce("n-next", 20_000, 3_000).await.expect("create sweeps expired");
     assert!(!store.use_sign_in_nonce("n-old", 1_500).await.expect("use"), "swept nonces are gone");
 }
+
+conformance!(signal_snapshots_keep_the_first_per_instant_and_list_oldest_first);
+async fn signal_snapshots_keep_the_first_per_instant_and_list_oldest_first(store: Store) {
+    assert_eq!(store.latest_signal_snapshot().await.expect("latest"), None);
+    store.put_signal_snapshot(2_000, r#"{"n":2}"#).await.expect("put");
+    store.put_signal_snapshot(1_000, r#"{"n":1}"#).await.expect("put");
+    store.put_signal_snapshot(3_000, r#"{"n":3}"#).await.expect("put");
+    store.put_signal_snapshot(3_000, r#"{"n":"racing replica"}"#).await.expect("duplicate ignored");
+    let latest = store.latest_signal_snapshot().await.expect("latest").expect("some");
+    assert_eq!((latest.generated_at, latest.body.as_str()), (3_000, r#"{"n":3}"#));
+    let since = store.signal_snapshots_since(1_500, 10).await.expect("since");
+    assert_eq!(since.iter().map(|s| s.generated_at).collect::<Vec<_>>(), vec![2_000, 3_000]);
+    let newest_one = store.signal_snapshots_since(0, 1).await.expect("limit");
+    assert_eq!(newest_one.iter().map(|s| s.generated_at).collect::<Vec<_>>(), vec![3_000]);
+}
+
+conformance!(one_replica_at_a_time_leads_the_signal_engine);
+async fn one_replica_at_a_time_leads_the_signal_engine(store: Store) {
+    let first = store.try_lead_signal_engine().await.expect("try").expect("the first try leads");
+    match store.backend() {
+        svc_store::Backend::Postgres => {
+            assert!(store.try_lead_signal_engine().await.expect("try").is_none(), "a second replica waits");
+            drop(first);
+            // The lease's session closes with it; the server notices within moments.
+            let mut took_over = false;
+            for _ in 0..50 {
+                if store.try_lead_signal_engine().await.expect("try").is_some() {
+                    took_over = true;
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            assert!(took_over, "another replica takes over once the leader is gone");
+        }
+        svc_store::Backend::Sqlite => {
+            assert!(store.try_lead_signal_engine().await.expect("try").is_some(), "one process always leads");
+        }
+    }
+}

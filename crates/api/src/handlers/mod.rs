@@ -10,6 +10,7 @@ mod perps;
 mod predmkt;
 mod pricing;
 mod public;
+mod signals;
 mod social;
 
 use std::any::TypeId;
@@ -183,6 +184,7 @@ pub fn all() -> Handlers {
     defi::register(&mut handlers);
     predmkt::register(&mut handlers);
     social::register(&mut handlers);
+    signals::register(&mut handlers);
     pricing::register(&mut handlers);
     handlers
 }

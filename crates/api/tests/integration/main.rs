@@ -13,6 +13,7 @@ mod predmkt;
 mod preview;
 mod rate;
 mod robustness;
+mod signals;
 mod social;
 mod support;
 mod upstream;

@@ -164,9 +164,12 @@ async fn social_routes_check_ranges_ids_and_lists() {
 }
 
 #[tokio::test]
-async fn valid_input_reaches_the_handler_and_unlanded_handlers_say_so() {
+async fn valid_input_reaches_the_handler_and_a_preview_is_truncated() {
     let app = TestApp::new().await;
     let reply = app.get_from("203.0.113.7:1", "/api/x402/alpha/exodus?preview=true", &[]).await;
-    crate::support::assert_error(&reply, axum::http::StatusCode::NOT_IMPLEMENTED, "not_implemented");
-    assert_eq!(reply.json()["route"], "alpha.exodus");
+    assert_eq!(reply.status, axum::http::StatusCode::OK, "{}", reply.text());
+    let body = reply.json();
+    let picks = body["picks"].as_array().expect("picks");
+    assert_eq!(picks.len(), 1, "a preview shows one item");
+    assert!(picks[0].get("thesis").is_none(), "a preview omits the thesis: {body}");
 }

@@ -15,6 +15,7 @@ fn samples(app: &TestApp) -> Vec<Sample> {
     all.extend(crate::defi::samples(app));
     all.extend(crate::predmkt::samples(app));
     all.extend(crate::social::samples(app));
+    all.extend(crate::signals::samples(app));
     all
 }
 
@@ -33,17 +34,22 @@ async fn every_sampled_route_answers_a_schema_valid_200() {
     assert_eq!(app.paid_calls().await, samples.len());
 }
 
-/// Every paid data and infrastructure route has a sample above, so the walk covers them all
-/// (signal products are computed by the signal engine, not fetched, and walk with it).
+/// Every paid data, infrastructure and signal route has a sample above, so the walk covers
+/// them all.
 #[tokio::test]
-async fn the_walk_covers_every_data_and_infrastructure_route() {
+async fn the_walk_covers_every_data_infrastructure_and_signal_route() {
     let app = TestApp::new().await;
     let sampled: std::collections::BTreeSet<&str> = samples(&app).iter().map(|s| s.route).collect();
     let missing: Vec<&str> = svc_catalogue::catalogue()
         .routes()
         .iter()
         .filter(|r| r.is_paid() && r.billed_as_data)
-        .filter(|r| matches!(r.group, svc_catalogue::Group::Data | svc_catalogue::Group::Infrastructure))
+        .filter(|r| {
+            matches!(
+                r.group,
+                svc_catalogue::Group::Data | svc_catalogue::Group::Infrastructure | svc_catalogue::Group::Signals
+            )
+        })
         .map(|r| r.id)
         .filter(|id| !sampled.contains(id))
         .collect();

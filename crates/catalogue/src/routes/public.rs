@@ -17,6 +17,14 @@ pub fn routes() -> Vec<RouteSpec> {
         )
         .group(Group::Free)
         .tag("public"),
+        RouteSpec::get::<NoInput, super::signals::TrackRecordResponse>(
+            "public.alpha_track_record",
+            "/api/public/alpha/track-record",
+            "How past Top Picks and Exodus signals turned out: price at the signal and now, best and worst since, \
+             and hit rates per chain and overall. Free.",
+        )
+        .group(Group::Free)
+        .tag("signals"),
         RouteSpec::get::<PricingRequest, PricingResponse>(
             "x402.pricing",
             "/api/x402/pricing",

@@ -481,3 +481,68 @@ pub struct StrategyEntry {
     /// Why, in one sentence.
     pub rationale: String,
 }
+
+/// `GET /api/public/alpha/track-record`: how past signals turned out, so an agent can judge
+/// the product before paying for it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct TrackRecordResponse {
+    /// The newest snapshot, whose prices are "now" below.
+    pub as_of: Option<Timestamp>,
+    /// The oldest snapshot looked at.
+    pub since: Option<Timestamp>,
+    /// Snapshots looked at.
+    pub snapshots: u32,
+    /// Hit rates: `overall` first, then one per chain.
+    pub hit_rates: Vec<HitRate>,
+    /// Past signals, newest first: each token's first appearance in a run of snapshots.
+    pub signals: Vec<TrackedSignal>,
+}
+
+/// What kind of signal a tracked signal was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SignalKind {
+    /// A Top Pick: a hit when the price rose since.
+    Pick,
+    /// An Exodus signal: a hit when the price fell since.
+    Exit,
+}
+
+/// One past signal and how its token's price moved since.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct TrackedSignal {
+    /// Pick or exit.
+    pub kind: SignalKind,
+    /// The token.
+    pub token: TokenRef,
+    /// When the signal was first published.
+    pub signalled_at: Timestamp,
+    /// Its score then (composite for picks, exit score for exits).
+    #[schemars(range(max = 100))]
+    pub score: u8,
+    /// Price when the signal was published, USD.
+    pub price_at_signal_usd: f64,
+    /// Price in the newest snapshot, USD; absent when the token is no longer tracked.
+    pub price_now_usd: Option<f64>,
+    /// Change from the signal to now, percent.
+    pub change_pct: Option<f64>,
+    /// Highest price seen in snapshots since, USD.
+    pub best_price_since_usd: Option<f64>,
+    /// Lowest price seen in snapshots since, USD.
+    pub worst_price_since_usd: Option<f64>,
+    /// Whether the price went the signal's way; absent until a later snapshot exists.
+    pub hit: Option<bool>,
+}
+
+/// Share of decided signals that went their way.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct HitRate {
+    /// `overall` or a chain name.
+    pub scope: String,
+    /// Signals with an outcome.
+    pub decided: u32,
+    /// Of which went the signal's way.
+    pub hits: u32,
+    /// `hits / decided` in percent; absent when nothing is decided yet.
+    pub hit_rate_pct: Option<f64>,
+}

@@ -1,0 +1,115 @@
+//! One-sentence theses: built from the strongest dimensions with the numbers behind them,
+//! deterministic, under 200 characters, and never with a placeholder or a NaN.
+
+use svc_catalogue::routes::common::TokenRef;
+use svc_catalogue::routes::signals::{PricePosition, SmartMoneyFlow};
+
+use crate::input::SocialFacts;
+use crate::score::{SubScores, finite};
+
+/// Longest thesis, characters (exclusive).
+const MAX_CHARS: usize = 200;
+
+/// A USD amount as people write it: `$1.2M`, `$350K`, `$900` (sign dropped; the sentence
+/// says which way it went).
+pub fn format_usd(x: f64) -> String {
+    let x = finite(x).abs();
+    if x >= 1e9 {
+        format!("${:.1}B", x / 1e9)
+    } else if x >= 1e6 {
+        format!("${:.1}M", x / 1e6)
+    } else if x >= 1e3 {
+        format!("${:.0}K", x / 1e3)
+    } else {
+        format!("${x:.0}")
+    }
+}
+
+/// A percentage with one decimal and no sign (`8.3%`); the sentence says up or down.
+pub fn format_pct(x: f64) -> String {
+    format!("{:.1}%", finite(x).abs().min(99_999.0))
+}
+
+/// The symbol as a thesis may show it: at most 12 characters, no braces.
+fn symbol(t: &TokenRef) -> String {
+    let clean: String = t.symbol.chars().filter(|c| !matches!(c, '{' | '}')).take(12).collect();
+    if clean.is_empty() { "token".to_owned() } else { clean }
+}
+
+/// The thesis of a Top Pick: its score and its two strongest dimensions, each with numbers.
+pub(crate) fn pick(
+    t: &TokenRef,
+    score: u8,
+    subs: &SubScores,
+    flow: &SmartMoneyFlow,
+    price: &PricePosition,
+    social: Option<&SocialFacts>,
+) -> String {
+    let mut reasons: Vec<(f64, String)> = Vec::new();
+    let net = flow.net_flow_24h_usd;
+    let verb = if net >= 0.0 { "bought" } else { "sold" };
+    let wallets = flow.buyer_wallets.max(1);
+    reasons.push((
+        subs.flow,
+        format!(
+            "smart money net {verb} {} in 24h across {wallets} wallet{}",
+            format_usd(net),
+            if wallets == 1 { "" } else { "s" }
+        ),
+    ));
+    let dir = if price.change_24h_pct >= 0.0 { "up" } else { "down" };
+    reasons.push((subs.price, format!("price is {dir} {} in 24h", format_pct(price.change_24h_pct))));
+    if let Some(s) = social {
+        let baseline = (f64::from(s.mentions_24h) / 24.0).max(0.5);
+        let velocity = (f64::from(s.mentions_1h) / baseline).min(999.0);
+        reasons.push((subs.social, format!("mentions run at {velocity:.1}x their daily pace")));
+    }
+    if subs.freshness > 0.0 {
+        reasons.push((subs.freshness, format!("freshness scores {:.0}", subs.freshness)));
+    }
+    if subs.market > 0.0 {
+        reasons.push((subs.market, format!("market depth scores {:.0}", subs.market)));
+    }
+    // Stable order: strongest first, ties by the order pushed.
+    let mut ordered: Vec<(usize, &(f64, String))> = reasons.iter().enumerate().collect();
+    ordered.sort_by(|(ia, a), (ib, b)| b.0.total_cmp(&a.0).then(ia.cmp(ib)));
+    let head = format!("{} on {} scores {score}/100: ", symbol(t), t.chain);
+    let two = format!("{head}{} and {}.", ordered[0].1.1, ordered[1].1.1);
+    if two.chars().count() < MAX_CHARS { two } else { format!("{head}{}.", ordered[0].1.1) }
+}
+
+/// The thesis of an exit signal.
+pub(crate) fn exit(
+    t: &TokenRef,
+    exit_score: u8,
+    sellers: u32,
+    outflow_usd: f64,
+    exchange_inflow_usd: Option<f64>,
+    window: &str,
+) -> String {
+    let deposits = match exchange_inflow_usd {
+        Some(x) if x >= 1.0 => format!(" and {} sent to exchanges", format_usd(x)),
+        _ => String::new(),
+    };
+    format!(
+        "{} on {}: {sellers} smart-money wallets sold in {window}, a net outflow of {}{deposits}; exit score {exit_score}/100.",
+        symbol(t),
+        t.chain,
+        format_usd(outflow_usd)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn amounts_read_like_a_person_wrote_them() {
+        assert_eq!(format_usd(1_234_567.0), "$1.2M");
+        assert_eq!(format_usd(-350_400.0), "$350K");
+        assert_eq!(format_usd(900.2), "$900");
+        assert_eq!(format_usd(f64::NAN), "$0");
+        assert_eq!(format_usd(2.5e9), "$2.5B");
+        assert_eq!(format_pct(-8.34), "8.3%");
+    }
+}
