@@ -1,0 +1,64 @@
+//! What reaches the logs. A binary of its own: the capture is this thread's subscriber, and
+//! tests running beside it in one binary would race it for tracing's global callsite state.
+
+#[path = "integration/support.rs"]
+#[allow(dead_code)]
+mod support;
+
+use axum::http::{Method, StatusCode};
+use svc_api::accounts::{self, Scope};
+
+use support::{NOW_MS, TestApp};
+
+/// Captures every log line the app writes while the test runs.
+#[derive(Clone, Default)]
+struct LogBuffer(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for LogBuffer {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().expect("log buffer").extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_keys_secret_and_a_sign_in_token_are_never_logged_however_presented() {
+    let logs = LogBuffer::default();
+    let writer = logs.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let app = TestApp::new().await;
+    let account = accounts::open_account(&app.store, "logged?", None, NOW_MS).await.expect("account");
+    let key = accounts::issue_key(&app.store, &account.id, "k", &[Scope::Data], None, NOW_MS).await.expect("key");
+    let secret = key.secret;
+    let (token, _) = svc_api::auth::token_for(&app.state.config.sign_in, &account.id, NOW_MS);
+
+    let mint = app.sim.world.coins()[0].mint.clone();
+    let uri = format!("/api/svc-tools/launchpad/coin/{mint}");
+    let bearer = format!("Bearer {secret}");
+    for headers in [[("x-api-key", secret.as_str())], [("authorization", bearer.as_str())]] {
+        let reply = app.call_with(&Method::GET, &uri, None, &headers).await;
+        assert_eq!(reply.status, StatusCode::PAYMENT_REQUIRED, "no credits yet: {}", reply.text());
+        assert!(!reply.text().contains(&secret[5..]));
+    }
+    let wrong = format!("{}0", &secret[..secret.len() - 1]);
+    app.call_with(&Method::GET, &uri, None, &[("x-api-key", &wrong)]).await;
+    let signed_in = format!("Bearer {token}");
+    let me = app.call_with(&Method::GET, "/api/account/keys", None, &[("authorization", &signed_in)]).await;
+    assert_eq!(me.status, StatusCode::OK, "{}", me.text());
+
+    let text = String::from_utf8(logs.0.lock().expect("logs").clone()).expect("utf-8 logs");
+    assert!(text.contains("request"), "the requests were logged: {text}");
+    assert!(!text.contains(&secret[5..]), "a key secret reached the logs");
+    assert!(!text.contains(&wrong[5..]), "a presented wrong key reached the logs");
+    assert!(!text.contains(&token), "a sign-in token reached the logs");
+}
