@@ -264,10 +264,34 @@ impl World {
         (id, ms, author, kind)
     }
 
+    /// The ticker a post talks about: mostly the well-known ones, one post in three a token of
+    /// the simulated market, the ones smart money is accumulating twice as often, so the
+    /// market's stories are talked about too.
+    fn talked_about(&self, h: u64) -> &str {
+        let known = || SOCIAL_TOKENS[(h % SOCIAL_TOKENS.len() as u64) as usize];
+        if !(h >> 40).is_multiple_of(3) {
+            return known();
+        }
+        let traded = || self.tokens().iter().filter(|t| t.kind == super::TokenKind::Traded);
+        let weight = |t: &super::Token| if t.scenario == super::Scenario::Accumulated { 2 } else { 1 };
+        let total: u64 = traded().map(weight).sum();
+        if total == 0 {
+            return known();
+        }
+        let mut pick = (h >> 20) % total;
+        for token in traded() {
+            if pick < weight(token) {
+                return &token.symbol;
+            }
+            pick -= weight(token);
+        }
+        known()
+    }
+
     fn post_at(&self, minute: i64, slot: u64) -> SocialPost {
         let (id, ms, author, kind) = self.shape(minute, slot);
         let h = mix3(self.social_hash(minute, slot), 0x7465_7874, 0);
-        let token = format!("${}", SOCIAL_TOKENS[(h % SOCIAL_TOKENS.len() as u64) as usize]);
+        let token = format!("${}", self.talked_about(h));
         let other = |salt: u64| {
             let pick = self.poster((h >> 16) ^ salt);
             if pick == author { self.poster(((h >> 16) ^ salt) + 1) } else { pick }
