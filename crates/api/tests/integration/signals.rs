@@ -76,6 +76,25 @@ async fn the_planted_accumulation_tokens_are_top_picks_on_their_chains() {
 }
 
 #[tokio::test]
+async fn the_planted_honeypot_is_never_a_pick_though_its_flows_rival_the_best() {
+    let app = TestApp::new().await;
+    let world = &app.sim.world;
+    let honeypot = world.honeypot_token().expect("planted honeypot");
+    let accumulated = world.planted_token(Chain::Base, Scenario::Accumulated).expect("planted");
+    assert_ne!(honeypot.address, accumulated.address);
+    let index = world.token_index(Chain::Base, &honeypot.address).expect("listed");
+    let inflow = world.netflow_usd(index, DAY_MS, |wallet| wallet.kind.is_smart_money());
+    assert!(inflow > 0.0, "smart money appears to be buying the honeypot: {inflow}");
+
+    let body = paid_json(&app, "/top-picks", 40).await;
+    let picks = addresses(&body["picks"]["base"]);
+    assert!(picks.contains(&accumulated.address), "the real accumulation is still picked: {picks:?}");
+    assert!(!picks.contains(&honeypot.address), "the honeypot is never a pick: {picks:?}");
+    let lite = paid_json(&app, "/top-picks-lite", 41).await;
+    assert!(!addresses(&lite["picks"]["base"]).contains(&honeypot.address), "nor a lite pick");
+}
+
+#[tokio::test]
 async fn the_planted_exit_tokens_are_in_exodus_with_their_seller_counts() {
     let app = TestApp::new().await;
     let body = paid_json(&app, "/exodus", 1).await;

@@ -82,8 +82,12 @@ async fn scan(State(sim): State<Simulator>, headers: HeaderMap, body: Bytes) -> 
     let ids = chain_id(&chain);
     let token = ids.and_then(|id| world.evm_token(id, &to));
 
+    let honeypot = world.honeypot_token().map(|t| t.address.to_lowercase());
     let mut features = Vec::new();
-    let (result_type, classification, description) = if to == drainer {
+    let (result_type, classification, description) = if honeypot.as_deref() == Some(to.as_str()) {
+        features.push(json!({"type": "Malicious", "feature_id": "HONEYPOT", "description": "Token cannot be sold once bought", "address": to}));
+        ("Malicious", "honeypot", "The token's contract blocks selling: buyers cannot get out.")
+    } else if to == drainer {
         features.push(json!({"type": "Malicious", "feature_id": "KNOWN_MALICIOUS", "description": "Interaction with a known malicious address", "address": drainer}));
         ("Malicious", "known_malicious", "The transaction calls a contract known to steal funds.")
     } else if selector == APPROVE && target.as_deref() == Some(drainer.as_str()) {

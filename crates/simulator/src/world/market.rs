@@ -413,11 +413,16 @@ fn majors(chain: Chain) -> [(&'static str, &'static str, &'static str, u8, f64);
 /// The planted story of the `n`th traded token of `chain`.
 fn planted(chain: Chain, n: usize) -> Scenario {
     match (chain, n) {
-        (Chain::Solana | Chain::Base, 0) => Scenario::Accumulated,
+        // Base's second accumulated token is the honeypot (see `World::honeypot_token`): the
+        // strongest flows, and a contract the scanner flags.
+        (Chain::Solana | Chain::Base, 0) | (Chain::Base, HONEYPOT_INDEX) => Scenario::Accumulated,
         (Chain::Solana | Chain::Ethereum, 1) => Scenario::Exodus,
         _ => Scenario::Quiet,
     }
 }
+
+/// Which traded token of Base is the honeypot.
+const HONEYPOT_INDEX: usize = 2;
 
 /// Traded tokens per chain.
 const TRADED_PER_CHAIN: usize = 6;
@@ -703,6 +708,13 @@ impl World {
     /// The perp coin with this symbol (case-insensitive, as the perp DEX matches them).
     pub fn perp_coin_index(&self, symbol: &str) -> Option<usize> {
         self.market.perp_coins.iter().position(|c| c.symbol.eq_ignore_ascii_case(symbol))
+    }
+
+    /// The planted honeypot: a Base token smart money appears to accumulate as hard as the
+    /// planted accumulation token, whose contract the transaction scanner flags as malicious.
+    /// A signal product must never pick it.
+    pub fn honeypot_token(&self) -> Option<&Token> {
+        self.market.tokens.iter().filter(|t| t.chain == Chain::Base && t.scenario == Scenario::Accumulated).nth(1)
     }
 
     /// The first token with the planted `scenario` on `chain`, if the world plants one there.
