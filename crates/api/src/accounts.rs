@@ -151,6 +151,12 @@ pub fn presented_key<'a>(api_key: Option<&'a str>, authorization: Option<&'a str
     (scheme.eq_ignore_ascii_case("bearer") && token.starts_with(KEY_PREFIX)).then_some(token)
 }
 
+/// The key a request presents in its headers (see [`presented_key`]).
+pub fn presented_key_in(headers: &http::HeaderMap) -> Option<&str> {
+    let header = |name: http::header::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
+    presented_key(header(http::header::HeaderName::from_static("x-api-key")), header(http::header::AUTHORIZATION))
+}
+
 /// The holder of `key` if it is live and carries one of `accepted` scopes.
 pub async fn authenticate(
     store: &Store,

@@ -7,14 +7,13 @@
 //! call costs nothing.
 
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderName, header};
 use axum::response::{IntoResponse, Response};
 use svc_catalogue::{RouteSpec, ValidInput};
 use svc_domain::discount::DISCOUNT_WINDOW_MS;
 use svc_domain::{DiscountTier, Money};
 use svc_store::{Debit, NewCredit};
 
-use crate::accounts::{Scope, authenticate, presented_key};
+use crate::accounts::{Scope, authenticate, presented_key_in};
 use crate::error::ApiError;
 use crate::pipeline::json_response;
 use crate::state::AppState;
@@ -30,8 +29,7 @@ pub async fn serve(
     input: svc_catalogue::ValidInput,
 ) -> Result<Response, ApiError> {
     let now = state.clock.now_ms();
-    let key = presented_key(header_str(&parts.headers, &X_API_KEY), header_str(&parts.headers, &header::AUTHORIZATION));
-    let holder = authenticate(&state.store, key, &DATA_SCOPES, now).await??;
+    let holder = authenticate(&state.store, presented_key_in(&parts.headers), &DATA_SCOPES, now).await??;
     let account = &holder.account.id;
     let rate = crate::rate::count(state, route, &format!("account:{account}"), now).await;
     if !rate.allowed {
@@ -49,8 +47,7 @@ async fn charge_and_run(
     input: ValidInput,
     now: i64,
 ) -> Result<Response, ApiError> {
-    let (calls, _) = state.store.credit_calls_since(account, now - DISCOUNT_WINDOW_MS).await?;
-    let price = DiscountTier::for_calls(calls).apply(route.credit_price_for(input.price_units()));
+    let price = account_tier(state, account, now).await?.apply(route.credit_price_for(input.price_units()));
     let entry = format!("cl_{}", uuid::Uuid::now_v7().simple());
     if price > Money::ZERO {
         match state.store.debit_credits(&entry, account, price.atomic(), route.id, now).await? {
@@ -93,9 +90,8 @@ async fn refund(state: &AppState, account: &str, entry: &str, price: Money, rout
     }
 }
 
-/// Where an API key may come.
-static X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
-
-fn header_str<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
-    headers.get(name).and_then(|v| v.to_str().ok())
+/// An account's volume-discount tier, by its credit-billed calls in the trailing window.
+pub async fn account_tier(state: &AppState, account_id: &str, now_ms: i64) -> Result<DiscountTier, ApiError> {
+    let (calls, _) = state.store.credit_calls_since(account_id, now_ms - DISCOUNT_WINDOW_MS).await?;
+    Ok(DiscountTier::for_calls(calls))
 }

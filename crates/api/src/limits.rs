@@ -11,6 +11,7 @@ use std::sync::Mutex;
 
 use axum::extract::ConnectInfo;
 use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, header};
 
 /// What a counted request may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -288,6 +289,24 @@ pub fn client_ip(parts: &Parts, trusted_proxies: &[IpAddr]) -> Option<IpAddr> {
     let hops: Vec<IpAddr> =
         forwarded.flat_map(|v| v.split(',')).filter_map(|hop| hop.trim().parse::<IpAddr>().ok()).collect();
     Some(hops.into_iter().rev().find(|hop| !trusted_proxies.contains(hop)).unwrap_or(peer))
+}
+
+/// The client as counters name it: its IP, or `unknown` when the socket address is not known
+/// (a request built in-process).
+pub fn client_label(parts: &Parts, trusted_proxies: &[IpAddr]) -> String {
+    client_ip(parts, trusted_proxies).map_or_else(|| "unknown".to_owned(), |ip| ip.to_string())
+}
+
+/// `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds), as the IETF
+/// draft names them; on a refusal `Retry-After` too.
+pub fn rate_headers(headers: &mut HeaderMap, decision: &Decision, now_ms: i64) {
+    let reset = decision.reset_secs(now_ms);
+    headers.insert("ratelimit-limit", HeaderValue::from(decision.limit));
+    headers.insert("ratelimit-remaining", HeaderValue::from(decision.remaining));
+    headers.insert("ratelimit-reset", HeaderValue::from(reset));
+    if !decision.allowed {
+        headers.insert(header::RETRY_AFTER, HeaderValue::from(reset));
+    }
 }
 
 #[cfg(test)]

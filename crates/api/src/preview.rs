@@ -7,14 +7,14 @@
 //! given back.
 
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 use svc_catalogue::{PreviewPolicy, RouteSpec, ValidInput};
 use svc_domain::rfc3339;
 
 use crate::error::ApiError;
-use crate::limits::{Decision, client_ip};
+use crate::limits::{Decision, client_label, rate_headers};
 use crate::state::AppState;
 
 /// The preview window.
@@ -31,9 +31,7 @@ pub fn requested(query: Option<&str>) -> bool {
 /// Serves a preview of `route` for validated `input`.
 pub async fn serve(state: &AppState, route: &'static RouteSpec, parts: &Parts, input: ValidInput) -> Response {
     let now = state.clock.now_ms();
-    let client =
-        client_ip(parts, &state.config.trusted_proxies).map_or_else(|| "unknown".to_owned(), |ip| ip.to_string());
-    let key = format!("preview:{client}");
+    let key = format!("preview:{}", client_label(parts, &state.config.trusted_proxies));
     let quota = state.limiter.hit(&key, state.config.previews_per_hour, HOUR_MS, now).await;
     if !quota.allowed {
         let mut response = ApiError::PreviewQuota { reset_secs: quota.reset_secs(now) }.into_response();
@@ -118,16 +116,13 @@ async fn identified_price(
     if !route.billed_as_data {
         return Ok(None);
     }
-    let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
-    let key = crate::accounts::presented_key(header("x-api-key"), header("authorization"));
+    let key = crate::accounts::presented_key_in(&parts.headers);
     if key.is_none() {
         return Ok(None);
     }
     let scopes = crate::accounts::Scope::ALL;
     let Ok(holder) = crate::accounts::authenticate(&state.store, key, &scopes, now).await? else { return Ok(None) };
-    let window = now - svc_domain::discount::DISCOUNT_WINDOW_MS;
-    let (calls, _) = state.store.credit_calls_since(&holder.account.id, window).await?;
-    let tier = svc_domain::DiscountTier::for_calls(calls);
+    let tier = crate::credits::account_tier(state, &holder.account.id, now).await?;
     Ok(Some((tier, tier.apply(route.credit_price_for(units)))))
 }
 
@@ -163,18 +158,6 @@ fn data_as_of(answer: &Value) -> Value {
         .iter()
         .find_map(|name| fields.and_then(|f| f.get(*name)).filter(|v| v.is_string()).cloned())
         .unwrap_or(Value::Null)
-}
-
-/// `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds), as the IETF
-/// draft names them; on a refusal `Retry-After` too.
-pub fn rate_headers(headers: &mut HeaderMap, decision: &Decision, now_ms: i64) {
-    let reset = decision.reset_secs(now_ms);
-    headers.insert("ratelimit-limit", HeaderValue::from(decision.limit));
-    headers.insert("ratelimit-remaining", HeaderValue::from(decision.remaining));
-    headers.insert("ratelimit-reset", HeaderValue::from(reset));
-    if !decision.allowed {
-        headers.insert(header::RETRY_AFTER, HeaderValue::from(reset));
-    }
 }
 
 #[cfg(test)]

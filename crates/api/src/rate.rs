@@ -14,8 +14,7 @@ use svc_catalogue::{RatePolicy, RouteSpec};
 use svc_x402::{PAYMENT_SIGNATURE, X_PAYMENT};
 
 use crate::error::ApiError;
-use crate::limits::{Decision, client_ip};
-use crate::preview::rate_headers;
+use crate::limits::{Decision, client_label, rate_headers};
 use crate::state::AppState;
 
 /// The window of every rate limit.
@@ -59,7 +58,7 @@ where
         return serve.await;
     }
     let now = state.clock.now_ms();
-    let ip = client_ip(parts, &state.config.trusted_proxies).map_or_else(|| "unknown".to_owned(), |ip| ip.to_string());
+    let ip = client_label(parts, &state.config.trusted_proxies);
     let hold_key = format!("hold:{}:{ip}", route.id);
     let header = parts.headers.get(PAYMENT_SIGNATURE).or_else(|| parts.headers.get(X_PAYMENT));
     let payer = header
