@@ -296,3 +296,29 @@ async fn a_signed_in_wallet_reads_its_own_receipts_and_nobody_elses() {
     assert_error(&app.get("/api/x402/receipts").await, StatusCode::UNAUTHORIZED, "unauthorized");
     assert_error(&app.get("/api/x402/receipts?payer=0xabc").await, StatusCode::UNAUTHORIZED, "unauthorized");
 }
+
+#[tokio::test]
+async fn bad_key_requests_are_422_and_store_nothing() {
+    let app = TestApp::new().await;
+    let token = sign_in(&app, &payer()).await;
+    for body in [
+        r#"{"name": ""}"#,
+        r#"{"name": "x", "scopes": ["admin"]}"#,
+        r#"{"name": "x", "scopes": []}"#,
+        r#"{"name": "x", "expires_in_days": 0}"#,
+        r#"{"name": "x", "expires_in_days": 366}"#,
+        r#"{"name": "x", "secret": "mine"}"#,
+    ] {
+        let reply = post(&app, "/api/account/keys", body, Some(&token)).await;
+        assert_eq!(reply.status, StatusCode::UNPROCESSABLE_ENTITY, "{body}: {}", reply.text());
+    }
+    assert_eq!(get(&app, "/api/account/keys", &token).await.json()["keys"], json!([]), "no key was made");
+    let bearer = format!("Bearer {token}");
+    for id in ["not-a-key", "key_XYZ"] {
+        let path = format!("/api/account/keys/{id}");
+        let reply = app.call_with(&Method::DELETE, &path, None, &[("authorization", &bearer)]).await;
+        assert_eq!(reply.status, StatusCode::UNPROCESSABLE_ENTITY, "{id}: {}", reply.text());
+    }
+    let limit = get(&app, "/api/account/credits?limit=0", &token).await;
+    assert_eq!(limit.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", limit.text());
+}
