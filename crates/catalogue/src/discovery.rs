@@ -198,16 +198,64 @@ pub fn bazaar_schema(route: &RouteSpec) -> Value {
         "type": "object",
         "properties": {
             "input": {"type": "object", "properties": fields, "required": required, "additionalProperties": false},
-            // The full output schema is in the OpenAPI document; a challenge travels in a header
-            // that clients echo back, so it stays small (HTTP stacks cap headers near 16 KB).
             "output": {
                 "type": "object",
-                "properties": {"type": {"type": "string"}, "example": {"type": "object"}},
+                "properties": {"type": {"type": "string"}, "example": output_outline(route)},
                 "required": ["type"],
             },
         },
         "required": ["input"],
     })
+}
+
+/// The shape of a route's answer, as the schema of the bazaar `output.example`: its top-level
+/// fields with their JSON types. The full output schema is in the OpenAPI document; a challenge
+/// travels in a header that clients echo back, so it stays small (HTTP stacks cap headers near
+/// 16 KB).
+fn output_outline(route: &RouteSpec) -> Value {
+    let full = inline_schema(route.output.schema);
+    let mut outline = serde_json::Map::new();
+    outline.insert("type".into(), json_type(&full).unwrap_or_else(|| Value::from("object")));
+    if let Some(props) = full.get("properties").and_then(Value::as_object) {
+        let fields = props
+            .iter()
+            .map(|(name, field)| {
+                let typed = json_type(field).map_or_else(|| json!({}), |t| json!({"type": t}));
+                (name.clone(), typed)
+            })
+            .collect();
+        outline.insert("properties".into(), Value::Object(fields));
+    }
+    if let Some(required) = full.get("required") {
+        outline.insert("required".into(), required.clone());
+    }
+    outline.insert("$comment".into(), Value::from("top-level fields only; the full schema is in /openapi.json"));
+    Value::Object(outline)
+}
+
+/// The JSON type (or types) a schema admits, when it names them.
+fn json_type(schema: &Value) -> Option<Value> {
+    if let Some(t) = schema.get("type") {
+        return Some(t.clone());
+    }
+    if schema.get("properties").is_some() {
+        return Some(Value::from("object"));
+    }
+    let variants = schema.get("anyOf").or_else(|| schema.get("oneOf"))?.as_array()?;
+    let mut types: Vec<Value> = Vec::new();
+    for variant in variants {
+        let named = json_type(variant)?;
+        for t in named.as_array().cloned().unwrap_or_else(|| vec![named]) {
+            if !types.contains(&t) {
+                types.push(t);
+            }
+        }
+    }
+    match types.len() {
+        0 => None,
+        1 => types.pop(),
+        _ => Some(Value::Array(types)),
+    }
 }
 
 /// The `bazaar` extension of a route's 402 challenge: `info` describes the very request being

@@ -174,7 +174,12 @@ async fn an_unpaid_call_gets_the_challenge_in_body_and_header() {
     let bazaar = &body["extensions"]["bazaar"];
     assert_eq!(bazaar["info"]["input"]["method"], "GET");
     assert_eq!(bazaar["schema"]["properties"]["input"]["properties"]["method"]["enum"][0], "GET");
-    assert!(bazaar["schema"]["properties"]["output"]["properties"]["example"].is_object());
+    // The answer's shape, from the catalogue's output type: its top-level fields and their types.
+    let outline = &bazaar["schema"]["properties"]["output"]["properties"]["example"];
+    assert_eq!(outline["type"], "object", "{outline}");
+    assert_eq!(outline["properties"]["picks"]["type"], "object", "{outline}");
+    assert_eq!(outline["properties"]["generated_at"]["type"], "string", "{outline}");
+    assert!(outline["required"].as_array().is_some_and(|r| r.iter().any(|f| f == "picks")), "{outline}");
 }
 
 #[tokio::test]
