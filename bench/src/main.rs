@@ -1,10 +1,12 @@
 //! The benchmark server and payment pre-signer behind `bench/run.sh`.
 //!
 //! `serve` runs the real application (router, validation, paywall, SQLite store, built-in
-//! verifier in verify-only mode, so settlement is a no-op stub) with one stand-in: Top Picks
-//! answers a fixed body, because the signal engine is not part of what is measured. Beside it,
-//! `/bare` answers the exact bytes of the Top Picks challenge from a plain axum route, the
-//! ceiling a challenge can approach. `presign` writes distinct signed payments, one per line.
+//! verifier in verify-only mode, so settlement is a no-op stub), with a real signal snapshot
+//! computed at startup from the simulated market. Beside it, `/bare` answers the exact bytes of
+//! the Top Picks challenge from a plain axum route, the ceiling a challenge can approach, and
+//! `/signal/top-picks` serves Top Picks from the snapshot through the same middleware and
+//! pipeline as the paid route but without a payment: the cost of serving a signal route
+//! itself. `presign` writes distinct signed payments, one per line.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -12,6 +14,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use axum::body::Body;
+use axum::extract::State;
 use axum::http::{HeaderMap, Request, StatusCode};
 use axum::response::IntoResponse;
 use base64::Engine as _;
@@ -75,15 +78,16 @@ fn offer() -> anyhow::Result<Offer> {
     Ok(Offer::new(vec![PaymentNetwork::base_usdc(PAY_TO)?], svc_x402::MAX_TIMEOUT_SECONDS))
 }
 
+/// The bench-only route serving Top Picks without a payment.
+const SIGNAL_ROUTE: &str = "/signal/top-picks";
+
 async fn app(db: &std::path::Path) -> anyhow::Result<axum::Router> {
     let store = svc_store::Store::open_sqlite_file(db).await?;
     store.migrate().await?;
     let offer = offer()?;
     let clock = Arc::new(SystemClock);
     let facilitator = Arc::new(BuiltinFacilitator::new(offer.networks().to_vec(), clock.clone()));
-    let mut handlers = svc_api::handlers::all();
     let route = svc_catalogue::catalogue().get("alpha.top_picks").context("route")?;
-    handlers.add_raw(route, |_, _| async { Ok(bytes::Bytes::from_static(br#"{"picks":{}}"#)) });
     let sim = svc_simulator::Simulator::new(svc_simulator::DEFAULT_SEED, clock.clone());
     let (vendors, _) = sim.spawn().await?;
     let upstreams =
@@ -97,7 +101,12 @@ async fn app(db: &std::path::Path) -> anyhow::Result<axum::Router> {
         facilitator,
         upstreams,
     };
-    Ok(svc_api::app(AppState::with_handlers(services, handlers)?))
+    let state = AppState::new(services)?;
+    svc_api::signals::refresh(&state).await?;
+    let signal = axum::routing::get(move |State(state): State<AppState>, request: Request<Body>| {
+        svc_api::pipeline::serve(state, route, svc_api::Channel::Free, request)
+    });
+    Ok(svc_api::app_with(state, axum::Router::new().route(SIGNAL_ROUTE, signal)))
 }
 
 /// The Top Picks challenge exactly as the app sends it.

@@ -87,10 +87,12 @@ fn method_router(route: &'static RouteSpec, channel: Channel) -> axum::routing::
 /// serves is a 405 naming those that are.
 fn add_route(
     paths: &mut std::collections::BTreeMap<String, (axum::routing::MethodRouter<AppState>, Vec<&'static str>)>,
+    labels: &mut metrics::RouteLabels,
     path: String,
     route: &'static RouteSpec,
     channel: Channel,
 ) {
+    labels.add(&path, route.method.as_str(), route.id);
     let entry = paths.entry(path).or_insert_with(|| (axum::routing::MethodRouter::new(), Vec::new()));
     entry.0 = std::mem::take(&mut entry.0).merge(method_router(route, channel));
     entry.1.push(route.method.as_str());
@@ -108,12 +110,19 @@ async fn unknown_chaindata_path() -> ApiError {
 
 /// The whole application.
 pub fn app(state: AppState) -> Router {
+    app_with(state, Router::new())
+}
+
+/// The whole application plus `extra` routes, served behind the same middleware (request ids,
+/// tracing, metrics, CORS, panic guard): how the benchmark measures a route on equal terms.
+pub fn app_with(state: AppState, extra: Router<AppState>) -> Router {
     let mut paths = std::collections::BTreeMap::new();
+    let mut labels = metrics::RouteLabels::default();
     for route in state.catalogue.routes() {
         let channel = if route.is_paid() { Channel::X402 } else { Channel::Free };
-        add_route(&mut paths, router_path(route.path), route, channel);
+        add_route(&mut paths, &mut labels, router_path(route.path), route, channel);
         if let Some(twin) = route.credits_path() {
-            add_route(&mut paths, router_path(&twin), route, Channel::Credits);
+            add_route(&mut paths, &mut labels, router_path(&twin), route, Channel::Credits);
         }
     }
     let mut router: Router<AppState> = Router::new();
@@ -129,6 +138,7 @@ pub fn app(state: AppState) -> Router {
         router = router.route(&format!("{prefix}{{*rest}}"), axum::routing::any(unknown_chaindata_path));
     }
     let router = router
+        .merge(extra)
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))
         .route("/metrics", get(ops::metrics))
@@ -145,12 +155,16 @@ pub fn app(state: AppState) -> Router {
                 .layer(SetSensitiveRequestHeadersLayer::new(SENSITIVE))
                 .layer(SetRequestIdLayer::x_request_id(SequentialRequestId::new()))
                 .layer(TraceLayer::new_for_http().make_span_with(|request: &Request| {
-                    let request_id =
-                        request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
-                    tracing::info_span!("request", method = %request.method(), path = %request.uri().path(), request_id)
+                    // Field values are only read when the span is enabled.
+                    tracing::info_span!(
+                        "request",
+                        method = %request.method(),
+                        path = %request.uri().path(),
+                        request_id = request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or(""),
+                    )
                 }))
                 .layer(PropagateRequestIdLayer::x_request_id())
-                .layer(axum::middleware::from_fn(metrics::record))
+                .layer(metrics::RecordLayer::new(labels))
                 .layer(cors())
                 .layer(CatchPanicLayer::custom(panic_response)),
         )
@@ -175,15 +189,30 @@ impl SequentialRequestId {
 impl MakeRequestId for SequentialRequestId {
     fn make_request_id<B>(&mut self, _: &Request<B>) -> Option<RequestId> {
         let n = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        HeaderValue::from_str(&format!("{:08x}-{n:012x}", self.prefix)).ok().map(RequestId::new)
+        HeaderValue::from_bytes(&request_id_text(self.prefix, n)).ok().map(RequestId::new)
     }
+}
+
+/// `{prefix:08x}-{n:012x}`, written without the formatting machinery (one per request).
+fn request_id_text(prefix: u32, n: u64) -> [u8; 21] {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut text = [b'-'; 21];
+    for (i, digit) in text[..8].iter_mut().enumerate() {
+        *digit = HEX[((prefix >> (28 - 4 * i)) & 0xf) as usize];
+    }
+    for (i, digit) in text[9..].iter_mut().enumerate() {
+        *digit = HEX[((n >> (44 - 4 * i)) & 0xf) as usize];
+    }
+    text
 }
 
 /// Browsers and browser-based agents may call from any origin; they must be able to read the
 /// x402 headers, which are not CORS-safelisted.
 fn cors() -> tower_http::cors::CorsLayer {
     use tower_http::cors::{Any, CorsLayer};
-    CorsLayer::new().allow_origin(Any).allow_methods(Any).allow_headers(Any).expose_headers([
+    // Every answer allows any origin, method and header with `*`, so none varies by the
+    // request's CORS headers: no `Vary` (which would also cost a copy per request).
+    CorsLayer::new().allow_origin(Any).allow_methods(Any).allow_headers(Any).vary([]).expose_headers([
         axum::http::HeaderName::from_static(svc_x402::PAYMENT_REQUIRED),
         axum::http::HeaderName::from_static(svc_x402::PAYMENT_RESPONSE),
         axum::http::HeaderName::from_static("x-request-id"),
@@ -197,3 +226,14 @@ fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response<axum::
 
 /// How long in-flight requests get to finish after a shutdown signal.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn request_ids_read_as_prefix_dash_counter() {
+        for (prefix, n) in [(0u32, 0u64), (0xdead_beef, 0x0123_4567_89ab), (u32::MAX, u64::MAX)] {
+            let expected = format!("{prefix:08x}-{:012x}", n & 0xffff_ffff_ffff);
+            assert_eq!(std::str::from_utf8(&super::request_id_text(prefix, n)).expect("ascii"), expected);
+        }
+    }
+}

@@ -1,23 +1,30 @@
 //! Prometheus metrics: request counts and latency by route id and status, rendered at
 //! `/metrics`. The recorder is process-global (the `metrics` facade is), installed once.
 
-use std::sync::OnceLock;
-use std::time::Instant;
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, RwLock};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use axum::extract::{MatchedPath, Request};
-use axum::middleware::Next;
 use axum::response::Response;
+use metrics::{Counter, Histogram, SharedString};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 
 /// Latency buckets in seconds: sub-millisecond paid calls up to slow upstreams.
 const BUCKETS: &[f64] = &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
 
-/// The route label of a response, set by the route pipeline so metrics name the catalogue
-/// id rather than a path template.
-#[derive(Debug, Clone, Copy)]
-pub struct RouteLabel(pub &'static str);
+/// How often recorded latency samples are folded into their buckets. Until then each sample
+/// is held in memory, so without this a process nobody scrapes would grow without bound.
+const UPKEEP_EVERY: Duration = Duration::from_secs(5);
 
-/// The process's metrics handle, installing the recorder on first use.
+/// Upkeep passes run so far: shows the upkeep thread is alive.
+static UPKEEPS: AtomicU64 = AtomicU64::new(0);
+
+/// The process's metrics handle, installing the recorder (and its upkeep thread) on first use.
 pub fn handle() -> PrometheusHandle {
     static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
     HANDLE
@@ -29,33 +36,180 @@ pub fn handle() -> PrometheusHandle {
             // Fails only if another recorder is installed; then ours renders nothing, which
             // is visible at /metrics and harmless to requests.
             let _ = metrics::set_global_recorder(recorder);
+            let upkept = handle.clone();
+            let spawned = std::thread::Builder::new().name("metrics-upkeep".into()).spawn(move || {
+                loop {
+                    upkept.run_upkeep();
+                    UPKEEPS.fetch_add(1, Ordering::Relaxed);
+                    std::thread::sleep(UPKEEP_EVERY);
+                }
+            });
+            if let Err(err) = spawned {
+                tracing::error!(error = %err, "could not start the metrics upkeep thread; /metrics scrapes still drain samples");
+            }
             handle
         })
         .clone()
 }
 
-/// Middleware recording one count and one latency sample per request. Labels are static
-/// strings wherever they can be (route id, method, status), so recording allocates nothing
-/// on the routes of the catalogue.
-pub async fn record(request: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let method = method_label(request.method());
-    let matched = request.extensions().get::<MatchedPath>().cloned();
-    let response = next.run(request).await;
-    let route: metrics::SharedString = match (response.extensions().get::<RouteLabel>(), matched) {
-        (Some(RouteLabel(id)), _) => (*id).into(),
-        (None, Some(path)) => path.as_str().to_owned().into(),
-        (None, None) => "unmatched".into(),
-    };
-    let code = response.status();
-    let status: metrics::SharedString = match STATUS_LABELS.iter().find(|s| **s == code.as_str()) {
-        Some(label) => (*label).into(),
-        None => code.as_str().to_owned().into(),
-    };
-    metrics::counter!("svc_http_requests_total", "route" => route.clone(), "method" => method, "status" => status)
-        .increment(1);
-    metrics::histogram!("svc_http_request_duration_seconds", "route" => route).record(started.elapsed().as_secs_f64());
-    response
+/// Upkeep passes run so far.
+pub fn upkeeps() -> u64 {
+    UPKEEPS.load(Ordering::Relaxed)
+}
+
+/// The layer recording one count and one latency sample per request, labelled with the
+/// catalogue id of the route served (both billing channels of a route share it), else the
+/// matched path, else `unmatched`.
+#[derive(Debug, Clone, Default)]
+pub struct RecordLayer {
+    routes: Arc<RouteLabels>,
+}
+
+/// Catalogue ids by router path and method, with their metric handles.
+#[derive(Debug, Default)]
+pub struct RouteLabels {
+    by_path: HashMap<String, Vec<(&'static str, Arc<RouteMetrics>)>, foldhash::fast::FixedState>,
+}
+
+impl RouteLabels {
+    /// Labels requests to `path` (as the router knows it) with `method` as route `id`.
+    pub fn add(&mut self, path: &str, method: &'static str, id: &'static str) {
+        let metrics = Arc::new(RouteMetrics::new(id.into()));
+        self.by_path.entry(path.to_owned()).or_default().push((method, metrics));
+    }
+
+    fn get(&self, path: &str, method: &str) -> Option<&Arc<RouteMetrics>> {
+        self.by_path.get(path)?.iter().find(|(m, _)| *m == method).map(|(_, metrics)| metrics)
+    }
+}
+
+impl RecordLayer {
+    /// Records with the catalogue labels of `routes`.
+    pub fn new(routes: RouteLabels) -> Self {
+        RecordLayer { routes: Arc::new(routes) }
+    }
+}
+
+impl<S> tower::Layer<S> for RecordLayer {
+    type Service = Record<S>;
+
+    fn layer(&self, inner: S) -> Record<S> {
+        Record { inner, routes: self.routes.clone() }
+    }
+}
+
+/// The service of [`RecordLayer`].
+#[derive(Debug, Clone)]
+pub struct Record<S> {
+    inner: S,
+    routes: Arc<RouteLabels>,
+}
+
+impl<S, B> tower::Service<Request> for Record<S>
+where
+    S: tower::Service<Request, Response = Response<B>>,
+{
+    type Response = Response<B>;
+    type Error = S::Error;
+    type Future = RecordFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let method = method_label(request.method());
+        let label = match request.extensions().get::<MatchedPath>() {
+            Some(path) => match self.routes.get(path.as_str(), method) {
+                Some(route) => Label::Route(route.clone()),
+                None => Label::Path(path.clone()),
+            },
+            None => Label::Unmatched,
+        };
+        RecordFuture { inner: self.inner.call(request), started: Instant::now(), method, label: Some(label) }
+    }
+}
+
+/// What a request is counted under.
+#[derive(Debug)]
+enum Label {
+    Route(Arc<RouteMetrics>),
+    Path(MatchedPath),
+    Unmatched,
+}
+
+pin_project_lite::pin_project! {
+    /// The response future of [`Record`].
+    pub struct RecordFuture<F> {
+        #[pin]
+        inner: F,
+        started: Instant,
+        method: &'static str,
+        label: Option<Label>,
+    }
+}
+
+impl<F, B, E> Future for RecordFuture<F>
+where
+    F: Future<Output = Result<Response<B>, E>>,
+{
+    type Output = Result<Response<B>, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let result = std::task::ready!(this.inner.poll(cx));
+        if let (Ok(response), Some(label)) = (&result, this.label.take()) {
+            let took = this.started.elapsed().as_secs_f64();
+            let status = response.status().as_u16();
+            match label {
+                Label::Route(route) => route.record(this.method, status, took),
+                Label::Path(path) => {
+                    RouteMetrics::new(path.as_str().to_owned().into()).record(this.method, status, took)
+                }
+                Label::Unmatched => RouteMetrics::new("unmatched".into()).record(this.method, status, took),
+            }
+        }
+        Poll::Ready(result)
+    }
+}
+
+/// The metric handles of one route: registered once, then recording is two atomic updates.
+#[derive(Debug)]
+struct RouteMetrics {
+    route: SharedString,
+    latency: Histogram,
+    counts: RwLock<Vec<(&'static str, u16, Counter)>>,
+}
+
+impl RouteMetrics {
+    fn new(route: SharedString) -> Self {
+        let latency = metrics::histogram!("svc_http_request_duration_seconds", "route" => route.clone());
+        RouteMetrics { route, latency, counts: RwLock::default() }
+    }
+
+    fn record(&self, method: &'static str, status: u16, took_secs: f64) {
+        self.latency.record(took_secs);
+        let known =
+            self.counts.read().ok().and_then(|counts| {
+                counts.iter().find(|(m, s, _)| *m == method && *s == status).map(|(_, _, c)| c.clone())
+            });
+        let counter = match known {
+            Some(counter) => counter,
+            None => {
+                let label: SharedString = match STATUS_LABELS.iter().find(|s| s.parse() == Ok(status)) {
+                    Some(label) => (*label).into(),
+                    None => status.to_string().into(),
+                };
+                let counter = metrics::counter!("svc_http_requests_total",
+                    "route" => self.route.clone(), "method" => method, "status" => label);
+                if let Ok(mut counts) = self.counts.write() {
+                    counts.push((method, status, counter.clone()));
+                }
+                counter
+            }
+        };
+        counter.increment(1);
+    }
 }
 
 /// The statuses svc answers with, as static labels (others are labelled too, with an allocation).
@@ -75,5 +229,20 @@ fn method_label(method: &axum::http::Method) -> &'static str {
         Method::DELETE => "DELETE",
         Method::PATCH => "PATCH",
         _ => "other",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_are_folded_without_a_scrape() {
+        let _handle = handle();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while upkeeps() == 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(upkeeps() > 0, "the upkeep thread folds histogram samples on its own");
     }
 }

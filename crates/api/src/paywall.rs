@@ -74,11 +74,26 @@ pub async fn serve(
     input: ValidInput,
 ) -> Response {
     let list_price = route.price.price(input.price_units());
-    let challenge = Challenge { state, route, parts, body, price: list_price, input: &input };
     let header = parts.headers.get(PAYMENT_SIGNATURE).or_else(|| parts.headers.get(X_PAYMENT));
     let Some(payment) = header.and_then(|h| svc_x402::decode_payment(h.as_bytes())) else {
-        return challenge.unpaid();
+        return Challenge { state, route, parts, body, price: list_price, input: &input }.unpaid();
     };
+    // The paid path's future is large (verification, store, handler, settlement): boxed, so
+    // the futures of every unpaid request, most of the traffic, stay small and cheap to move.
+    Box::pin(serve_paid(state, route, parts, body, input, list_price, payment)).await
+}
+
+/// Serves a request that carries a decodable payment.
+async fn serve_paid(
+    state: &AppState,
+    route: &'static RouteSpec,
+    parts: &Parts,
+    body: Option<&[u8]>,
+    input: ValidInput,
+    list_price: Money,
+    payment: DecodedPayment,
+) -> Response {
+    let challenge = Challenge { state, route, parts, body, price: list_price, input: &input };
     let offered = state.payments.offer.requirements(list_price);
     let Some(replay) = ReplayKey::of(&payment) else {
         return challenge.respond(&offered, "invalid_payload");
@@ -395,8 +410,9 @@ impl ChallengeCache {
 
     fn hash(key: &ChallengeKey<'_>) -> u64 {
         use std::hash::BuildHasher as _;
-        // Fixed keys: the cache is local and bounded, so flooding it only costs a rebuild.
-        std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(key)
+        // A fast hash with fixed keys: the cache is local and bounded, so flooding it only
+        // costs a rebuild.
+        foldhash::fast::FixedState::with_seed(0x5eed).hash_one(key)
     }
 
     fn get(&self, key: &ChallengeKey<'_>) -> Option<(Bytes, HeaderValue)> {

@@ -13,7 +13,6 @@ use svc_catalogue::{Access, InputSource, RawInput, RouteSpec};
 use crate::handlers::Caller;
 
 use crate::error::ApiError;
-use crate::metrics::RouteLabel;
 use crate::state::AppState;
 
 /// How a call is billed.
@@ -29,12 +28,10 @@ pub enum Channel {
 
 /// Serves `route` for one request.
 pub async fn serve(state: AppState, route: &'static RouteSpec, channel: Channel, request: Request) -> Response {
-    let mut response = match run(state, route, channel, request).await {
+    match run(state, route, channel, request).await {
         Ok(response) => response,
         Err(err) => err.into_response(),
-    };
-    response.extensions_mut().insert(RouteLabel(route.id));
-    response
+    }
 }
 
 async fn run(
@@ -68,18 +65,23 @@ async fn run(
 
     let raw = RawInput { path: &path, query: parts.uri.query(), body: body.as_deref() };
     let input = route.parse_input(&raw)?;
+    // Every branch but the challenge's is boxed: an unboxed branch would make this future as
+    // large as its largest one, and axum moves it several times per request.
     match channel {
         Channel::X402 if crate::preview::requested(parts.uri.query()) => {
-            Ok(crate::preview::serve(&state, route, &parts, input).await)
+            Ok(Box::pin(crate::preview::serve(&state, route, &parts, input)).await)
         }
         Channel::X402 => {
             let paid = crate::paywall::serve(&state, route, &parts, body.as_deref(), input);
             Ok(crate::rate::x402(&state, route, &parts, paid).await)
         }
-        Channel::Credits => crate::credits::serve(&state, route, &parts, input).await,
+        Channel::Credits => Box::pin(crate::credits::serve(&state, route, &parts, input)).await,
         Channel::Free => {
-            let caller = caller(&state, route, &parts).await?;
-            state.handlers.call_as(route.id, state.clone(), caller, input).await.map(json_response)
+            Box::pin(async {
+                let caller = caller(&state, route, &parts).await?;
+                state.handlers.call_as(route.id, state.clone(), caller, input).await.map(json_response)
+            })
+            .await
         }
     }
 }

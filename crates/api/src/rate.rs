@@ -57,6 +57,15 @@ where
     if !state.config.rate_limits {
         return serve.await;
     }
+    // Boxed: the limiter's futures (a Redis round trip) would otherwise enlarge every
+    // request's future.
+    Box::pin(limited(state, route, parts, serve)).await
+}
+
+async fn limited<F>(state: &AppState, route: &'static RouteSpec, parts: &Parts, serve: F) -> Response
+where
+    F: std::future::Future<Output = Response>,
+{
     let now = state.clock.now_ms();
     let ip = client_label(parts, &state.config.trusted_proxies);
     let hold_key = format!("hold:{}:{ip}", route.id);

@@ -21,7 +21,7 @@ use svc_catalogue::routes::chaindata::{
 };
 use svc_catalogue::routes::common::{SourceState, SourceStatus, TokenRef};
 use svc_catalogue::routes::infra::ShieldVerdict;
-use svc_catalogue::routes::signals::TrackRecordResponse;
+use svc_catalogue::routes::signals::{ExodusResponse, TopPicksLiteResponse, TopPicksResponse, TrackRecordResponse};
 use svc_catalogue::routes::social::{SocialCountsQuery, SocialGranularity, SocialSearchQuery};
 use svc_domain::{Chain, EvmChain};
 use svc_signals::{
@@ -32,6 +32,7 @@ use svc_upstream::UpstreamError;
 use svc_upstream::shield::{ScanMode, ScanRequest};
 
 use crate::error::ApiError;
+use crate::handlers::Encoded;
 use crate::state::AppState;
 
 /// Candidates per chain that get the per-token calls (social counts, holders, scan): the
@@ -56,7 +57,7 @@ const SCAN_ACCOUNT: &str = "0x0000000000000000000000000000000000000001";
 /// The engine's in-memory side: the newest snapshot and the first-request guard.
 pub struct SignalEngine {
     config: SignalConfig,
-    latest: RwLock<Option<Arc<Snapshot>>>,
+    latest: RwLock<Option<Arc<Current>>>,
     first: tokio::sync::Mutex<()>,
     /// The track record with the newest snapshot it was computed from.
     track: RwLock<Option<(Option<i64>, Arc<TrackRecordResponse>)>>,
@@ -92,23 +93,60 @@ impl SignalEngine {
         }
     }
 
-    fn cached(&self) -> Option<Arc<Snapshot>> {
+    fn cached(&self) -> Option<Arc<Current>> {
         self.latest.read().ok().and_then(|g| g.clone())
     }
 
-    fn keep(&self, snapshot: Arc<Snapshot>) {
+    /// When the snapshot in memory was computed.
+    fn cached_at(&self) -> Option<i64> {
+        self.cached().map(|c| c.snapshot.generated_at_ms)
+    }
+
+    /// Keeps `snapshot` unless a newer one is already kept.
+    fn keep(&self, snapshot: Snapshot) -> Result<(), ApiError> {
+        if self.cached_at().is_some_and(|at| at >= snapshot.generated_at_ms) {
+            return Ok(());
+        }
+        let current = Arc::new(Current::new(snapshot)?);
         if let Ok(mut g) = self.latest.write() {
-            let newer = g.as_ref().is_none_or(|old| old.generated_at_ms <= snapshot.generated_at_ms);
+            let newer = g.as_ref().is_none_or(|old| old.snapshot.generated_at_ms < current.snapshot.generated_at_ms);
             if newer {
-                *g = Some(snapshot);
+                *g = Some(current);
             }
         }
+        Ok(())
+    }
+}
+
+/// The newest snapshot with the answers that depend on it alone, encoded once when it
+/// arrives: a signal request is then a copy of bytes, not the serialisation of a 30 KB answer.
+#[derive(Debug)]
+pub struct Current {
+    /// The snapshot.
+    pub snapshot: Snapshot,
+    /// `GET {alpha}/top-picks`.
+    pub top_picks: Encoded<TopPicksResponse>,
+    /// `GET {alpha}/top-picks-lite`.
+    pub top_picks_lite: Encoded<TopPicksLiteResponse>,
+    /// `GET {alpha}/exodus`.
+    pub exodus: Encoded<ExodusResponse>,
+}
+
+impl Current {
+    fn new(snapshot: Snapshot) -> Result<Self, ApiError> {
+        let s = &snapshot;
+        Ok(Current {
+            top_picks: Encoded::new(&TopPicksResponse { meta: s.meta(), picks: s.picks.clone() })?,
+            top_picks_lite: Encoded::new(&TopPicksLiteResponse { meta: s.meta(), picks: s.lite.clone() })?,
+            exodus: Encoded::new(&ExodusResponse { meta: s.meta(), picks: s.exodus.clone() })?,
+            snapshot,
+        })
     }
 }
 
 /// The newest snapshot: from memory, else from the store, else computed now (once, however
 /// many requests wait for it).
-pub async fn latest(state: &AppState) -> Result<Arc<Snapshot>, ApiError> {
+pub async fn latest(state: &AppState) -> Result<Arc<Current>, ApiError> {
     if let Some(s) = state.signals.cached() {
         return Ok(s);
     }
@@ -122,18 +160,21 @@ pub async fn latest(state: &AppState) -> Result<Arc<Snapshot>, ApiError> {
     refresh(state).await
 }
 
-/// Loads the newest stored snapshot into memory; `None` when the store has none.
-pub async fn reload(state: &AppState) -> Result<Option<Arc<Snapshot>>, ApiError> {
-    let Some(stored) = state.store.latest_signal_snapshot().await? else { return Ok(None) };
-    let snapshot: Snapshot = serde_json::from_str(&stored.body)
-        .map_err(|e| ApiError::Internal(format!("stored signal snapshot does not decode: {e}")))?;
-    let snapshot = Arc::new(snapshot);
-    state.signals.keep(snapshot.clone());
-    Ok(state.signals.cached().or(Some(snapshot)))
+/// Loads the newest stored snapshot into memory, unless it is there already; `None` when the
+/// store has none.
+pub async fn reload(state: &AppState) -> Result<Option<Arc<Current>>, ApiError> {
+    let Some(at) = state.store.latest_signal_snapshot_at().await? else { return Ok(None) };
+    if state.signals.cached_at() != Some(at) {
+        let Some(stored) = state.store.latest_signal_snapshot().await? else { return Ok(None) };
+        let snapshot: Snapshot = serde_json::from_str(&stored.body)
+            .map_err(|e| ApiError::Internal(format!("stored signal snapshot does not decode: {e}")))?;
+        state.signals.keep(snapshot)?;
+    }
+    Ok(state.signals.cached())
 }
 
 /// Gathers, computes, stores and keeps a new snapshot.
-pub async fn refresh(state: &AppState) -> Result<Arc<Snapshot>, ApiError> {
+pub async fn refresh(state: &AppState) -> Result<Arc<Current>, ApiError> {
     let started = std::time::Instant::now();
     let input = gather(state).await;
     let snapshot = svc_signals::compute(&input, &state.signals.config);
@@ -148,9 +189,8 @@ pub async fn refresh(state: &AppState) -> Result<Arc<Snapshot>, ApiError> {
         took_ms = started.elapsed().as_millis() as u64,
         "signal snapshot computed"
     );
-    let snapshot = Arc::new(snapshot);
-    state.signals.keep(snapshot.clone());
-    Ok(snapshot)
+    state.signals.keep(snapshot)?;
+    state.signals.cached().ok_or_else(|| ApiError::Internal("signal snapshot was not kept".into()))
 }
 
 /// The background task: leads the engine when it can (a snapshot at once, then one per

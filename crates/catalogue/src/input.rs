@@ -332,10 +332,9 @@ pub(crate) fn parse<I: RouteInput>(spec: &RouteSpec, raw: &RawInput<'_>) -> Resu
         InputSource::Query | InputSource::QueryOrBody => Origin::Query,
         InputSource::Body | InputSource::OptionalBody => Origin::Body,
     };
-    let path_names: Vec<&str> = spec.path_params().collect();
     let root = |first: Option<&Loc>| -> Loc {
         let origin = match first {
-            Some(Loc::Key(k)) if path_names.contains(&k.as_str()) => Origin::Path,
+            Some(Loc::Key(k)) if spec.path_params().any(|name| name == k) => Origin::Path,
             Some(Loc::Key(k)) => origins.get(k).copied().unwrap_or(default_origin),
             _ => default_origin,
         };

@@ -29,6 +29,13 @@ impl Store {
         Ok(with_pool!(&self.db, |p| sqlx::query_as(SQL).fetch_optional(p).await)?)
     }
 
+    /// When the newest snapshot was computed, if any: what a replica checks before reading a
+    /// snapshot body it may already hold.
+    pub async fn latest_signal_snapshot_at(&self) -> Result<Option<i64>, StoreError> {
+        const SQL: &str = "SELECT MAX(generated_at) FROM signal_snapshots";
+        Ok(with_pool!(&self.db, |p| sqlx::query_scalar(SQL).fetch_one(p).await)?)
+    }
+
     /// The newest `limit` snapshots at or after `since` (unix ms), oldest first: the history
     /// the track record is computed from.
     pub async fn signal_snapshots_since(&self, since: i64, limit: u32) -> Result<Vec<StoredSnapshot>, StoreError> {

@@ -510,12 +510,14 @@ async fn a_sign_in_nonce_is_used_once_and_never_after_it_expires(store: Store) {
 conformance!(signal_snapshots_keep_the_first_per_instant_and_list_oldest_first);
 async fn signal_snapshots_keep_the_first_per_instant_and_list_oldest_first(store: Store) {
     assert_eq!(store.latest_signal_snapshot().await.expect("latest"), None);
+    assert_eq!(store.latest_signal_snapshot_at().await.expect("latest at"), None);
     store.put_signal_snapshot(2_000, r#"{"n":2}"#).await.expect("put");
     store.put_signal_snapshot(1_000, r#"{"n":1}"#).await.expect("put");
     store.put_signal_snapshot(3_000, r#"{"n":3}"#).await.expect("put");
     store.put_signal_snapshot(3_000, r#"{"n":"racing replica"}"#).await.expect("duplicate ignored");
     let latest = store.latest_signal_snapshot().await.expect("latest").expect("some");
     assert_eq!((latest.generated_at, latest.body.as_str()), (3_000, r#"{"n":3}"#));
+    assert_eq!(store.latest_signal_snapshot_at().await.expect("latest at"), Some(3_000));
     let since = store.signal_snapshots_since(1_500, 10).await.expect("since");
     assert_eq!(since.iter().map(|s| s.generated_at).collect::<Vec<_>>(), vec![2_000, 3_000]);
     let newest_one = store.signal_snapshots_since(0, 1).await.expect("limit");

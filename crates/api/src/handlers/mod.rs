@@ -100,6 +100,26 @@ impl Handlers {
         self.by_id.insert(id, Entry { input: TypeId::of::<I>(), output: TypeId::of::<O>(), call });
     }
 
+    /// Registers `handler` for route `id`, answering with an output encoded ahead of time
+    /// (answers that are the same for every caller until their data changes).
+    pub fn add_encoded<I, O, F, Fut>(&mut self, id: &'static str, handler: F)
+    where
+        I: RouteInput,
+        O: 'static,
+        F: Fn(AppState, I) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Encoded<O>, ApiError>> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        let call: ErasedHandler = Arc::new(move |state, _, input: ValidInput| {
+            let handler = Arc::clone(&handler);
+            Box::pin(async move {
+                let input = input.downcast::<I>().map_err(|_| ApiError::Internal(format!("input type of {id}")))?;
+                Ok(handler(state, input).await?.bytes)
+            })
+        });
+        self.by_id.insert(id, Entry { input: TypeId::of::<I>(), output: TypeId::of::<O>(), call });
+    }
+
     /// Registers a handler that answers with JSON bytes directly, under `route`'s own types: a
     /// stand-in for tests of the machinery around handlers (payment, credits) on routes whose
     /// upstream has not landed.
@@ -170,6 +190,33 @@ impl Handlers {
             Some(entry) => (entry.call)(state, caller, input).await,
             None => Err(ApiError::NotImplemented(id)),
         }
+    }
+}
+
+/// An answer of type `O` serialised once, to be served many times: only made from an `O`, so
+/// a handler returning it keeps the catalogue's output type.
+pub struct Encoded<O> {
+    bytes: Bytes,
+    of: std::marker::PhantomData<fn() -> O>,
+}
+
+impl<O: serde::Serialize> Encoded<O> {
+    /// Serialises `value`.
+    pub fn new(value: &O) -> Result<Self, ApiError> {
+        let bytes = serde_json::to_vec(value).map_err(|e| ApiError::Internal(format!("encode answer: {e}")))?;
+        Ok(Encoded { bytes: Bytes::from(bytes), of: std::marker::PhantomData })
+    }
+}
+
+impl<O> Clone for Encoded<O> {
+    fn clone(&self) -> Self {
+        Encoded { bytes: self.bytes.clone(), of: std::marker::PhantomData }
+    }
+}
+
+impl<O> std::fmt::Debug for Encoded<O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Encoded({} bytes)", self.bytes.len())
     }
 }
 

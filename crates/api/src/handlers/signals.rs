@@ -8,15 +8,15 @@ use svc_catalogue::routes::signals::{
     TrackRecordResponse, WhaleAlertsResponse,
 };
 
-use super::Handlers;
+use super::{Encoded, Handlers};
 use crate::error::ApiError;
 use crate::signals::{latest, parse_time};
 use crate::state::AppState;
 
 pub(super) fn register(handlers: &mut Handlers) {
-    handlers.add("alpha.top_picks", top_picks);
-    handlers.add("alpha.top_picks_lite", top_picks_lite);
-    handlers.add("alpha.exodus", exodus);
+    handlers.add_encoded("alpha.top_picks", top_picks);
+    handlers.add_encoded("alpha.top_picks_lite", top_picks_lite);
+    handlers.add_encoded("alpha.exodus", exodus);
     handlers.add("alpha.whale_alerts", whale_alerts);
     handlers.add("tools.data_products", data_product);
     handlers.add("public.alpha_track_record", track_record);
@@ -30,7 +30,7 @@ const TRACK_MAX_SNAPSHOTS: u32 = 1_500;
 /// `GET /api/public/alpha/track-record`: computed from stored snapshots only (a free route
 /// never triggers a gathering), and cached until the next snapshot lands.
 async fn track_record(state: AppState, _: NoInput) -> Result<TrackRecordResponse, ApiError> {
-    let newest = state.store.latest_signal_snapshot().await?.map(|s| s.generated_at);
+    let newest = state.store.latest_signal_snapshot_at().await?;
     if let Some(hit) = state.signals.track_record_for(newest) {
         return Ok((*hit).clone());
     }
@@ -48,27 +48,24 @@ async fn track_record(state: AppState, _: NoInput) -> Result<TrackRecordResponse
 }
 
 /// `GET {alpha}/top-picks`.
-async fn top_picks(state: AppState, _: NoInput) -> Result<TopPicksResponse, ApiError> {
-    let s = latest(&state).await?;
-    Ok(TopPicksResponse { meta: s.meta(), picks: s.picks.clone() })
+async fn top_picks(state: AppState, _: NoInput) -> Result<Encoded<TopPicksResponse>, ApiError> {
+    Ok(latest(&state).await?.top_picks.clone())
 }
 
 /// `GET {alpha}/top-picks-lite`.
-async fn top_picks_lite(state: AppState, _: NoInput) -> Result<TopPicksLiteResponse, ApiError> {
-    let s = latest(&state).await?;
-    Ok(TopPicksLiteResponse { meta: s.meta(), picks: s.lite.clone() })
+async fn top_picks_lite(state: AppState, _: NoInput) -> Result<Encoded<TopPicksLiteResponse>, ApiError> {
+    Ok(latest(&state).await?.top_picks_lite.clone())
 }
 
 /// `GET {alpha}/exodus`.
-async fn exodus(state: AppState, _: NoInput) -> Result<ExodusResponse, ApiError> {
-    let s = latest(&state).await?;
-    Ok(ExodusResponse { meta: s.meta(), picks: s.exodus.clone() })
+async fn exodus(state: AppState, _: NoInput) -> Result<Encoded<ExodusResponse>, ApiError> {
+    Ok(latest(&state).await?.exodus.clone())
 }
 
 /// `GET {alpha}/whale-alerts`: the snapshot's alerts still inside the last hour now (a
 /// snapshot is up to one refresh old, and an alert must never be older than an hour).
 async fn whale_alerts(state: AppState, _: NoInput) -> Result<WhaleAlertsResponse, ApiError> {
-    let s = latest(&state).await?;
+    let s = &latest(&state).await?.snapshot;
     let from = state.clock.now_ms() - state.signals.config().whale_window_ms;
     let alerts = s.whale_alerts.iter().filter(|a| parse_time(&a.at.0).is_some_and(|at| at > from)).cloned().collect();
     Ok(WhaleAlertsResponse { meta: s.meta(), threshold_usd: s.whale_threshold_usd, alerts })
@@ -77,5 +74,5 @@ async fn whale_alerts(state: AppState, _: NoInput) -> Result<WhaleAlertsResponse
 /// `POST {tools}/data-products/{product_id}`.
 async fn data_product(state: AppState, input: DataProductRequest) -> Result<DataProductResponse, ApiError> {
     let s = latest(&state).await?;
-    Ok(svc_signals::data_product(&s, input.product_id, &input.params))
+    Ok(svc_signals::data_product(&s.snapshot, input.product_id, &input.params))
 }

@@ -17,13 +17,27 @@ async fn health_and_readiness_answer_ok_with_the_store_backend() {
 async fn metrics_count_requests_by_route_id_and_status() {
     let app = TestApp::new().await;
     app.get("/api/x402/svc-tools/social/tweet/abc").await;
+    app.get("/api/svc-tools/social/tweet/abc").await;
+    app.get("/no/such/route").await;
+    app.get("/healthz").await;
     let text = app.get("/metrics").await.text();
-    assert!(
-        text.lines().any(|l| l.starts_with("svc_http_requests_total")
-            && l.contains("route=\"social.tweet\"")
-            && l.contains("status=\"422\"")),
-        "{text}"
-    );
+    let count = |route: &str, status: &str| {
+        text.lines()
+            .find(|l| {
+                l.starts_with("svc_http_requests_total")
+                    && l.contains(&format!("route=\"{route}\""))
+                    && l.contains(&format!("status=\"{status}\""))
+                    && l.contains("method=\"GET\"")
+            })
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|n| n.parse::<u64>().ok())
+    };
+    // Both billing channels of a route count under its catalogue id (metrics are
+    // process-wide, so other tests may add to the counts).
+    assert!(count("social.tweet", "422").is_some_and(|n| n >= 2), "{text}");
+    assert!(!text.contains("route=\"/api/svc-tools/social"), "the credit twin is labelled by id: {text}");
+    assert!(count("unmatched", "404").is_some_and(|n| n >= 1), "{text}");
+    assert!(count("/healthz", "200").is_some_and(|n| n >= 1), "{text}");
     assert!(text.contains("svc_http_request_duration_seconds_bucket"), "{text}");
 }
 
