@@ -86,18 +86,14 @@ impl Handlers {
         F: Fn(AppState, Caller, I) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<O, ApiError>> + Send + 'static,
     {
-        let handler = Arc::new(handler);
-        let call: ErasedHandler = Arc::new(move |state, caller, input: ValidInput| {
-            let handler = Arc::clone(&handler);
-            Box::pin(async move {
-                let input = input.downcast::<I>().map_err(|_| ApiError::Internal(format!("input type of {id}")))?;
-                let output = handler(state, caller, input).await?;
-                serde_json::to_vec(&output)
+        self.insert::<I, O, _, _>(id, move |state, caller, input| {
+            let answer = handler(state, caller, input);
+            async move {
+                serde_json::to_vec(&answer.await?)
                     .map(Bytes::from)
                     .map_err(|e| ApiError::Internal(format!("encode {id}: {e}")))
-            })
+            }
         });
-        self.by_id.insert(id, Entry { input: TypeId::of::<I>(), output: TypeId::of::<O>(), call });
     }
 
     /// Registers `handler` for route `id`, answering with an output encoded ahead of time
@@ -109,12 +105,27 @@ impl Handlers {
         F: Fn(AppState, I) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Encoded<O>, ApiError>> + Send + 'static,
     {
+        self.insert::<I, O, _, _>(id, move |state, _, input| {
+            let answer = handler(state, input);
+            async move { Ok(answer.await?.bytes) }
+        });
+    }
+
+    /// Erases `handler`'s types: the one place a route's input is downcast, and where the
+    /// input and output types the catalogue checks are recorded.
+    fn insert<I, O, F, Fut>(&mut self, id: &'static str, handler: F)
+    where
+        I: RouteInput,
+        O: 'static,
+        F: Fn(AppState, Caller, I) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = HandlerResult> + Send + 'static,
+    {
         let handler = Arc::new(handler);
-        let call: ErasedHandler = Arc::new(move |state, _, input: ValidInput| {
+        let call: ErasedHandler = Arc::new(move |state, caller, input: ValidInput| {
             let handler = Arc::clone(&handler);
             Box::pin(async move {
                 let input = input.downcast::<I>().map_err(|_| ApiError::Internal(format!("input type of {id}")))?;
-                Ok(handler(state, input).await?.bytes)
+                handler(state, caller, input).await
             })
         });
         self.by_id.insert(id, Entry { input: TypeId::of::<I>(), output: TypeId::of::<O>(), call });
