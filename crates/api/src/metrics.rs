@@ -69,6 +69,9 @@ pub struct RecordLayer {
 #[derive(Debug, Default)]
 pub struct RouteLabels {
     by_path: HashMap<String, Vec<(&'static str, Arc<RouteMetrics>)>, foldhash::fast::FixedState>,
+    /// Handles of the matched paths outside the catalogue (ops routes, catch-alls) and of
+    /// `unmatched`, made on first use: the router's paths are finite, so this stays small.
+    others: RwLock<HashMap<String, Arc<RouteMetrics>, foldhash::fast::FixedState>>,
 }
 
 impl RouteLabels {
@@ -78,8 +81,27 @@ impl RouteLabels {
         self.by_path.entry(path.to_owned()).or_default().push((method, metrics));
     }
 
-    fn get(&self, path: &str, method: &str) -> Option<&Arc<RouteMetrics>> {
-        self.by_path.get(path)?.iter().find(|(m, _)| *m == method).map(|(_, metrics)| metrics)
+    /// The handles a request is counted under: the catalogue id of the route served, else the
+    /// matched path, else `unmatched`.
+    fn label(&self, path: Option<&MatchedPath>, method: &str) -> Arc<RouteMetrics> {
+        let key = match path {
+            Some(path) => {
+                let routes = self.by_path.get(path.as_str());
+                if let Some((_, metrics)) = routes.and_then(|routes| routes.iter().find(|(m, _)| *m == method)) {
+                    return metrics.clone();
+                }
+                path.as_str()
+            }
+            None => "unmatched",
+        };
+        if let Some(known) = self.others.read().ok().and_then(|others| others.get(key).cloned()) {
+            return known;
+        }
+        let made = Arc::new(RouteMetrics::new(key.to_owned().into()));
+        match self.others.write() {
+            Ok(mut others) => others.entry(key.to_owned()).or_insert(made).clone(),
+            Err(_) => made,
+        }
     }
 }
 
@@ -119,23 +141,9 @@ where
 
     fn call(&mut self, request: Request) -> Self::Future {
         let method = method_label(request.method());
-        let label = match request.extensions().get::<MatchedPath>() {
-            Some(path) => match self.routes.get(path.as_str(), method) {
-                Some(route) => Label::Route(route.clone()),
-                None => Label::Path(path.clone()),
-            },
-            None => Label::Unmatched,
-        };
+        let label = self.routes.label(request.extensions().get::<MatchedPath>(), method);
         RecordFuture { inner: self.inner.call(request), started: Instant::now(), method, label: Some(label) }
     }
-}
-
-/// What a request is counted under.
-#[derive(Debug)]
-enum Label {
-    Route(Arc<RouteMetrics>),
-    Path(MatchedPath),
-    Unmatched,
 }
 
 pin_project_lite::pin_project! {
@@ -145,7 +153,7 @@ pin_project_lite::pin_project! {
         inner: F,
         started: Instant,
         method: &'static str,
-        label: Option<Label>,
+        label: Option<Arc<RouteMetrics>>,
     }
 }
 
@@ -161,13 +169,7 @@ where
         if let (Ok(response), Some(label)) = (&result, this.label.take()) {
             let took = this.started.elapsed().as_secs_f64();
             let status = response.status().as_u16();
-            match label {
-                Label::Route(route) => route.record(this.method, status, took),
-                Label::Path(path) => {
-                    RouteMetrics::new(path.as_str().to_owned().into()).record(this.method, status, took)
-                }
-                Label::Unmatched => RouteMetrics::new("unmatched".into()).record(this.method, status, took),
-            }
+            label.record(this.method, status, took);
         }
         Poll::Ready(result)
     }

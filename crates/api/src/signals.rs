@@ -150,6 +150,13 @@ pub async fn latest(state: &AppState) -> Result<Arc<Current>, ApiError> {
     if let Some(s) = state.signals.cached() {
         return Ok(s);
     }
+    // Boxed: the first load's future holds a whole gathering (tens of kilobytes), which every
+    // signal request's future would otherwise carry, and copy, unboxed.
+    Box::pin(first_load(state)).await
+}
+
+/// Loads or computes the first snapshot, once, however many requests wait for it.
+async fn first_load(state: &AppState) -> Result<Arc<Current>, ApiError> {
     let _guard = state.signals.first.lock().await;
     if let Some(s) = state.signals.cached() {
         return Ok(s);
