@@ -30,7 +30,7 @@ function request()
     wrk.thread:stop()
     index = #payments
   end
-  return wrk.format("GET", wrk.path, { ["PAYMENT-SIGNATURE"] = payments[index] })
+  return wrk.format("GET", wrk.path, { ["PAYMENT-SIGNATURE"] = payments[index], ["Accept-Encoding"] = "gzip" })
 end
 
 function response(status, headers, body)

@@ -3,7 +3,8 @@
 # wrk on loopback, printing one table:
 #   (a) unpaid requests -> 402 challenges, beside a bare axum route answering the same bytes;
 #   (b) Top Picks served from a real signal snapshot through the same middleware and pipeline,
-#       without the payment (bench-only route), beside the challenge path;
+#       without the payment (bench-only route), beside the challenge path: gzipped, as clients
+#       that send Accept-Encoding get it, and plain (signal_plain);
 #   (c) paid requests, each with its own pre-signed EIP-3009 authorization (built-in verifier,
 #       SQLite store, settlement stubbed by verify-only mode), at concurrency 64 and 1.
 # Usage: bench/run.sh [seconds per run, default 5]; ROUNDS=n sets how many times the unpaid runs
@@ -25,6 +26,7 @@ WORK=$(mktemp -d)
 SERVER=0
 trap 'kill "$SERVER" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 URL="http://127.0.0.1:$PORT"
+GZIP="Accept-Encoding: gzip"
 
 run() { # label name, then wrk arguments; prints "label name requests rps p50 p99 unexpected"
   local label=$1 name=$2; shift 2
@@ -50,11 +52,16 @@ measure() { # label, binary
   wrk -t"$THREADS" -c"$CONNS" -d1s "$URL/bare" >/dev/null
   # The unpaid runs alternate, ROUNDS times, and the table keeps each one's median: this
   # machine's throughput drifts between runs, and the ratios compare runs made side by side.
+  # Requests say they accept gzip, as Node's fetch, httpx and requests do; signal_plain is the
+  # signal route for a client that does not.
   for _ in $(seq "$ROUNDS"); do
-    EXPECT=402 run "$label" bare_402 -t"$THREADS" -c"$CONNS" -d"${SECS}s" -s bench/report.lua "$URL/bare"
-    EXPECT=402 run "$label" challenge_402 -t"$THREADS" -c"$CONNS" -d"${SECS}s" -s bench/report.lua \
+    EXPECT=402 run "$label" bare_402 -t"$THREADS" -c"$CONNS" -d"${SECS}s" -s bench/report.lua -H "$GZIP" \
+      "$URL/bare"
+    EXPECT=402 run "$label" challenge_402 -t"$THREADS" -c"$CONNS" -d"${SECS}s" -s bench/report.lua -H "$GZIP" \
       "$URL/api/x402/alpha/top-picks"
-    EXPECT=200 run "$label" signal_200 -t"$THREADS" -c"$CONNS" -d"${SECS}s" -s bench/report.lua \
+    EXPECT=200 run "$label" signal_200 -t"$THREADS" -c"$CONNS" -d"${SECS}s" -s bench/report.lua -H "$GZIP" \
+      "$URL/signal/top-picks"
+    EXPECT=200 run "$label" signal_plain -t"$THREADS" -c"$CONNS" -d"${SECS}s" -s bench/report.lua \
       "$URL/signal/top-picks"
   done
   PAYMENTS="$WORK/bulk.txt" THREADS=$THREADS run "$label" "paid_c$CONNS" -t"$THREADS" -c"$CONNS" -d"${SECS}s" \
@@ -93,8 +100,10 @@ awk -v c="$(rps current challenge_402)" -v b="$(rps current bare_402)" \
   'BEGIN { printf "challenge / bare = %.0f%% (target >= 85%%)\n", 100 * c / b }'
 awk -v s="$(rps current signal_200)" -v c="$(rps current challenge_402)" \
   'BEGIN { printf "signal from snapshot / challenge = %.0f%% (target >= 90%%)\n", 100 * s / c }'
+awk -v s="$(rps current signal_plain)" -v c="$(rps current challenge_402)" \
+  'BEGIN { printf "signal without gzip / challenge = %.0f%%\n", 100 * s / c }'
 if [ -n "${BASELINE:-}" ]; then
-  for name in challenge_402 signal_200 "paid_c$CONNS" paid_c1; do
+  for name in challenge_402 signal_200 signal_plain "paid_c$CONNS" paid_c1; do
     awk -v n="$name" -v c="$(rps current "$name")" -v b="$(rps baseline "$name")" \
       'BEGIN { printf "%s: current / baseline = %.2fx\n", n, c / b }'
   done

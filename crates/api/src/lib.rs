@@ -5,6 +5,7 @@
 //! # Layout
 //! - [`pipeline`]: the path every catalogue route takes (read, validate, handle).
 //! - [`handlers`]: route handlers by catalogue id.
+//! - [`encoding`]: gzip for answers encoded ahead of time.
 //! - [`error`]: [`ApiError`], the one place errors become responses.
 //! - [`ops`]: health, readiness, metrics and the generated documents.
 //! - [`metrics`]: Prometheus recording.
@@ -13,6 +14,7 @@
 pub mod accounts;
 pub mod auth;
 pub mod credits;
+pub mod encoding;
 pub mod error;
 pub mod handlers;
 pub mod limits;

@@ -24,7 +24,7 @@ use svc_x402::{
 };
 
 use crate::error::{ApiError, error_body};
-use crate::handlers::Caller;
+use crate::handlers::{Answer, Caller};
 use crate::pipeline::json_response;
 use crate::state::AppState;
 
@@ -219,7 +219,7 @@ async fn serve_paid(
             }
             let reply = settle_response(true, None, Some(payer), transaction.clone(), &requirement.network);
             if let Some(id) = &payment_id {
-                keep_answer(state, id, &replay, &requirement.network, &body, &reply, finished_ms).await;
+                keep_answer(state, id, &replay, &requirement.network, &body.json, &reply, finished_ms).await;
             }
             (status, Some(transaction).filter(|t| !t.is_empty()), None, paid(body, &reply))
         }
@@ -559,11 +559,11 @@ fn payment_response_header(reply: &SettleResponse) -> Option<HeaderValue> {
 }
 
 /// The handler's answer with the settlement attached.
-fn paid(body: Bytes, reply: &SettleResponse) -> Response {
+fn paid(body: impl Into<Answer>, reply: &SettleResponse) -> Response {
     paid_with_header(body, payment_response_header(reply))
 }
 
-fn paid_with_header(body: Bytes, payment_response: Option<HeaderValue>) -> Response {
+fn paid_with_header(body: impl Into<Answer>, payment_response: Option<HeaderValue>) -> Response {
     let mut response = json_response(body);
     let headers = response.headers_mut();
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("private"));

@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use svc_catalogue::{Access, InputSource, RawInput, RouteSpec};
 
-use crate::handlers::Caller;
+use crate::handlers::{Answer, Caller};
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -28,10 +28,12 @@ pub enum Channel {
 
 /// Serves `route` for one request.
 pub async fn serve(state: AppState, route: &'static RouteSpec, channel: Channel, request: Request) -> Response {
-    match run(state, route, channel, request).await {
+    let gzip_ok = crate::encoding::accepts_gzip(request.headers());
+    let response = match run(state, route, channel, request).await {
         Ok(response) => response,
         Err(err) => err.into_response(),
-    }
+    };
+    crate::encoding::negotiate(response, gzip_ok)
 }
 
 async fn run(
@@ -131,9 +133,14 @@ fn is_json(headers: &HeaderMap) -> bool {
     essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
 }
 
-/// A 200 with a JSON body already serialised.
-pub fn json_response(body: Bytes) -> Response {
-    let mut response = (StatusCode::OK, body).into_response();
+/// A 200 with a JSON body already serialised (and its gzip form, when there is one, for the
+/// pipeline to send to clients that accept it).
+pub fn json_response(body: impl Into<Answer>) -> Response {
+    let Answer { json, gzip } = body.into();
+    let mut response = (StatusCode::OK, json).into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    if let Some(gzip) = gzip {
+        response.extensions_mut().insert(crate::encoding::Precompressed(gzip));
+    }
     response
 }

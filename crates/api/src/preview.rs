@@ -86,7 +86,7 @@ async fn answer(
     };
     let body = state.handlers.call(route.id, state.clone(), input).await?;
     let mut answer: Value =
-        serde_json::from_slice(&body).map_err(|e| ApiError::Internal(format!("preview of {}: {e}", route.id)))?;
+        serde_json::from_slice(&body.json).map_err(|e| ApiError::Internal(format!("preview of {}: {e}", route.id)))?;
     let truncated = cut(&mut answer, max_items, omit);
     about["truncated"] = json!(truncated);
     about["max_items"] = json!(max_items);

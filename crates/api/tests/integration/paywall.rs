@@ -42,7 +42,7 @@ fn stand_in(fail: Arc<AtomicUsize>) -> svc_api::handlers::Handlers {
                 fail.fetch_sub(1, Ordering::SeqCst);
                 return Err(svc_api::ApiError::Unavailable("upstream down".into()));
             }
-            Ok(bytes::Bytes::from_static(br#"{"picks":{}}"#))
+            Ok(bytes::Bytes::from_static(br#"{"picks":{}}"#).into())
         }
     });
     handlers

@@ -258,3 +258,33 @@ async fn the_free_track_record_compares_past_signals_with_later_prices() {
     assert!(overall["decided"].as_u64().expect("decided") > 0);
     assert_eq!(app.paid_calls().await, 0, "the track record is free");
 }
+
+/// Signal answers are gzipped once per snapshot: a client that accepts gzip gets the same
+/// answer compressed, one that does not gets plain JSON, and both learn that it varies.
+#[tokio::test]
+async fn signal_answers_come_gzipped_to_clients_that_accept_gzip() {
+    let app = TestApp::new().await;
+    let uri = "/api/x402/alpha/top-picks";
+    let plain = app.pay(&Method::GET, uri, None, 60).await;
+    assert_eq!(plain.status, StatusCode::OK, "{}", plain.text());
+    assert!(plain.headers.get("content-encoding").is_none());
+    assert_eq!(plain.headers["vary"], "accept-encoding");
+
+    let payment = app.payment_for(&Method::GET, uri, None, 61).await;
+    let headers = [("payment-signature", payment.as_str()), ("accept-encoding", "gzip, deflate, br")];
+    let zipped = app.call_with(&Method::GET, uri, None, &headers).await;
+    assert_eq!(zipped.status, StatusCode::OK);
+    assert_eq!(zipped.headers["content-encoding"], "gzip");
+    assert!(zipped.headers.contains_key("payment-response"), "the settlement still comes with it");
+    assert!(zipped.body.len() * 4 < plain.body.len(), "{} vs {} bytes", zipped.body.len(), plain.body.len());
+    let mut json = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&zipped.body[..]), &mut json).expect("gunzip");
+    assert_eq!(json, plain.body, "the same answer");
+
+    let payment = app.payment_for(&Method::GET, uri, None, 62).await;
+    let refused = [("payment-signature", payment.as_str()), ("accept-encoding", "gzip;q=0, identity")];
+    let reply = app.call_with(&Method::GET, uri, None, &refused).await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert!(reply.headers.get("content-encoding").is_none());
+    assert_eq!(reply.body, plain.body);
+}
