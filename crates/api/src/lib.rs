@@ -6,6 +6,7 @@
 //! - [`pipeline`]: the path every catalogue route takes (read, validate, handle).
 //! - [`handlers`]: route handlers by catalogue id.
 //! - [`encoding`]: gzip for answers encoded ahead of time.
+//! - [`edge`]: request ids, tracing, CORS and the panic guard, around every route.
 //! - [`error`]: [`ApiError`], the one place errors become responses.
 //! - [`ops`]: health, readiness, metrics and the generated documents.
 //! - [`metrics`]: Prometheus recording.
@@ -14,6 +15,7 @@
 pub mod accounts;
 pub mod auth;
 pub mod credits;
+pub mod edge;
 pub mod encoding;
 pub mod error;
 pub mod handlers;
@@ -28,32 +30,16 @@ pub mod reconcile;
 pub mod signals;
 pub mod state;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::{HeaderName, HeaderValue, Response, header};
-use axum::response::IntoResponse;
 use axum::routing::{MethodFilter, get, on};
 use svc_catalogue::{HttpMethod, Loc, RouteSpec};
-use tower::ServiceBuilder;
-use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
-use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
-use tower_http::trace::TraceLayer;
 
 pub use error::ApiError;
 pub use pipeline::Channel;
 pub use state::{ApiConfig, AppState, Services};
-
-/// Headers that carry secrets or payments: redacted from traces.
-const SENSITIVE: [HeaderName; 4] = [
-    header::AUTHORIZATION,
-    HeaderName::from_static("x-api-key"),
-    HeaderName::from_static("payment-signature"),
-    HeaderName::from_static("x-payment"),
-];
 
 /// The router's form of a path template: parameters renamed by position (`{p0}`, `{p1}`).
 /// The contract names the parameter at one position differently on sibling routes
@@ -151,91 +137,11 @@ pub fn app_with(state: AppState, extra: Router<AppState>) -> Router {
         .fallback(|| async { ApiError::NotFound })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed { allow: "GET" } });
 
-    router
-        .layer(
-            ServiceBuilder::new()
-                .layer(SetSensitiveRequestHeadersLayer::new(SENSITIVE))
-                .layer(SetRequestIdLayer::x_request_id(SequentialRequestId::new()))
-                .layer(TraceLayer::new_for_http().make_span_with(|request: &Request| {
-                    // Field values are only read when the span is enabled.
-                    tracing::info_span!(
-                        "request",
-                        method = %request.method(),
-                        path = %request.uri().path(),
-                        request_id = request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or(""),
-                    )
-                }))
-                .layer(PropagateRequestIdLayer::x_request_id())
-                .layer(metrics::RecordLayer::new(labels))
-                .layer(cors())
-                .layer(CatchPanicLayer::custom(panic_response)),
-        )
-        .with_state(state)
-}
-
-/// Request ids: a random per-process prefix and a counter. Unique across replicas in
-/// practice, and unlike a UUIDv4 it needs no entropy per request.
-#[derive(Clone)]
-struct SequentialRequestId {
-    prefix: u32,
-    next: Arc<std::sync::atomic::AtomicU64>,
-}
-
-impl SequentialRequestId {
-    fn new() -> Self {
-        let prefix = uuid::Uuid::new_v4().as_u128() as u32;
-        SequentialRequestId { prefix, next: Arc::new(std::sync::atomic::AtomicU64::new(0)) }
-    }
-}
-
-impl MakeRequestId for SequentialRequestId {
-    fn make_request_id<B>(&mut self, _: &Request<B>) -> Option<RequestId> {
-        let n = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        HeaderValue::from_bytes(&request_id_text(self.prefix, n)).ok().map(RequestId::new)
-    }
-}
-
-/// `{prefix:08x}-{n:012x}`, written without the formatting machinery (one per request).
-fn request_id_text(prefix: u32, n: u64) -> [u8; 21] {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut text = [b'-'; 21];
-    for (i, digit) in text[..8].iter_mut().enumerate() {
-        *digit = HEX[((prefix >> (28 - 4 * i)) & 0xf) as usize];
-    }
-    for (i, digit) in text[9..].iter_mut().enumerate() {
-        *digit = HEX[((n >> (44 - 4 * i)) & 0xf) as usize];
-    }
-    text
-}
-
-/// Browsers and browser-based agents may call from any origin; they must be able to read the
-/// x402 headers, which are not CORS-safelisted.
-fn cors() -> tower_http::cors::CorsLayer {
-    use tower_http::cors::{Any, CorsLayer};
-    // Every answer allows any origin, method and header with `*`, so none varies by the
-    // request's CORS headers: no `Vary` (which would also cost a copy per request).
-    CorsLayer::new().allow_origin(Any).allow_methods(Any).allow_headers(Any).vary([]).expose_headers([
-        axum::http::HeaderName::from_static(svc_x402::PAYMENT_REQUIRED),
-        axum::http::HeaderName::from_static(svc_x402::PAYMENT_RESPONSE),
-        axum::http::HeaderName::from_static("x-request-id"),
-    ])
-}
-
-/// A handler panic becomes a logged 500 in our error shape; the process keeps serving.
-fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response<axum::body::Body> {
-    ApiError::Internal("handler panicked".into()).into_response()
+    // One `layer` call, so each route is boxed once with both. Metrics outermost, so a panic
+    // turned into a 500 by the edge layer is counted as one.
+    let layers = tower::ServiceBuilder::new().layer(metrics::RecordLayer::new(labels)).layer(edge::EdgeLayer::new());
+    router.layer(layers).with_state(state)
 }
 
 /// How long in-flight requests get to finish after a shutdown signal.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn request_ids_read_as_prefix_dash_counter() {
-        for (prefix, n) in [(0u32, 0u64), (0xdead_beef, 0x0123_4567_89ab), (u32::MAX, u64::MAX)] {
-            let expected = format!("{prefix:08x}-{:012x}", n & 0xffff_ffff_ffff);
-            assert_eq!(std::str::from_utf8(&super::request_id_text(prefix, n)).expect("ascii"), expected);
-        }
-    }
-}

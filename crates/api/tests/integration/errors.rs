@@ -75,3 +75,57 @@ async fn every_response_carries_a_request_id() {
     let reply = app.send(request).await;
     assert_eq!(reply.headers.get("x-request-id").and_then(|v| v.to_str().ok()), Some("trace-me-123"));
 }
+
+#[tokio::test]
+async fn a_handler_panic_is_a_json_500_and_the_app_keeps_serving() {
+    let mut handlers = svc_api::handlers::all();
+    let route = svc_catalogue::catalogue().get("public.tokens_stats").expect("route");
+    handlers.add_raw(route, |_, _| async { panic!("a bug in a handler") });
+    let app = TestApp::with(crate::support::Setup { handlers, ..Default::default() }).await;
+    let reply = app.get("/api/public/tokens/stats").await;
+    assert_error(&reply, StatusCode::INTERNAL_SERVER_ERROR, "internal_error");
+    assert!(!reply.text().contains("a bug in a handler"), "the panic's message stays in the logs");
+    assert_eq!(reply.headers["access-control-allow-origin"], "*");
+    assert!(reply.headers.contains_key("x-request-id"));
+    assert_eq!(app.get("/healthz").await.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn every_answer_allows_any_origin_and_exposes_the_payment_headers() {
+    let app = TestApp::new().await;
+    for (uri, status) in [
+        ("/healthz", StatusCode::OK),
+        ("/api/x402/alpha/top-picks", StatusCode::PAYMENT_REQUIRED),
+        ("/api/x402/svc-tools/social/search?max_results=20", StatusCode::UNPROCESSABLE_ENTITY),
+        ("/nowhere", StatusCode::NOT_FOUND),
+    ] {
+        let request = Request::get(uri).header("origin", "https://agent.example").body(Body::empty()).expect("request");
+        let reply = app.send(request).await;
+        assert_eq!(reply.status, status, "{uri}");
+        assert_eq!(reply.headers["access-control-allow-origin"], "*", "{uri}");
+        let exposed = reply.headers["access-control-expose-headers"].to_str().expect("ascii");
+        for name in ["payment-required", "payment-response", "x-request-id"] {
+            assert!(exposed.split(',').any(|n| n.trim() == name), "{uri}: {exposed}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_cors_preflight_allows_any_method_and_header() {
+    let app = TestApp::new().await;
+    let request = Request::options("/api/x402/alpha/top-picks")
+        .header("origin", "https://agent.example")
+        .header("access-control-request-method", "GET")
+        .header("access-control-request-headers", "payment-signature, content-type")
+        .body(Body::empty())
+        .expect("request");
+    let reply = app.send(request).await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert!(reply.body.is_empty());
+    for name in ["access-control-allow-origin", "access-control-allow-methods", "access-control-allow-headers"] {
+        assert_eq!(reply.headers[name], "*", "{name}");
+    }
+    // An OPTIONS that is not a preflight is an ordinary request, refused by method.
+    let plain = app.send(Request::options("/api/x402/alpha/top-picks").body(Body::empty()).expect("request")).await;
+    assert_error(&plain, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed");
+}
