@@ -55,15 +55,16 @@ fn nonzero_weight(q: &str) -> bool {
     well_formed && (whole == "1" || fraction.bytes().any(|b| b != b'0'))
 }
 
-/// Sends the gzip copy of a 200's body when the client accepts it. Any response that has one
-/// says it varies by `Accept-Encoding`, so caches keep the two forms apart.
-pub(crate) fn negotiate(mut response: Response, gzip_ok: bool) -> Response {
+/// Sends the gzip copy of a 200's body when the request's headers accept it. Any response
+/// that has one says it varies by `Accept-Encoding`, so caches keep the two forms apart.
+/// Requests whose answer has no gzip copy are not read at all.
+pub(crate) fn negotiate(mut response: Response, request: &HeaderMap) -> Response {
     let Some(Precompressed(compressed)) = response.extensions_mut().remove::<Precompressed>() else {
         return response;
     };
     let headers = response.headers_mut();
     headers.append(header::VARY, HeaderValue::from_static("accept-encoding"));
-    if gzip_ok && response.status() == StatusCode::OK {
+    if response.status() == StatusCode::OK && accepts_gzip(request) {
         response.headers_mut().insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
         *response.body_mut() = Body::from(compressed);
     }

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use serde_json::{Map, Value};
@@ -526,15 +526,18 @@ impl Challenge<'_> {
 
 /// A 402 with a challenge: JSON body, base64 header, never cached by intermediaries.
 fn challenge_response(body: Bytes, header: Option<HeaderValue>) -> Response {
-    let mut response = (StatusCode::PAYMENT_REQUIRED, body).into_response();
+    let mut response = crate::pipeline::response_with_room(StatusCode::PAYMENT_REQUIRED, body);
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     if let Some(value) = header {
-        headers.insert(PAYMENT_REQUIRED, value);
+        headers.insert(PAYMENT_REQUIRED_HEADER, value);
     }
     response
 }
+
+/// `PAYMENT-REQUIRED`, named once rather than parsed on every challenge.
+const PAYMENT_REQUIRED_HEADER: HeaderName = HeaderName::from_static(PAYMENT_REQUIRED);
 
 /// The URL being paid for, query included: the public base URL when configured, else the
 /// request's own host.

@@ -28,22 +28,22 @@ pub enum Channel {
 
 /// Serves `route` for one request.
 pub async fn serve(state: AppState, route: &'static RouteSpec, channel: Channel, request: Request) -> Response {
-    let gzip_ok = crate::encoding::accepts_gzip(request.headers());
-    let response = match run(state, route, channel, request).await {
+    let (mut parts, body) = request.into_parts();
+    let response = match run(state, route, channel, &mut parts, body).await {
         Ok(response) => response,
         Err(err) => err.into_response(),
     };
-    crate::encoding::negotiate(response, gzip_ok)
+    crate::encoding::negotiate(response, &parts.headers)
 }
 
 async fn run(
     state: AppState,
     route: &'static RouteSpec,
     channel: Channel,
-    request: Request,
+    parts: &mut Parts,
+    body: Body,
 ) -> Result<Response, ApiError> {
-    let (mut parts, body) = request.into_parts();
-    let params = axum::RequestPartsExt::extract::<RawPathParams>(&mut parts).await.map_err(|_| {
+    let params = axum::RequestPartsExt::extract::<RawPathParams>(parts).await.map_err(|_| {
         ApiError::field(
             vec!["path".into()],
             "path parameters must be valid UTF-8 after percent-decoding",
@@ -71,16 +71,16 @@ async fn run(
     // large as its largest one, and axum moves it several times per request.
     match channel {
         Channel::X402 if crate::preview::requested(parts.uri.query()) => {
-            Ok(Box::pin(crate::preview::serve(&state, route, &parts, input)).await)
+            Ok(Box::pin(crate::preview::serve(&state, route, parts, input)).await)
         }
         Channel::X402 => {
-            let paid = crate::paywall::serve(&state, route, &parts, body.as_deref(), input);
-            Ok(crate::rate::x402(&state, route, &parts, paid).await)
+            let paid = crate::paywall::serve(&state, route, parts, body.as_deref(), input);
+            Ok(crate::rate::x402(&state, route, parts, paid).await)
         }
-        Channel::Credits => Box::pin(crate::credits::serve(&state, route, &parts, input)).await,
+        Channel::Credits => Box::pin(crate::credits::serve(&state, route, parts, input)).await,
         Channel::Free => {
             Box::pin(async {
-                let caller = caller(&state, route, &parts).await?;
+                let caller = caller(&state, route, parts).await?;
                 state.handlers.call_as(route.id, state.clone(), caller, input).await.map(json_response)
             })
             .await
@@ -137,10 +137,19 @@ fn is_json(headers: &HeaderMap) -> bool {
 /// pipeline to send to clients that accept it).
 pub fn json_response(body: impl Into<Answer>) -> Response {
     let Answer { json, gzip } = body.into();
-    let mut response = (StatusCode::OK, json).into_response();
+    let mut response = response_with_room(StatusCode::OK, json);
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     if let Some(gzip) = gzip {
         response.extensions_mut().insert(crate::encoding::Precompressed(gzip));
     }
+    response
+}
+
+/// A response whose header map is sized up front for the headers our answers carry (content
+/// type, caching, payment, request id, CORS), so adding them never regrows it.
+pub(crate) fn response_with_room(status: StatusCode, body: Bytes) -> Response {
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = status;
+    *response.headers_mut() = HeaderMap::with_capacity(12);
     response
 }
