@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Interop with the official x402 clients, versions locked in package-lock.json and
 # requirements.txt:
-#   1. verify-only: TypeScript @x402/fetch + @x402/evm and Python x402 each pay a running svc;
+#   1. verify-only: TypeScript @x402/fetch + @x402/evm, Python x402 and `svc pay` each pay a
+#      running svc;
 #   2. real settlement: a local EVM chain (Hardhat) with an EIP-3009 token compiled here; svc's
 #      built-in facilitator settles on it; the TypeScript client pays, the balances move exactly
 #      once, and a replay or 20 concurrent copies of one payment move nothing more.
@@ -45,6 +46,17 @@ SVC_SIMULATOR_URL="http://127.0.0.1:$sim_port" SVC_DATA_DIR="$scratch/verify-onl
 wait_for curl -sf "http://127.0.0.1:$port/healthz"
 node pay.mjs "http://127.0.0.1:$port" GET "$(route 0)" || fail svc "$scratch/verify-only.log"
 .venv/bin/python pay.py "http://127.0.0.1:$port" GET "$(route 1)" || fail svc "$scratch/verify-only.log"
+# svc's own client, `svc pay`, pays the same way and prints the answer and the settlement.
+SVC_PAYER_KEY="$PAYER_KEY" "$svc" pay GET "$(route 0)" --url "http://127.0.0.1:$port" \
+  >"$scratch/svc-pay.json" 2>"$scratch/svc-pay.log" || fail "svc pay" "$scratch/svc-pay.log"
+python3 - "$scratch/svc-pay.json" <<'PY' || fail "svc pay" "$scratch/svc-pay.log"
+import json, sys
+out = json.load(open(sys.argv[1]))
+assert out["status"] == 200, out
+assert out["payment_response"]["success"] is True, out
+assert out["body"]["mint"], out
+print("svc pay: 200, settlement", out["payment_response"]["network"])
+PY
 
 echo "== settlement on a local EVM chain"
 rpc_port="$(free_port)"
