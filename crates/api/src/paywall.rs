@@ -123,14 +123,14 @@ async fn serve_paid(
     // A v2 client echoes the challenge's extensions; one that rewrote them is refused before
     // anything is verified (§9.6).
     if let Some(echoed) = payment.extensions.as_ref().filter(|e| payment.version == 2 && !e.is_empty())
-        && let Some(key) = svc_x402::extensions::echo_mismatch(&challenge.extensions(), echoed)
+        && let Some(key) = svc_x402::extensions::echo_mismatch(&challenge.extensions(Schemas::Left), echoed)
     {
         tracing::debug!(extension = key, "payment echoes an extension that contradicts the challenge");
         return challenge.respond(&offered, svc_x402::extensions::ECHO_MISMATCH);
     }
 
     let message = payment.as_v2(&requirement);
-    let request = PaymentRequest { payment: &message, requirements: &requirement };
+    let request = PaymentRequest { payment: message.as_ref(), requirements: &requirement };
     let facilitator = &state.payments.facilitator;
     let verified = match facilitator.verify(request).await {
         Ok(verified) => verified,
@@ -302,6 +302,15 @@ async fn serve_withheld(
         response.headers_mut().insert(X_PAYMENT_RESPONSE, value);
     }
     response
+}
+
+/// Whether advertised extensions carry their schemas: a challenge does; the check of a
+/// payment's echo compares only what they say (`info`), and copying a route's whole schema
+/// for it would cost every paid call.
+#[derive(Debug, Clone, Copy)]
+enum Schemas {
+    Included,
+    Left,
 }
 
 /// The v1 name of the settlement header.
@@ -492,10 +501,14 @@ impl Challenge<'_> {
     }
 
     /// The extensions this request's challenge advertises.
-    fn extensions(&self) -> Map<String, Value> {
+    fn extensions(&self, schemas: Schemas) -> Map<String, Value> {
         let mut extensions = Map::new();
         extensions.insert("payment-identifier".into(), payment_identifier_extension());
         if let Some(schema) = self.state.payments.bazaar.get(self.route.id) {
+            let schema = match schemas {
+                Schemas::Included => schema,
+                Schemas::Left => &Value::Null,
+            };
             extensions.insert(
                 "bazaar".into(),
                 svc_catalogue::discovery::bazaar_extension(self.route, schema, self.input.echo()),
@@ -505,7 +518,7 @@ impl Challenge<'_> {
     }
 
     fn build(&self, accepts: &[PaymentRequirements], error: &str) -> Result<(Bytes, HeaderValue), ApiError> {
-        let extensions = self.extensions();
+        let extensions = self.extensions(Schemas::Included);
         let challenge = PaymentRequired {
             x402_version: X402_VERSION,
             error: Some(error.to_owned()),

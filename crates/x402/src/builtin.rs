@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
+use serde::Deserialize as _;
 use serde_json::Value;
 use svc_chain_evm::{
     Address, B256, EvmError, ExactEvmPayload, ExactRequirement, Signer, U256, VerifiedAuthorization, verify_exact,
@@ -126,7 +127,7 @@ impl BuiltinFacilitator {
             return Err(FacilitatorError::invalid("invalid_network", "not an EVM network"));
         };
         let payload: ExactEvmPayload =
-            request.payment.get("payload").cloned().and_then(|p| serde_json::from_value(p).ok()).ok_or_else(|| {
+            request.payment.get("payload").and_then(|p| ExactEvmPayload::deserialize(p).ok()).ok_or_else(|| {
                 FacilitatorError::invalid("invalid_payload", "payload is not an EIP-3009 authorization")
             })?;
         let amount = U256::from_str(&request.requirements.amount)

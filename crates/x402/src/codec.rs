@@ -5,7 +5,7 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use serde::Serialize;
+use serde::{Deserialize as _, Serialize};
 use serde_json::{Map, Value};
 
 use crate::wire::{PaymentPayload, PaymentRequirements};
@@ -78,14 +78,14 @@ impl DecodedPayment {
 
     /// The payment as a v2 message whose `accepted` is `requirement`: for v2 the client's own
     /// message, for v1 a faithful translation (a facilitator speaks v2).
-    pub fn as_v2(&self, requirement: &PaymentRequirements) -> Value {
+    pub fn as_v2(&self, requirement: &PaymentRequirements) -> std::borrow::Cow<'_, Value> {
         match self.version {
-            2 => self.raw.clone(),
-            _ => serde_json::json!({
+            2 => std::borrow::Cow::Borrowed(&self.raw),
+            _ => std::borrow::Cow::Owned(serde_json::json!({
                 "x402Version": 2,
                 "accepted": requirement,
                 "payload": self.payload,
-            }),
+            })),
         }
     }
 }
@@ -106,7 +106,8 @@ pub fn decode_payment(header: &[u8]) -> Option<DecodedPayment> {
     let raw: Value = serde_json::from_slice(&json).ok()?;
     match raw.get("x402Version").and_then(Value::as_u64)? {
         2 => {
-            let message: PaymentPayload = serde_json::from_value(raw.clone()).ok()?;
+            // Read from the parsed tree in place: cloning it first cost more than the parse.
+            let message = PaymentPayload::deserialize(&raw).ok()?;
             Some(DecodedPayment {
                 version: 2,
                 choice: Choice::Accepted(message.accepted),
