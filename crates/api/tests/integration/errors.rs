@@ -129,3 +129,25 @@ async fn a_cors_preflight_allows_any_method_and_header() {
     let plain = app.send(Request::options("/api/x402/alpha/top-picks").body(Body::empty()).expect("request")).await;
     assert_error(&plain, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed");
 }
+
+/// Headers carrying keys and payments are marked sensitive before any handler or log sees
+/// them, so no debug output can print them.
+#[tokio::test]
+async fn secret_headers_are_marked_sensitive_before_handlers_see_them() {
+    use tower::ServiceExt as _;
+    let app = TestApp::new().await;
+    const NAMES: [&str; 5] = ["authorization", "x-api-key", "payment-signature", "x-payment", "user-agent"];
+    let probe = axum::routing::get(|request: Request<Body>| async move {
+        let headers = request.headers();
+        axum::Json(NAMES.map(|name| headers.get(name).is_some_and(|value| value.is_sensitive())))
+    });
+    let router = svc_api::app_with(app.state.clone(), axum::Router::new().route("/probe", probe));
+    let mut request = Request::get("/probe");
+    for name in NAMES {
+        request = request.header(name, "secret");
+    }
+    let response = router.oneshot(request.body(Body::empty()).expect("request")).await.expect("infallible");
+    let body = http_body_util::BodyExt::collect(response.into_body()).await.expect("body").to_bytes();
+    let marked: Vec<bool> = serde_json::from_slice(&body).expect("json");
+    assert_eq!(marked, [true, true, true, true, false]);
+}
