@@ -123,7 +123,7 @@ impl BuiltinFacilitator {
         network: &PaymentNetwork,
         request: &PaymentRequest<'_>,
     ) -> Result<(VerifiedAuthorization, Option<&SharedChain>), FacilitatorError> {
-        let NetworkKind::Evm { domain, pay_to } = &network.kind else {
+        let NetworkKind::Evm { separator, pay_to, .. } = &network.kind else {
             return Err(FacilitatorError::invalid("invalid_network", "not an EVM network"));
         };
         let payload: ExactEvmPayload =
@@ -133,7 +133,7 @@ impl BuiltinFacilitator {
         let amount = U256::from_str(&request.requirements.amount)
             .map_err(|_| FacilitatorError::invalid("invalid_payment_requirements", "amount"))?;
         let chain = self.evm_chains.get(&network.network);
-        let required = ExactRequirement { domain, pay_to: *pay_to, amount };
+        let required = ExactRequirement { separator: *separator, pay_to: *pay_to, amount };
         let verified = verify_exact(&payload, &required, self.now(), chain.is_some()).map_err(evm_invalid)?;
         Ok((verified, chain))
     }

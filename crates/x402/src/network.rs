@@ -5,7 +5,7 @@
 use std::str::FromStr;
 
 use serde_json::{Map, Value};
-use svc_chain_evm::{Address, TokenDomain};
+use svc_chain_evm::{Address, B256, TokenDomain};
 use svc_domain::Money;
 
 use crate::wire::PaymentRequirements;
@@ -53,6 +53,8 @@ pub enum NetworkKind {
     Evm {
         /// The token's EIP-712 domain.
         domain: TokenDomain,
+        /// Its separator, computed once.
+        separator: B256,
         /// Our recipient.
         pay_to: Address,
     },
@@ -102,9 +104,9 @@ impl PaymentNetwork {
             asset: token.to_checksum(None),
             pay_to: pay_to.to_checksum(None),
             decimals,
-            kind: NetworkKind::Evm {
-                domain: TokenDomain { name: name.to_owned(), version: version.to_owned(), chain_id, token },
-                pay_to,
+            kind: {
+                let domain = TokenDomain { name: name.to_owned(), version: version.to_owned(), chain_id, token };
+                NetworkKind::Evm { separator: domain.separator(), domain, pay_to }
             },
         })
     }
