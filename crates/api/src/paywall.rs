@@ -205,6 +205,15 @@ async fn serve_paid(
         }
     };
 
+    if let Some(transaction) = facilitator.transaction_id(request)
+        && let Err(err) = state.store.note_transaction(&id, &transaction).await
+    {
+        // Unrecorded, a crash after sending would lose track of the transfer: send nothing.
+        if let Err(store_err) = state.store.release_payment(&id).await {
+            tracing::error!(payment = %id, error = %store_err, "could not release a reservation");
+        }
+        return ApiError::from(err).into_response();
+    }
     let outcome = facilitator.settle(request).await;
     let finished_ms = state.clock.now_ms();
     let (status, tx, error, response) = match outcome {

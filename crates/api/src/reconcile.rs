@@ -47,6 +47,7 @@ pub async fn reconcile_payments(state: &AppState) -> Result<Report, ApiError> {
             payer: &payment.payer,
             nonce: &payment.nonce,
             transaction: payment.tx_hash.as_deref(),
+            abandoned: payment.status == PaymentStatus::Reserved,
         };
         let resolution = match state.payments.facilitator.resolve(unresolved).await {
             Ok(resolution) => resolution,

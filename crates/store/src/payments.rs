@@ -208,6 +208,15 @@ impl Store {
         Ok(n == 1)
     }
 
+    /// Records the transaction a reserved payment is about to be settled by, before it is
+    /// sent: a process that stops in between leaves it for reconciliation to look up.
+    /// Returns false if the payment is no longer reserved.
+    pub async fn note_transaction(&self, id: &str, tx_hash: &str) -> Result<bool, StoreError> {
+        const SQL: &str = "UPDATE payments SET tx_hash = $2 WHERE id = $1 AND status = 'reserved'";
+        let n = self.write(SQL, vec![Arg::Text(id.to_owned()), Arg::Text(tx_hash.to_owned())]).await?;
+        Ok(n == 1)
+    }
+
     /// Moves a reserved payment to its final status. Returns false if it was not reserved
     /// (already finished, or released), so a payment is finished exactly once. `Reserved` is not
     /// a final status and is refused with [`StoreError::OutOfRange`].

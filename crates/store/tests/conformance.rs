@@ -169,6 +169,19 @@ async fn a_released_nonce_can_be_reserved_again_but_a_settled_one_never_is(store
     );
 }
 
+conformance!(a_transaction_is_noted_only_on_a_reserved_payment);
+async fn a_transaction_is_noted_only_on_a_reserved_payment(store: Store) {
+    store.reserve_payment(&payment("n1", "0xee", 1)).await.expect("reserve");
+    assert!(store.note_transaction("n1", "5sig").await.expect("note"));
+    let noted = store.payment("n1").await.expect("read").expect("exists");
+    assert_eq!((noted.status, noted.tx_hash.as_deref()), (PaymentStatus::Reserved, Some("5sig")));
+    assert!(store.finish_payment("n1", PaymentStatus::Settled, Some("5sig"), None, 2).await.expect("finish"));
+    assert!(!store.note_transaction("n1", "other").await.expect("note a finished one"));
+    assert!(!store.note_transaction("missing", "5sig").await.expect("note a missing one"));
+    let settled = store.payment("n1").await.expect("read").expect("exists");
+    assert_eq!(settled.tx_hash.as_deref(), Some("5sig"));
+}
+
 conformance!(a_payment_is_finished_exactly_once);
 async fn a_payment_is_finished_exactly_once(store: Store) {
     store.reserve_payment(&payment("f0", "0xd0", 1)).await.expect("reserve");

@@ -310,6 +310,13 @@ impl Facilitator for BuiltinFacilitator {
         .boxed()
     }
 
+    fn transaction_id(&self, request: PaymentRequest<'_>) -> Option<String> {
+        let network = self.network(&request).ok()?;
+        let settlement = self.solana.get(&network.network)?;
+        let verified = self.check_solana(network, &request).ok()?;
+        verified.cosigned(&settlement.fee_payer).ok().map(|(_, signature)| signature)
+    }
+
     fn resolve<'a>(&'a self, payment: Unresolved<'a>) -> BoxFuture<'a, Result<Resolution, FacilitatorError>> {
         async move {
             let Some(network) = self.networks.iter().find(|n| n.network == payment.network) else {
@@ -342,13 +349,20 @@ impl Facilitator for BuiltinFacilitator {
                 }
                 NetworkKind::Solana { .. } => {
                     let (Some(settlement), Some(tx)) = (self.solana.get(&network.network), payment.transaction) else {
-                        // Without a sent transaction nothing moved: a Solana payment moves
-                        // only when we co-sign and send it, and sending records the signature.
+                        // No transaction recorded, so none was sent: a Solana payment moves
+                        // only when we co-sign and send it, and its signature is recorded
+                        // before it is sent (`transaction_id`).
                         return Ok(Resolution::NotSettled);
                     };
                     let status =
                         settlement.chain.status(tx).await.map_err(|e| FacilitatorError::Unavailable(e.to_string()))?;
-                    Ok(status.map_or(Resolution::Unknown, |ok| settled(ok, tx)))
+                    Ok(match status {
+                        Some(ok) => settled(ok, tx),
+                        // Never seen, and its blockhash (valid for about a minute) expired
+                        // long before a reservation is abandoned: it can no longer land.
+                        None if payment.abandoned => Resolution::NotSettled,
+                        None => Resolution::Unknown,
+                    })
                 }
             }
         }

@@ -107,8 +107,11 @@ pub struct Unresolved<'a> {
     pub payer: &'a str,
     /// The EIP-3009 nonce, or the payer's Solana signature.
     pub nonce: &'a str,
-    /// The settlement transaction, when one was sent.
+    /// The settlement transaction, when one was sent (or was about to be).
     pub transaction: Option<&'a str>,
+    /// Still reserved: the process stopped before recording an outcome, longer ago than any
+    /// request runs, so a transaction the chain has never seen can no longer land.
+    pub abandoned: bool,
 }
 
 /// What the chain says of an [`Unresolved`] payment.
@@ -135,6 +138,14 @@ pub trait Facilitator: Send + Sync + std::fmt::Debug {
 
     /// Moves the funds. Called only after the paid handler succeeded.
     fn settle<'a>(&'a self, request: PaymentRequest<'a>) -> BoxFuture<'a, Result<Settled, FacilitatorError>>;
+
+    /// The id the settlement's transaction will have, when it is known before sending (a
+    /// Solana fee payer's signature is deterministic). The server records it first, so a
+    /// process that stops between sending and recording leaves a transaction to look up.
+    fn transaction_id(&self, request: PaymentRequest<'_>) -> Option<String> {
+        let _ = request;
+        None
+    }
 
     /// Asks the chain what became of a payment. The standard facilitator API has no such
     /// question, so by default the answer is [`Resolution::Unknown`].

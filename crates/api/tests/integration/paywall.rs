@@ -500,21 +500,92 @@ mod solana {
         Offer::new(networks, 300)
     }
 
-    /// A node double: records what it was asked to send.
+    /// A node double: records what it was asked to send, and can stop the first send for
+    /// good, before or after the transaction leaves, as a process that dies there would.
     #[derive(Debug, Default)]
     struct FakeSolana {
         sent: std::sync::Mutex<Vec<String>>,
+        cut: std::sync::Mutex<Option<Cut>>,
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    enum Cut {
+        BeforeSending,
+        AfterSending,
+    }
+
+    impl FakeSolana {
+        fn cut(cut: Cut) -> Self {
+            FakeSolana { cut: std::sync::Mutex::new(Some(cut)), ..FakeSolana::default() }
+        }
     }
 
     impl SolanaChain for FakeSolana {
         fn send<'a>(&'a self, transaction: &'a str, _: &'a str) -> BoxFuture<'a, Result<(), SendError>> {
-            self.sent.lock().expect("sent").push(transaction.to_owned());
-            futures::future::ready(Ok(())).boxed()
+            let cut = self.cut.lock().expect("cut").take();
+            if cut != Some(Cut::BeforeSending) {
+                self.sent.lock().expect("sent").push(transaction.to_owned());
+            }
+            match cut {
+                Some(_) => futures::future::pending().boxed(),
+                None => futures::future::ready(Ok(())).boxed(),
+            }
         }
 
+        /// Landed if it was sent; never seen otherwise.
         fn status<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<Option<bool>, SendError>> {
-            futures::future::ready(Ok(Some(true))).boxed()
+            let sent = !self.sent.lock().expect("sent").is_empty();
+            futures::future::ready(Ok(sent.then_some(true))).boxed()
         }
+    }
+
+    /// Sends `header` for Top Picks, and drops the request if it has not finished in time: a
+    /// process that stopped mid-request.
+    async fn cut_short(app: &TestApp, header: &str) {
+        let request = Request::get(TOP_PICKS).header("payment-signature", header).body(Body::empty()).expect("request");
+        let cut = tokio::time::timeout(std::time::Duration::from_millis(500), app.send(request)).await;
+        assert!(cut.is_err(), "the request stops while the transfer is in flight");
+        let records = app.store.payments_by_payer(PAYER, 10).await.expect("payments");
+        assert_eq!(records[0].status, PaymentStatus::Reserved);
+        assert!(records[0].tx_hash.is_some(), "the transaction is recorded before it is sent");
+        app.clock.advance_ms(svc_api::reconcile::ABANDONED_AFTER_MS + 1);
+    }
+
+    #[tokio::test]
+    async fn a_solana_settlement_cut_off_after_sending_is_found_and_its_answer_served_once() {
+        let node = Arc::new(FakeSolana::cut(Cut::AfterSending));
+        let app = app(Some(Arc::clone(&node))).await;
+        let header = payment(&app).await;
+        cut_short(&app, &header).await;
+        let report = svc_api::reconcile::reconcile_payments(&app.state).await.expect("reconcile");
+        assert_eq!(report.settled, 1, "{report:?}");
+
+        let send = || {
+            app.send(Request::get(TOP_PICKS).header("payment-signature", &header).body(Body::empty()).expect("request"))
+        };
+        let served = send().await;
+        assert_eq!(served.status, StatusCode::OK, "the payment that moved gets its answer: {}", served.text());
+        let again = send().await;
+        assert!(error_of(&again).starts_with("payment_already_used"), "{}", again.text());
+        assert_eq!(node.sent.lock().expect("sent").len(), 1, "the transfer was sent once");
+    }
+
+    #[tokio::test]
+    async fn a_solana_settlement_cut_off_before_sending_is_released_and_the_payment_works_again() {
+        let node = Arc::new(FakeSolana::cut(Cut::BeforeSending));
+        let app = app(Some(Arc::clone(&node))).await;
+        let header = payment(&app).await;
+        cut_short(&app, &header).await;
+        let report = svc_api::reconcile::reconcile_payments(&app.state).await.expect("reconcile");
+        assert_eq!(report.released, 1, "{report:?}");
+
+        let paid = app
+            .send(Request::get(TOP_PICKS).header("payment-signature", &header).body(Body::empty()).expect("request"))
+            .await;
+        assert_eq!(paid.status, StatusCode::OK, "{}", paid.text());
+        assert_eq!(node.sent.lock().expect("sent").len(), 1, "sent once, on the second try");
+        let records = app.store.payments_by_payer(PAYER, 10).await.expect("payments");
+        assert_eq!(records[0].status, PaymentStatus::Settled);
     }
 
     async fn app(node: Option<Arc<FakeSolana>>) -> TestApp {
