@@ -539,49 +539,45 @@ mod solana {
         }
     }
 
-    /// Sends `header` for Top Picks, and drops the request if it has not finished in time: a
-    /// process that stopped mid-request.
-    async fn cut_short(app: &TestApp, header: &str) {
-        let request = Request::get(TOP_PICKS).header("payment-signature", header).body(Body::empty()).expect("request");
-        let cut = tokio::time::timeout(std::time::Duration::from_millis(500), app.send(request)).await;
-        assert!(cut.is_err(), "the request stops while the transfer is in flight");
+    /// Pays Top Picks with `header`.
+    async fn pay_with(app: &TestApp, header: &str) -> crate::support::Reply {
+        app.send(Request::get(TOP_PICKS).header("payment-signature", header).body(Body::empty()).expect("request"))
+            .await
+    }
+
+    /// A paid call cut short where `cut` says, as a process that stopped there would leave
+    /// it, then one reconciliation pass past the abandonment window. Returns the node, the
+    /// app, the payment and what the pass did.
+    async fn reconciled_after(cut: Cut) -> (Arc<FakeSolana>, TestApp, String, svc_api::reconcile::Report) {
+        let node = Arc::new(FakeSolana::cut(cut));
+        let app = app(Some(Arc::clone(&node))).await;
+        let header = payment(&app).await;
+        let stopped = tokio::time::timeout(std::time::Duration::from_millis(500), pay_with(&app, &header)).await;
+        assert!(stopped.is_err(), "the request stops while the transfer is in flight");
         let records = app.store.payments_by_payer(PAYER, 10).await.expect("payments");
         assert_eq!(records[0].status, PaymentStatus::Reserved);
         assert!(records[0].tx_hash.is_some(), "the transaction is recorded before it is sent");
         app.clock.advance_ms(svc_api::reconcile::ABANDONED_AFTER_MS + 1);
+        let report = svc_api::reconcile::reconcile_payments(&app.state).await.expect("reconcile");
+        (node, app, header, report)
     }
 
     #[tokio::test]
     async fn a_solana_settlement_cut_off_after_sending_is_found_and_its_answer_served_once() {
-        let node = Arc::new(FakeSolana::cut(Cut::AfterSending));
-        let app = app(Some(Arc::clone(&node))).await;
-        let header = payment(&app).await;
-        cut_short(&app, &header).await;
-        let report = svc_api::reconcile::reconcile_payments(&app.state).await.expect("reconcile");
+        let (node, app, header, report) = reconciled_after(Cut::AfterSending).await;
         assert_eq!(report.settled, 1, "{report:?}");
-
-        let send = || {
-            app.send(Request::get(TOP_PICKS).header("payment-signature", &header).body(Body::empty()).expect("request"))
-        };
-        let served = send().await;
+        let served = pay_with(&app, &header).await;
         assert_eq!(served.status, StatusCode::OK, "the payment that moved gets its answer: {}", served.text());
-        let again = send().await;
+        let again = pay_with(&app, &header).await;
         assert!(error_of(&again).starts_with("payment_already_used"), "{}", again.text());
         assert_eq!(node.sent.lock().expect("sent").len(), 1, "the transfer was sent once");
     }
 
     #[tokio::test]
     async fn a_solana_settlement_cut_off_before_sending_is_released_and_the_payment_works_again() {
-        let node = Arc::new(FakeSolana::cut(Cut::BeforeSending));
-        let app = app(Some(Arc::clone(&node))).await;
-        let header = payment(&app).await;
-        cut_short(&app, &header).await;
-        let report = svc_api::reconcile::reconcile_payments(&app.state).await.expect("reconcile");
+        let (node, app, header, report) = reconciled_after(Cut::BeforeSending).await;
         assert_eq!(report.released, 1, "{report:?}");
-
-        let paid = app
-            .send(Request::get(TOP_PICKS).header("payment-signature", &header).body(Body::empty()).expect("request"))
-            .await;
+        let paid = pay_with(&app, &header).await;
         assert_eq!(paid.status, StatusCode::OK, "{}", paid.text());
         assert_eq!(node.sent.lock().expect("sent").len(), 1, "sent once, on the second try");
         let records = app.store.payments_by_payer(PAYER, 10).await.expect("payments");
