@@ -12,6 +12,7 @@ use serde_json::json;
 use svc_catalogue::{discovery, openapi};
 
 use crate::error::ApiError;
+use crate::handlers::Answer;
 use crate::pipeline::json_response;
 use crate::state::AppState;
 
@@ -33,10 +34,16 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
     response
 }
 
-/// `GET /openapi.json`: generated once per process.
-pub async fn openapi_json(State(state): State<AppState>) -> Response {
-    static DOC: OnceLock<Bytes> = OnceLock::new();
-    json_response(DOC.get_or_init(|| Bytes::from(openapi::document_text(state.catalogue))).clone())
+/// `GET /openapi.json`: generated and gzipped once per process; it is most of a megabyte,
+/// and the gzip copy about a tenth of that.
+pub async fn openapi_json(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    static DOC: OnceLock<Answer> = OnceLock::new();
+    let doc = DOC.get_or_init(|| {
+        let json = openapi::document_text(state.catalogue);
+        let gzip = crate::encoding::gzip(json.as_bytes()).ok().map(Bytes::from);
+        Answer { json: Bytes::from(json), gzip }
+    });
+    crate::encoding::negotiate(json_response(doc.clone()), &headers)
 }
 
 /// The base URL for absolute links: the configured public URL, else the request's host.

@@ -131,3 +131,20 @@ async fn well_known_and_llms_txt_point_agents_at_every_paid_route() {
         assert!(text.contains(route.path), "llms.txt lists {}", route.path);
     }
 }
+
+/// The OpenAPI document is most of a megabyte; clients that accept gzip get it compressed,
+/// the same document.
+#[tokio::test]
+async fn the_openapi_document_comes_gzipped_to_clients_that_accept_it() {
+    let app = TestApp::new().await;
+    let plain = app.get("/openapi.json").await;
+    assert_eq!(plain.status, StatusCode::OK);
+    assert!(plain.headers.get("content-encoding").is_none());
+    let zipped = app.call_with(&axum::http::Method::GET, "/openapi.json", None, &[("accept-encoding", "gzip")]).await;
+    assert_eq!(zipped.headers["content-encoding"], "gzip");
+    assert_eq!(zipped.headers["vary"], "accept-encoding");
+    assert!(zipped.body.len() * 5 < plain.body.len(), "{} vs {} bytes", zipped.body.len(), plain.body.len());
+    let mut json = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&zipped.body[..]), &mut json).expect("gunzip");
+    assert_eq!(json, plain.body);
+}
