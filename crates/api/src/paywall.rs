@@ -123,7 +123,7 @@ async fn serve_paid(
     // A v2 client echoes the challenge's extensions; one that rewrote them is refused before
     // anything is verified (§9.6).
     if let Some(echoed) = payment.extensions.as_ref().filter(|e| payment.version == 2 && !e.is_empty())
-        && let Some(key) = svc_x402::extensions::echo_mismatch(&challenge.extensions(Schemas::Left), echoed)
+        && let Some(key) = svc_x402::extensions::echo_mismatch(&challenge.extensions(Schemas::Omitted), echoed)
     {
         tracing::debug!(extension = key, "payment echoes an extension that contradicts the challenge");
         return challenge.respond(&offered, svc_x402::extensions::ECHO_MISMATCH);
@@ -319,7 +319,7 @@ async fn serve_withheld(
 #[derive(Debug, Clone, Copy)]
 enum Schemas {
     Included,
-    Left,
+    Omitted,
 }
 
 /// The v1 name of the settlement header.
@@ -516,7 +516,7 @@ impl Challenge<'_> {
         if let Some(schema) = self.state.payments.bazaar.get(self.route.id) {
             let schema = match schemas {
                 Schemas::Included => schema,
-                Schemas::Left => &Value::Null,
+                Schemas::Omitted => &Value::Null,
             };
             extensions.insert(
                 "bazaar".into(),
