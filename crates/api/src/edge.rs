@@ -22,7 +22,6 @@ use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures::FutureExt as _;
-use tracing::Instrument as _;
 
 use crate::error::ApiError;
 
@@ -30,7 +29,8 @@ use crate::error::ApiError;
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// Headers that carry secrets or payments: marked sensitive, so no debug output shows them.
-const SENSITIVE: [HeaderName; 4] = [
+/// A `static`, not a `const`: a const array is built and dropped again at every use.
+static SENSITIVE: [HeaderName; 4] = [
     header::AUTHORIZATION,
     HeaderName::from_static("x-api-key"),
     HeaderName::from_static("payment-signature"),
@@ -77,22 +77,19 @@ pub struct Edge<S> {
     ids: RequestIds,
 }
 
-type BoxFuture = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
-
 impl<S> tower::Service<Request> for Edge<S>
 where
     S: tower::Service<Request, Response = Response, Error = Infallible>,
-    S::Future: Send + 'static,
 {
     type Response = Response;
     type Error = Infallible;
-    type Future = BoxFuture;
+    type Future = EdgeFuture<S::Future>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, mut request: Request) -> BoxFuture {
+    fn call(&mut self, mut request: Request) -> Self::Future {
         let headers = request.headers_mut();
         // One pass over the request's few headers, rather than a lookup per secret name.
         for (name, value) in headers.iter_mut() {
@@ -108,39 +105,70 @@ where
                 id
             }
         };
+        let started = Instant::now();
         if is_preflight(&request) {
-            return Box::pin(std::future::ready(Ok(finish(preflight(), id))));
+            return EdgeFuture { called: None, early: Some(preflight()), span: None, started, id: Some(id) };
         }
-        // Field values are only read when the span is enabled.
+        // Field values are only read when the span is enabled; a disabled span (no subscriber
+        // wants it) is not entered at all, on the call or on any poll.
         let span = tracing::info_span!(
             "request",
             method = %request.method(),
             path = %request.uri().path(),
             request_id = id.to_str().unwrap_or(""),
         );
-        let started = Instant::now();
-        let called = span.in_scope(|| std::panic::catch_unwind(AssertUnwindSafe(|| self.inner.call(request))));
-        Box::pin(
-            async move {
-                let response = match called {
-                    Ok(future) => match AssertUnwindSafe(future).catch_unwind().await {
-                        Ok(Ok(response)) => response,
-                        Ok(Err(never)) => match never {},
-                        Err(_) => panicked(),
-                    },
-                    Err(_) => panicked(),
-                };
-                let status = response.status();
-                let latency_us = started.elapsed().as_micros() as u64;
-                if status.is_server_error() {
-                    tracing::error!(status = status.as_u16(), latency_us, "request failed");
-                } else {
-                    tracing::debug!(status = status.as_u16(), latency_us, "request finished");
-                }
-                Ok(finish(response, id))
-            }
-            .instrument(span),
-        )
+        let span = (!span.is_disabled()).then_some(span);
+        let _entered = span.as_ref().map(tracing::Span::enter);
+        let (called, early) = match std::panic::catch_unwind(AssertUnwindSafe(|| self.inner.call(request))) {
+            Ok(future) => (Some(AssertUnwindSafe(future).catch_unwind()), None),
+            Err(_) => (None, Some(panicked())),
+        };
+        drop(_entered);
+        EdgeFuture { called, early, span, started, id: Some(id) }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The response future of [`Edge`]: a named type rather than a boxed one, since the
+    /// router boxes every route's future once already.
+    pub struct EdgeFuture<F> {
+        #[pin]
+        called: Option<futures::future::CatchUnwind<AssertUnwindSafe<F>>>,
+        // A preflight's answer, or the 500 for a handler that panicked before its future.
+        early: Option<Response>,
+        span: Option<tracing::Span>,
+        started: Instant,
+        id: Option<HeaderValue>,
+    }
+}
+
+impl<F> Future for EdgeFuture<F>
+where
+    F: Future<Output = Result<Response, Infallible>>,
+{
+    type Output = Result<Response, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let _entered = this.span.as_ref().map(tracing::Span::enter);
+        let response = match (this.called.as_pin_mut(), this.early.take()) {
+            (_, Some(early)) => early,
+            (Some(called), None) => match std::task::ready!(called.poll(cx)) {
+                Ok(Ok(response)) => response,
+                Ok(Err(never)) => match never {},
+                Err(_) => panicked(),
+            },
+            (None, None) => panic!("EdgeFuture polled after it finished"),
+        };
+        let status = response.status();
+        let latency_us = this.started.elapsed().as_micros() as u64;
+        if status.is_server_error() {
+            tracing::error!(status = status.as_u16(), latency_us, "request failed");
+        } else {
+            tracing::debug!(status = status.as_u16(), latency_us, "request finished");
+        }
+        let id = this.id.take().expect("an answer is finished once");
+        Poll::Ready(Ok(finish(response, id)))
     }
 }
 
@@ -165,12 +193,11 @@ fn panicked() -> Response {
     ApiError::Internal("handler panicked".into()).into_response()
 }
 
-/// Adds what every answer carries: its request id (unless the handler set one) and the CORS
-/// headers.
+/// Adds what every answer carries: its request id and the CORS headers.
 fn finish(mut response: Response, id: HeaderValue) -> Response {
     let headers: &mut HeaderMap = response.headers_mut();
     headers.reserve(3);
-    headers.entry(REQUEST_ID).or_insert(id);
+    headers.insert(REQUEST_ID, id);
     headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, ANY);
     headers.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, EXPOSED);
     response

@@ -191,26 +191,22 @@ impl RouteMetrics {
 
     fn record(&self, method: &'static str, status: u16, took_secs: f64) {
         self.latency.record(took_secs);
-        let known =
-            self.counts.read().ok().and_then(|counts| {
-                counts.iter().find(|(m, s, _)| *m == method && *s == status).map(|(_, _, c)| c.clone())
-            });
-        let counter = match known {
-            Some(counter) => counter,
-            None => {
-                let label: SharedString = match STATUS_LABELS.iter().find(|s| s.parse() == Ok(status)) {
-                    Some(label) => (*label).into(),
-                    None => status.to_string().into(),
-                };
-                let counter = metrics::counter!("svc_http_requests_total",
+        let counted = self.counts.read().ok().is_some_and(|counts| {
+            let known = counts.iter().find(|(m, s, _)| *m == method && *s == status);
+            known.map(|(_, _, counter)| counter.increment(1)).is_some()
+        });
+        if !counted {
+            let label: SharedString = match STATUS_LABELS.iter().find(|s| s.parse() == Ok(status)) {
+                Some(label) => (*label).into(),
+                None => status.to_string().into(),
+            };
+            let counter = metrics::counter!("svc_http_requests_total",
                     "route" => self.route.clone(), "method" => method, "status" => label);
-                if let Ok(mut counts) = self.counts.write() {
-                    counts.push((method, status, counter.clone()));
-                }
-                counter
+            counter.increment(1);
+            if let Ok(mut counts) = self.counts.write() {
+                counts.push((method, status, counter));
             }
-        };
-        counter.increment(1);
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::http::request::Parts;
-use axum::http::{HeaderName, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use serde_json::{Map, Value};
@@ -74,8 +74,7 @@ pub async fn serve(
     input: ValidInput,
 ) -> Response {
     let list_price = route.price.price(input.price_units());
-    let header = parts.headers.get(PAYMENT_SIGNATURE).or_else(|| parts.headers.get(X_PAYMENT));
-    let Some(payment) = header.and_then(|h| svc_x402::decode_payment(h.as_bytes())) else {
+    let Some(payment) = payment_header(&parts.headers).and_then(|h| svc_x402::decode_payment(h.as_bytes())) else {
         return Challenge { state, route, parts, body, price: list_price, input: &input }.unpaid();
     };
     // The paid path's future is large (verification, store, handler, settlement): boxed, so
@@ -560,6 +559,16 @@ fn challenge_response(body: Bytes, header: Option<HeaderValue>) -> Response {
 
 /// `PAYMENT-REQUIRED`, named once rather than parsed on every challenge.
 const PAYMENT_REQUIRED_HEADER: HeaderName = HeaderName::from_static(PAYMENT_REQUIRED);
+/// The two headers a payment may come in, named once: a lookup by `&str` parses the name
+/// first, on every request.
+static PAYMENT_SIGNATURE_HEADER: HeaderName = HeaderName::from_static(PAYMENT_SIGNATURE);
+static X_PAYMENT_HEADER: HeaderName = HeaderName::from_static(X_PAYMENT);
+
+/// The request's payment header: `PAYMENT-SIGNATURE` (v2), else `X-PAYMENT` (v1, and v2
+/// payloads from clients that kept the old header).
+pub(crate) fn payment_header(headers: &HeaderMap) -> Option<&HeaderValue> {
+    headers.get(&PAYMENT_SIGNATURE_HEADER).or_else(|| headers.get(&X_PAYMENT_HEADER))
+}
 
 /// The URL being paid for, query included: the public base URL when configured, else the
 /// request's own host.

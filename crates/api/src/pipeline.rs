@@ -51,13 +51,13 @@ async fn run(
         )
     })?;
     // The router names parameters by position (`{p0}`, `{p1}`) so routes whose contract names
-    // differ at the same position can coexist; map them back to the route's own names.
-    let names: Vec<&str> = route.path_params().collect();
+    // differ at the same position can coexist; map them back to the route's own names. Most
+    // routes have none, and pay nothing here.
     let path: Vec<(&str, &str)> = params
         .iter()
         .filter_map(|(key, value)| {
             let index: usize = key.strip_prefix('p')?.parse().ok()?;
-            Some((*names.get(index)?, value))
+            Some((route.path_params().nth(index)?, value))
         })
         .collect();
 

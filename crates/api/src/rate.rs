@@ -11,7 +11,6 @@ use axum::http::StatusCode;
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use svc_catalogue::{RatePolicy, RouteSpec};
-use svc_x402::{PAYMENT_SIGNATURE, X_PAYMENT};
 
 use crate::error::ApiError;
 use crate::limits::{Decision, client_label, rate_headers};
@@ -69,8 +68,7 @@ where
     let now = state.clock.now_ms();
     let ip = client_label(parts, &state.config.trusted_proxies);
     let hold_key = format!("hold:{}:{ip}", route.id);
-    let header = parts.headers.get(PAYMENT_SIGNATURE).or_else(|| parts.headers.get(X_PAYMENT));
-    let payer = header
+    let payer = crate::paywall::payment_header(&parts.headers)
         .and_then(|h| svc_x402::decode_payment(h.as_bytes()))
         .and_then(|p| p.replay_key())
         .map(|(payer, _)| payer);

@@ -57,7 +57,8 @@ async fn a_keys_secret_and_a_sign_in_token_are_never_logged_however_presented() 
     assert_eq!(me.status, StatusCode::OK, "{}", me.text());
 
     let text = String::from_utf8(logs.0.lock().expect("logs").clone()).expect("utf-8 logs");
-    assert!(text.contains("request"), "the requests were logged: {text}");
+    assert!(text.contains("request finished"), "the requests were logged: {text}");
+    assert!(text.contains("request_id="), "their lines carry the request's span: {text}");
     assert!(!text.contains(&secret[5..]), "a key secret reached the logs");
     assert!(!text.contains(&wrong[5..]), "a presented wrong key reached the logs");
     assert!(!text.contains(&token), "a sign-in token reached the logs");

@@ -83,7 +83,8 @@ impl InputError {
 pub struct ValidInput {
     value: Box<dyn Any + Send + Sync>,
     units: u64,
-    echo: Box<InputEcho>,
+    /// `None` when the request carried no fields, the common case: nothing to allocate.
+    echo: Option<Box<InputEcho>>,
 }
 
 /// The input fields as the request carried them (after query coercion), by where they came
@@ -109,12 +110,13 @@ impl ValidInput {
     /// Wraps an input (for tests and internal callers).
     pub fn new<T: RouteInput>(input: T) -> Self {
         let units = input.price_units();
-        ValidInput { value: Box::new(input), units, echo: Box::default() }
+        ValidInput { value: Box::new(input), units, echo: None }
     }
 
     /// The fields as received, by origin.
     pub fn echo(&self) -> &InputEcho {
-        &self.echo
+        static NONE: std::sync::LazyLock<InputEcho> = std::sync::LazyLock::new(InputEcho::default);
+        self.echo.as_deref().unwrap_or(&NONE)
     }
 
     /// Price units for [`crate::PriceRule::PerUnit`].
@@ -268,7 +270,8 @@ pub(crate) fn parse<I: RouteInput>(spec: &RouteSpec, raw: &RawInput<'_>) -> Resu
     }
 
     if matches!(spec.source, InputSource::Query | InputSource::QueryOrBody) {
-        let pairs: Vec<(String, String)> = serde_urlencoded::from_str(raw.query.unwrap_or("")).map_err(|_| {
+        let query = raw.query.filter(|q| !q.is_empty());
+        let pairs: Vec<(String, String)> = query.map_or(Ok(Vec::new()), serde_urlencoded::from_str).map_err(|_| {
             InputError::one(FieldError::new(
                 [Loc::from("query")],
                 "the query string is not valid URL encoding",
@@ -366,7 +369,8 @@ pub(crate) fn parse<I: RouteInput>(spec: &RouteSpec, raw: &RawInput<'_>) -> Resu
     errors.extend(input.check());
     if errors.is_empty() {
         let mut valid = ValidInput::new(input);
-        valid.echo = Box::new(echo);
+        let carried = !(echo.path.is_empty() && echo.query.is_empty() && echo.body.is_empty());
+        valid.echo = carried.then(|| Box::new(echo));
         Ok(valid)
     } else {
         Err(InputError { errors: errors.into_iter().map(rooted).collect() })
