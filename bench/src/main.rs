@@ -150,6 +150,7 @@ async fn main() -> anyhow::Result<()> {
                     amount: 500_000,
                     asset: "usdc".into(),
                     pay_to: PAY_TO.into(),
+                    valid_before: Some(300),
                     now_ms: 0,
                 };
                 store.reserve_payment(&new).await?;

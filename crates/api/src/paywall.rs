@@ -164,6 +164,9 @@ async fn serve_paid(
         amount,
         asset: requirement.asset.clone(),
         pay_to: requirement.pay_to.clone(),
+        valid_before: payment
+            .valid_before(u64::try_from(now_ms / 1000).unwrap_or(0))
+            .and_then(|v| i64::try_from(v).ok()),
         now_ms,
     };
     match state.store.reserve_payment(&reservation).await {

@@ -4,10 +4,11 @@
 //! Two kinds are due: a settlement sent but not confirmed in time (`pending`: the answer was
 //! withheld), and a reservation older than any handler runs (its process stopped mid-request).
 //! The facilitator asks the chain; a transfer that landed becomes `settled` with its answer
-//! owed (the same payment, sent again, is served once); one that failed becomes `failed`; an
-//! abandoned reservation whose authorization was never used is released, so the payer can
-//! send the same payment again. Every step is conditional on the row's status, so replicas
-//! reconciling at once agree.
+//! owed (the same payment, sent again, is served once); one that failed becomes `failed`, and
+//! so does a pending one whose authorization expired unused (before that, a transfer already
+//! sent may still be mined); an abandoned reservation whose authorization was never used is
+//! released, so the payer can send the same payment again. Every step is conditional on the
+//! row's status, so replicas reconciling at once agree.
 
 use std::time::Duration;
 
@@ -19,6 +20,10 @@ use crate::state::AppState;
 
 /// A reservation older than this was abandoned: handlers and settlement finish long before.
 pub const ABANDONED_AFTER_MS: i64 = 10 * 60 * 1000;
+
+/// How long after an authorization's `validBefore` (by our clock) it is taken as expired on
+/// chain too: block timestamps may run ahead of our clock.
+const EXPIRY_MARGIN_SECS: i64 = 60;
 
 /// Payments looked at per pass.
 const BATCH: u32 = 100;
@@ -48,6 +53,7 @@ pub async fn reconcile_payments(state: &AppState) -> Result<Report, ApiError> {
             nonce: &payment.nonce,
             transaction: payment.tx_hash.as_deref(),
             abandoned: payment.status == PaymentStatus::Reserved,
+            expired: payment.valid_before.is_some_and(|bound| now / 1000 >= bound + EXPIRY_MARGIN_SECS),
         };
         let resolution = match state.payments.facilitator.resolve(unresolved).await {
             Ok(resolution) => resolution,

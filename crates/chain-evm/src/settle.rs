@@ -29,11 +29,19 @@ sol! {
 /// The value `isValidSignature` returns for a valid signature.
 const ERC1271_MAGIC: [u8; 4] = [0x16, 0x26, 0xba, 0x7e];
 
+/// A read-only node connection for one token: what it did with authorizations and
+/// transactions. Needs no key, so a server whose settlement an external facilitator makes can
+/// still reconcile payments.
+#[derive(Clone)]
+pub struct EvmReader {
+    provider: DynProvider,
+    token: Address,
+}
+
 /// A node connection with the relayer key that submits transfers for one token.
 #[derive(Clone)]
 pub struct EvmSettler {
-    provider: DynProvider,
-    token: Address,
+    reader: EvmReader,
     relayer: Address,
     receipt_timeout: Duration,
 }
@@ -56,59 +64,41 @@ async fn within<T, E: std::fmt::Display>(
 impl std::fmt::Debug for EvmSettler {
     /// Never prints the key; the relayer's address is public.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EvmSettler").field("token", &self.token).field("relayer", &self.relayer).finish_non_exhaustive()
+        f.debug_struct("EvmSettler")
+            .field("token", &self.reader.token)
+            .field("relayer", &self.relayer)
+            .finish_non_exhaustive()
     }
 }
 
-impl EvmSettler {
-    /// Connects to `rpc_url` and checks the node serves `chain_id`, so a misconfigured URL
-    /// fails at start-up rather than on the first paid call. `relayer_key` is 0x-hex.
-    pub async fn connect(
-        rpc_url: &str,
-        relayer_key: &str,
-        token: Address,
-        chain_id: u64,
-        receipt_timeout: Duration,
-    ) -> Result<Self, EvmError> {
-        let signer: PrivateKeySigner = relayer_key
-            .trim()
-            .parse()
-            .map_err(|_| EvmError::Config("the relayer key is not a 32-byte hex key".into()))?;
-        let relayer = signer.address();
-        let url = rpc_url.parse().map_err(|_| EvmError::Config("the RPC URL does not parse".into()))?;
-        // The node client uses reqwest over rustls; ring is the provider the build links.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let provider = ProviderBuilder::new().wallet(EthereumWallet::from(signer)).connect_http(url).erased();
-        let served = within("eth_chainId", provider.get_chain_id()).await?;
-        if served != chain_id {
-            return Err(EvmError::Config(format!("the node serves chain {served}, configured {chain_id}")));
-        }
-        Ok(EvmSettler { provider, token, relayer, receipt_timeout })
+impl std::fmt::Debug for EvmReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EvmReader").field("token", &self.token).finish_non_exhaustive()
     }
+}
 
-    /// The relayer's address (it needs native gas).
-    pub fn relayer(&self) -> Address {
-        self.relayer
+/// Checks the node at `provider` serves `chain_id`, so a misconfigured URL fails at start-up
+/// rather than on the first payment.
+async fn check_chain(provider: &DynProvider, chain_id: u64) -> Result<(), EvmError> {
+    let served = within("eth_chainId", provider.get_chain_id()).await?;
+    if served != chain_id {
+        return Err(EvmError::Config(format!("the node serves chain {served}, configured {chain_id}")));
     }
+    Ok(())
+}
 
-    /// EIP-1271: asks the payer's contract whether it accepts the signature.
-    pub async fn is_valid_signature(&self, verified: &VerifiedAuthorization) -> Result<bool, EvmError> {
-        let wallet = IErc1271::new(verified.authorization.from, &self.provider);
-        let call = wallet.isValidSignature(verified.digest, verified.signature.clone());
-        let answer = tokio::time::timeout(CALL_TIMEOUT, call.call())
-            .await
-            .map_err(|_| EvmError::Rpc(format!("isValidSignature: no answer in {CALL_TIMEOUT:?}")))?;
-        match answer {
-            Ok(magic) => Ok(magic.0 == ERC1271_MAGIC),
-            // A plain account (no code) or a contract without the method reverts: not valid.
-            Err(alloy::contract::Error::TransportError(e)) if !e.is_error_resp() => Err(EvmError::Rpc(e.to_string())),
-            Err(_) => Ok(false),
-        }
-    }
+fn parse_url(rpc_url: &str) -> Result<alloy::transports::http::reqwest::Url, EvmError> {
+    // The node client uses reqwest over rustls; ring is the provider the build links.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    rpc_url.parse().map_err(|_| EvmError::Config("the RPC URL does not parse".into()))
+}
 
-    /// Whether the token has consumed this authorization's nonce already.
-    pub async fn nonce_used(&self, verified: &VerifiedAuthorization) -> Result<bool, EvmError> {
-        self.authorization_used(verified.authorization.from, verified.authorization.nonce).await
+impl EvmReader {
+    /// Connects to `rpc_url` and checks the node serves `chain_id`.
+    pub async fn connect(rpc_url: &str, token: Address, chain_id: u64) -> Result<Self, EvmError> {
+        let provider = ProviderBuilder::new().connect_http(parse_url(rpc_url)?).erased();
+        check_chain(&provider, chain_id).await?;
+        Ok(EvmReader { provider, token })
     }
 
     /// Whether the token consumed `payer`'s authorization `nonce` (so the transfer happened).
@@ -129,6 +119,63 @@ impl EvmSettler {
         let receipt = within("eth_getTransactionReceipt", self.provider.get_transaction_receipt(hash)).await?;
         Ok(receipt.map(|r| r.status()))
     }
+}
+
+impl EvmSettler {
+    /// Connects to `rpc_url` and checks the node serves `chain_id`, so a misconfigured URL
+    /// fails at start-up rather than on the first paid call. `relayer_key` is 0x-hex.
+    pub async fn connect(
+        rpc_url: &str,
+        relayer_key: &str,
+        token: Address,
+        chain_id: u64,
+        receipt_timeout: Duration,
+    ) -> Result<Self, EvmError> {
+        let signer: PrivateKeySigner = relayer_key
+            .trim()
+            .parse()
+            .map_err(|_| EvmError::Config("the relayer key is not a 32-byte hex key".into()))?;
+        let relayer = signer.address();
+        let provider =
+            ProviderBuilder::new().wallet(EthereumWallet::from(signer)).connect_http(parse_url(rpc_url)?).erased();
+        check_chain(&provider, chain_id).await?;
+        Ok(EvmSettler { reader: EvmReader { provider, token }, relayer, receipt_timeout })
+    }
+
+    /// Its reads of the chain.
+    pub fn reader(&self) -> &EvmReader {
+        &self.reader
+    }
+
+    /// The relayer's address (it needs native gas).
+    pub fn relayer(&self) -> Address {
+        self.relayer
+    }
+
+    /// EIP-1271: asks the payer's contract whether it accepts the signature.
+    pub async fn is_valid_signature(&self, verified: &VerifiedAuthorization) -> Result<bool, EvmError> {
+        let wallet = IErc1271::new(verified.authorization.from, &self.reader.provider);
+        let call = wallet.isValidSignature(verified.digest, verified.signature.clone());
+        let answer = tokio::time::timeout(CALL_TIMEOUT, call.call())
+            .await
+            .map_err(|_| EvmError::Rpc(format!("isValidSignature: no answer in {CALL_TIMEOUT:?}")))?;
+        match answer {
+            Ok(magic) => Ok(magic.0 == ERC1271_MAGIC),
+            // A plain account (no code) or a contract without the method reverts: not valid.
+            Err(alloy::contract::Error::TransportError(e)) if !e.is_error_resp() => Err(EvmError::Rpc(e.to_string())),
+            Err(_) => Ok(false),
+        }
+    }
+
+    /// Whether the token has consumed this authorization's nonce already.
+    pub async fn nonce_used(&self, verified: &VerifiedAuthorization) -> Result<bool, EvmError> {
+        self.reader.authorization_used(verified.authorization.from, verified.authorization.nonce).await
+    }
+
+    /// The token balance of `owner`, atomic units.
+    pub async fn balance(&self, owner: Address) -> Result<U256, EvmError> {
+        self.reader.balance(owner).await
+    }
 
     /// Sends the transfer and waits for its receipt. A revert is
     /// [`EvmError::TransactionFailed`]; no receipt in time, or a failure to read it, is
@@ -136,8 +183,8 @@ impl EvmSettler {
     /// transfer may still land, so the caller must not treat it as unpaid.
     pub async fn transfer(&self, verified: &VerifiedAuthorization) -> Result<B256, EvmError> {
         let calldata: Bytes = verified.transfer_calldata();
-        let tx = TransactionRequest::default().to(self.token).input(calldata.into());
-        let pending = match tokio::time::timeout(CALL_TIMEOUT, self.provider.send_transaction(tx)).await {
+        let tx = TransactionRequest::default().to(self.reader.token).input(calldata.into());
+        let pending = match tokio::time::timeout(CALL_TIMEOUT, self.reader.provider.send_transaction(tx)).await {
             Ok(sent) => sent.map_err(|e| classify_send_error(&e.to_string()))?,
             // The request left and no answer came back: it may have been broadcast.
             Err(_) => {

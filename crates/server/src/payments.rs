@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use svc_domain::Clock;
-use svc_x402::{BuiltinFacilitator, Facilitator, NetworkKind, Offer, PaymentNetwork};
+use svc_x402::{BuiltinFacilitator, Facilitator, Ledgers, NetworkKind, Offer, PaymentNetwork};
 
 use crate::config::{DEV_PAY_TO_EVM, DEV_PAY_TO_SOLANA, DEV_SOLANA_FEE_PAYER, FileConfig, PaymentArgs};
 
@@ -77,7 +77,8 @@ pub async fn build(args: &PaymentArgs, clock: Arc<dyn Clock>) -> anyhow::Result<
     let networks: Vec<PaymentNetwork> = configured.iter().map(|c| c.network.clone()).collect();
     let max_timeout = file.x402.max_timeout_seconds.unwrap_or(svc_x402::MAX_TIMEOUT_SECONDS);
     if let Some(url) = external {
-        return external_facilitator(&url, networks, max_timeout).await;
+        let ledgers = read_nodes(&configured).await?;
+        return external_facilitator(&url, networks, max_timeout, ledgers).await;
     }
     let facilitator = BuiltinFacilitator::new(networks.clone(), clock);
     let facilitator = attach_nodes(facilitator, &configured, args).await?;
@@ -98,12 +99,21 @@ pub async fn build(args: &PaymentArgs, clock: Arc<dyn Clock>) -> anyhow::Result<
 }
 
 /// An external facilitator: offer only the networks it says it settles (x402 §9.2).
+/// The facilitator settles; the nodes configured beside it (`ledgers`) are read to learn what
+/// became of settlements whose answer was lost.
 async fn external_facilitator(
     url: &str,
     networks: Vec<PaymentNetwork>,
     max_timeout: u64,
+    ledgers: Ledgers,
 ) -> anyhow::Result<(Offer, Arc<dyn Facilitator>)> {
-    let facilitator = svc_x402::HttpFacilitator::new(url, std::time::Duration::from_secs(90))?;
+    if ledgers.is_empty() {
+        tracing::warn!(
+            "no RPC URL configured beside the external facilitator: payments whose settlement outcome is lost \
+             stay undecided until someone looks them up"
+        );
+    }
+    let facilitator = svc_x402::HttpFacilitator::new(url, std::time::Duration::from_secs(90))?.with_ledgers(ledgers);
     let supported = facilitator.supported().await.context("asking the facilitator what it supports")?;
     let settles = |n: &PaymentNetwork| {
         supported.kinds.iter().find(|k| k.x402_version == 2 && k.scheme == "exact" && k.network == n.network)
@@ -177,6 +187,39 @@ async fn attach_nodes(
     Ok(facilitator)
 }
 
+/// Read-only connections to the configured nodes: no key is needed to read a payment's fate.
+#[cfg(feature = "settle")]
+async fn read_nodes(configured: &[Configured]) -> anyhow::Result<Ledgers> {
+    let mut ledgers = Ledgers::default();
+    for c in configured {
+        let Some(rpc_url) = &c.rpc_url else { continue };
+        let network = &c.network.network;
+        ledgers = match &c.network.kind {
+            NetworkKind::Evm { domain, .. } => {
+                let reader = svc_chain_evm::settle::EvmReader::connect(rpc_url, domain.token, domain.chain_id)
+                    .await
+                    .with_context(|| format!("connecting to the node of {network}"))?;
+                ledgers.with_evm(network, Arc::new(reader))
+            }
+            NetworkKind::Solana { .. } => {
+                let rpc = svc_chain_solana::settle::SolanaRpc::new(rpc_url, Duration::from_secs(30))?;
+                rpc.health().await.with_context(|| format!("asking the node of {network} for its health"))?;
+                ledgers.with_solana(network, Arc::new(rpc))
+            }
+        };
+        tracing::info!(network = %network, "reading payments from the network's node to reconcile them");
+    }
+    Ok(ledgers)
+}
+
+#[cfg(not(feature = "settle"))]
+async fn read_nodes(configured: &[Configured]) -> anyhow::Result<Ledgers> {
+    if configured.iter().any(|c| c.rpc_url.is_some()) {
+        bail!("this build has no node client (cargo feature `settle`); rebuild with it to use an RPC URL");
+    }
+    Ok(Ledgers::default())
+}
+
 #[cfg(not(feature = "settle"))]
 async fn attach_nodes(
     facilitator: BuiltinFacilitator,
@@ -216,6 +259,56 @@ mod tests {
         assert_eq!(offer.networks().len(), 2, "Base and Solana");
     }
 
+    /// Serves `app` on a loopback port; returns its address.
+    async fn serve(app: axum::Router) -> std::net::SocketAddr {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        addr
+    }
+
+    /// Beside an external facilitator, a configured node is only read: no relayer key is
+    /// asked for, and a payment whose settlement was lost is decided from the token's record.
+    #[cfg(feature = "settle")]
+    #[tokio::test]
+    async fn an_external_facilitator_reconciles_through_the_configured_node() {
+        let supported = serde_json::json!({"kinds": [{"x402Version": 2, "scheme": "exact", "network": "eip155:8453"}],
+            "extensions": [], "signers": {}});
+        let facilitator = serve(
+            axum::Router::new().route("/supported", axum::routing::get(move || async move { axum::Json(supported) })),
+        )
+        .await;
+        // A Base node (JSON-RPC) whose token has used every authorization asked about.
+        let node = serve(axum::Router::new().route(
+            "/",
+            axum::routing::post(|axum::Json(call): axum::Json<serde_json::Value>| async move {
+                let result = match call["method"].as_str() {
+                    Some("eth_chainId") => serde_json::json!("0x2105"),
+                    Some("eth_call") => serde_json::json!(format!("0x{:064x}", 1)),
+                    other => panic!("unexpected node call {other:?}"),
+                };
+                axum::Json(serde_json::json!({"jsonrpc": "2.0", "id": call["id"], "result": result}))
+            }),
+        ))
+        .await;
+        let file = std::env::temp_dir().join(format!("svc-facilitator-node-{}.toml", std::process::id()));
+        std::fs::write(&file, format!("[x402]\nfacilitator = \"http://{facilitator}\"\nsolana = false\n"))
+            .expect("config");
+        let rpc = format!("http://{node}");
+        let args = serve_args(&["--config", file.to_str().expect("utf-8"), "--evm-rpc-url", &rpc]);
+        let (_, built) = build(&args, clock()).await.expect("built without a relayer key");
+        let _ = std::fs::remove_file(&file);
+        let lost = svc_x402::Unresolved {
+            network: "eip155:8453",
+            payer: "0x2c7536e3605d9c16a7a3d7b1898e529396a65c23",
+            nonce: "0x00000000000000000000000000000000000000000000000000000000000000aa",
+            transaction: None,
+            abandoned: false,
+            expired: false,
+        };
+        assert_eq!(built.resolve(lost).await, Ok(svc_x402::Resolution::Settled { transaction: None }));
+    }
+
     /// An external facilitator co-signs Solana payments with its own key: clients must be
     /// told that key, from its `/supported`, not ours.
     #[tokio::test]
@@ -225,11 +318,10 @@ mod tests {
             {"x402Version": 2, "scheme": "exact", "network": svc_x402::network::SOLANA, "extra": {"feePayer": THEIRS}},
             {"x402Version": 2, "scheme": "exact", "network": "eip155:8453"},
         ], "extensions": [], "signers": {}});
-        let app =
-            axum::Router::new().route("/supported", axum::routing::get(move || async move { axum::Json(supported) }));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        tokio::spawn(async move { axum::serve(listener, app).await });
+        let addr = serve(
+            axum::Router::new().route("/supported", axum::routing::get(move || async move { axum::Json(supported) })),
+        )
+        .await;
         let file = std::env::temp_dir().join(format!("svc-facilitator-{}.toml", std::process::id()));
         std::fs::write(&file, format!("[x402]\nfacilitator = \"http://{addr}\"\n")).expect("config");
 

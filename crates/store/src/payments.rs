@@ -95,6 +95,9 @@ pub struct NewPayment {
     pub asset: String,
     /// Recipient.
     pub pay_to: String,
+    /// Unix seconds after which the authorization can no longer move funds (EIP-3009
+    /// `validBefore`); `None` where it has no such bound.
+    pub valid_before: Option<i64>,
     /// When, unix ms.
     pub now_ms: i64,
 }
@@ -127,6 +130,9 @@ pub struct PaymentRecord {
     pub tx_hash: Option<String>,
     /// Why settlement failed, if it did.
     pub error: Option<String>,
+    /// Unix seconds after which the authorization can no longer move funds, when it has
+    /// such a bound: until then, a settlement sent for it may still land.
+    pub valid_before: Option<i64>,
     /// Created, unix ms.
     pub created_at: i64,
     /// Last change, unix ms.
@@ -149,7 +155,7 @@ macro_rules! select_payments {
     ($rest:literal) => {
         concat!(
             "SELECT id, route_id, network, payer, nonce, amount, asset, pay_to, status, tx_hash, error, ",
-            "created_at, updated_at FROM payments ",
+            "valid_before, created_at, updated_at FROM payments ",
             $rest
         )
     };
@@ -161,8 +167,8 @@ impl Store {
     /// the unique key decides, not a read-then-write.
     pub async fn reserve_payment(&self, new: &NewPayment) -> Result<Reservation, StoreError> {
         const INSERT: &str = "INSERT INTO payments (id, route_id, network, payer, nonce, amount, asset, pay_to, \
-                              status, created_at, updated_at) \
-                              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'reserved', $9, $9) \
+                              status, valid_before, created_at, updated_at) \
+                              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'reserved', $10, $9, $9) \
                               ON CONFLICT (network, payer, nonce) DO NOTHING";
         const FIRST: &str = select_payments!("WHERE network = $1 AND payer = $2 AND nonce = $3");
         let amount = to_i64(new.amount, "payment amount")?;
@@ -180,6 +186,7 @@ impl Store {
                 Arg::Text(new.asset.clone()),
                 Arg::Text(new.pay_to.clone()),
                 Arg::Int(new.now_ms),
+                Arg::OptInt(new.valid_before),
             ];
             let inserted = self.write(INSERT, args).await?;
             if inserted == 1 {

@@ -95,6 +95,7 @@ fn payment(id: &str, nonce: &str, at: i64) -> NewPayment {
         amount: 500_000,
         asset: "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913".into(),
         pay_to: "0x209693bc6afc0c5328ba36faf03c514ef312287c".into(),
+        valid_before: Some(at / 1000 + 300),
         now_ms: at,
     }
 }
@@ -333,15 +334,19 @@ async fn pending_and_abandoned_payments_are_reconciled_once_and_a_withheld_answe
             .await
             .expect("pending")
     );
-    store.reserve_payment(&payment("p2", "0xe2", 1_000)).await.expect("reserve");
+    store.reserve_payment(&NewPayment { valid_before: None, ..payment("p2", "0xe2", 1_000) }).await.expect("reserve");
     store.reserve_payment(&payment("p3", "0xe3", 9_000)).await.expect("reserve");
     store.reserve_payment(&payment("p4", "0xe4", 1_000)).await.expect("reserve");
     assert!(store.finish_payment("p4", PaymentStatus::Settled, Some("0xok"), None, 1_500).await.expect("settled"));
 
     // Pending always; reserved only when older than the cut-off; finished never.
-    let due: Vec<String> =
-        store.payments_to_reconcile(5_000, 10).await.expect("due").into_iter().map(|p| p.id).collect();
-    assert_eq!(due, ["p2", "p1"]);
+    let due = store.payments_to_reconcile(5_000, 10).await.expect("due");
+    let ids: Vec<&str> = due.iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(ids, ["p2", "p1"]);
+    // Each comes with when its authorization expires, where it has a bound, for the
+    // reconciler to tell "not yet" from "never".
+    let bounds: Vec<Option<i64>> = due.iter().map(|p| p.valid_before).collect();
+    assert_eq!(bounds, [None, Some(301)]);
 
     assert!(matches!(
         store.resolve_payment("p1", PaymentStatus::Settled, PaymentStatus::Failed, None, None, 3_000).await,

@@ -11,28 +11,26 @@ use futures::future::BoxFuture;
 use serde::Deserialize as _;
 use serde_json::Value;
 use svc_chain_evm::{
-    Address, B256, EvmError, ExactEvmPayload, ExactRequirement, Signer, U256, VerifiedAuthorization, verify_exact,
+    Address, EvmError, ExactEvmPayload, ExactRequirement, Signer, U256, VerifiedAuthorization, verify_exact,
 };
 use svc_chain_solana::{ExactSvmPayload, ExactSvmRequirement, Keypair, SendError, VerifiedTransfer};
 use svc_domain::Clock;
 
 use crate::facilitator::{Facilitator, FacilitatorError, PaymentRequest, Resolution, Settled, Unresolved, Verified};
+use crate::ledger::{EvmLedger, Ledgers, SolanaLedger, rpc};
 use crate::network::{NetworkKind, PaymentNetwork};
 use crate::wire::{SupportedKind, SupportedResponse, X402_VERSION};
 
 /// Sends verified EVM authorizations on chain; implemented by the `settle` feature's node
-/// client, and by test doubles at the chain edge.
-pub trait EvmChain: Send + Sync + std::fmt::Debug {
+/// client, and by test doubles at the chain edge. What it reads of payments afterwards is its
+/// [`EvmLedger`] side.
+pub trait EvmChain: EvmLedger {
     /// EIP-1271: whether contract wallet `wallet` accepts `signature` over `digest`.
     fn is_valid_signature<'a>(&'a self, verified: &'a VerifiedAuthorization) -> BoxFuture<'a, Result<bool, EvmError>>;
     /// Whether the token already consumed this authorization's nonce.
     fn nonce_used<'a>(&'a self, verified: &'a VerifiedAuthorization) -> BoxFuture<'a, Result<bool, EvmError>>;
     /// Sends `transferWithAuthorization` and waits for the receipt; returns the tx hash.
     fn transfer<'a>(&'a self, verified: &'a VerifiedAuthorization) -> BoxFuture<'a, Result<String, EvmError>>;
-    /// Whether the token consumed `payer`'s authorization `nonce`.
-    fn authorization_used<'a>(&'a self, payer: Address, nonce: B256) -> BoxFuture<'a, Result<bool, EvmError>>;
-    /// A sent transaction's outcome: mined and succeeded, mined and reverted, or not mined.
-    fn receipt<'a>(&'a self, transaction: B256) -> BoxFuture<'a, Result<Option<bool>, EvmError>>;
     /// The token balance of `owner`, in atomic units.
     fn balance<'a>(&'a self, owner: Address) -> BoxFuture<'a, Result<U256, EvmError>>;
 }
@@ -41,13 +39,11 @@ pub trait EvmChain: Send + Sync + std::fmt::Debug {
 type SharedChain = Arc<dyn EvmChain>;
 
 /// Sends co-signed Solana payments; implemented by the `settle` feature's node client, and
-/// by test doubles at the chain edge.
-pub trait SolanaChain: Send + Sync + std::fmt::Debug {
+/// by test doubles at the chain edge. Looking transactions up is its [`SolanaLedger`] side.
+pub trait SolanaChain: SolanaLedger {
     /// Sends `transaction` (base64, fully signed, first signature `signature`) and waits for
     /// the cluster to confirm it.
     fn send<'a>(&'a self, transaction: &'a str, signature: &'a str) -> BoxFuture<'a, Result<(), SendError>>;
-    /// A sent transaction's outcome: confirmed, failed, or unknown.
-    fn status<'a>(&'a self, signature: &'a str) -> BoxFuture<'a, Result<Option<bool>, SendError>>;
 }
 
 /// What settles one Solana network: the fee payer's key and its node.
@@ -64,16 +60,25 @@ pub struct BuiltinFacilitator {
     clock: Arc<dyn Clock>,
     evm_chains: HashMap<String, SharedChain>,
     solana: HashMap<String, SolanaSettlement>,
+    /// The same nodes, read to reconcile payments.
+    ledgers: Ledgers,
 }
 
 impl BuiltinFacilitator {
     /// A facilitator for `networks`, verify-only until chains are attached.
     pub fn new(networks: Vec<PaymentNetwork>, clock: Arc<dyn Clock>) -> Self {
-        BuiltinFacilitator { networks, clock, evm_chains: HashMap::new(), solana: HashMap::new() }
+        BuiltinFacilitator {
+            networks,
+            clock,
+            evm_chains: HashMap::new(),
+            solana: HashMap::new(),
+            ledgers: Ledgers::default(),
+        }
     }
 
     /// Settles payments on EVM network `network` (CAIP-2) through `chain`.
     pub fn with_evm_chain(mut self, network: &str, chain: Arc<dyn EvmChain>) -> Self {
+        self.ledgers = self.ledgers.with_evm(network, chain.clone());
         self.evm_chains.insert(network.to_owned(), chain);
         self
     }
@@ -96,6 +101,7 @@ impl BuiltinFacilitator {
                 ));
             }
         }
+        self.ledgers = self.ledgers.with_solana(network, chain.clone());
         self.solana.insert(network.to_owned(), SolanaSettlement { fee_payer: Arc::new(fee_payer), chain });
         Ok(self)
     }
@@ -226,10 +232,6 @@ fn evm_invalid(err: EvmError) -> FacilitatorError {
     FacilitatorError::invalid(err.reason(), err.to_string())
 }
 
-fn rpc(err: EvmError) -> FacilitatorError {
-    FacilitatorError::Unavailable(err.to_string())
-}
-
 fn payer_of(verified: &VerifiedAuthorization) -> String {
     verified.authorization.from.to_checksum(None)
 }
@@ -322,55 +324,56 @@ impl Facilitator for BuiltinFacilitator {
             let Some(network) = self.networks.iter().find(|n| n.network == payment.network) else {
                 return Ok(Resolution::Unknown);
             };
-            let settled = |yes: bool, tx: &str| {
-                if yes { Resolution::Settled { transaction: Some(tx.to_owned()) } } else { Resolution::NotSettled }
-            };
-            match &network.kind {
-                NetworkKind::Evm { .. } => {
-                    // Verify-only: nothing is ever sent, so nothing can have moved.
-                    let Some(chain) = self.evm_chains.get(&network.network) else { return Ok(Resolution::NotSettled) };
-                    if let Some(tx) = payment.transaction {
-                        let hash =
-                            B256::from_str(tx).map_err(|_| FacilitatorError::Unavailable(format!("bad hash {tx}")))?;
-                        return Ok(chain
-                            .receipt(hash)
-                            .await
-                            .map_err(rpc)?
-                            .map_or(Resolution::Unknown, |ok| settled(ok, tx)));
-                    }
-                    // No transaction recorded: the process stopped between reserving and
-                    // recording. The token's own record of the nonce decides.
-                    let payer = svc_chain_evm::Address::from_str(payment.payer)
-                        .map_err(|_| FacilitatorError::Unavailable(format!("bad payer {}", payment.payer)))?;
-                    let nonce = B256::from_str(payment.nonce)
-                        .map_err(|_| FacilitatorError::Unavailable(format!("bad nonce {}", payment.nonce)))?;
-                    let used = chain.authorization_used(payer, nonce).await.map_err(rpc)?;
-                    Ok(if used { Resolution::Settled { transaction: None } } else { Resolution::NotSettled })
-                }
+            let sent_nothing = match &network.kind {
+                // Verify-only: nothing is ever sent, so nothing can have moved.
+                NetworkKind::Evm { .. } => !self.evm_chains.contains_key(&network.network),
+                // No transaction recorded, so none was sent: a Solana payment moves only when
+                // we co-sign and send it, and its signature is recorded before it is sent
+                // (`transaction_id`).
                 NetworkKind::Solana { .. } => {
-                    let (Some(settlement), Some(tx)) = (self.solana.get(&network.network), payment.transaction) else {
-                        // No transaction recorded, so none was sent: a Solana payment moves
-                        // only when we co-sign and send it, and its signature is recorded
-                        // before it is sent (`transaction_id`).
-                        return Ok(Resolution::NotSettled);
-                    };
-                    let status =
-                        settlement.chain.status(tx).await.map_err(|e| FacilitatorError::Unavailable(e.to_string()))?;
-                    Ok(match status {
-                        Some(ok) => settled(ok, tx),
-                        // Never seen, and its blockhash (valid for about a minute) expired
-                        // long before a reservation is abandoned: it can no longer land.
-                        None if payment.abandoned => Resolution::NotSettled,
-                        None => Resolution::Unknown,
-                    })
+                    !self.solana.contains_key(&network.network) || payment.transaction.is_none()
                 }
+            };
+            if sent_nothing {
+                return Ok(Resolution::NotSettled);
             }
+            self.ledgers.resolve(payment).await.unwrap_or(Ok(Resolution::Unknown))
         }
         .boxed()
     }
 
     fn verify_only(&self) -> bool {
         self.networks.iter().any(|n| !self.evm_chains.contains_key(&n.network) && !self.solana.contains_key(&n.network))
+    }
+}
+
+#[cfg(feature = "settle")]
+impl EvmLedger for svc_chain_evm::settle::EvmReader {
+    fn authorization_used<'a>(
+        &'a self,
+        payer: Address,
+        nonce: svc_chain_evm::B256,
+    ) -> BoxFuture<'a, Result<bool, EvmError>> {
+        svc_chain_evm::settle::EvmReader::authorization_used(self, payer, nonce).boxed()
+    }
+
+    fn receipt<'a>(&'a self, transaction: svc_chain_evm::B256) -> BoxFuture<'a, Result<Option<bool>, EvmError>> {
+        svc_chain_evm::settle::EvmReader::receipt(self, transaction).boxed()
+    }
+}
+
+#[cfg(feature = "settle")]
+impl EvmLedger for svc_chain_evm::settle::EvmSettler {
+    fn authorization_used<'a>(
+        &'a self,
+        payer: Address,
+        nonce: svc_chain_evm::B256,
+    ) -> BoxFuture<'a, Result<bool, EvmError>> {
+        self.reader().authorization_used(payer, nonce).boxed()
+    }
+
+    fn receipt<'a>(&'a self, transaction: svc_chain_evm::B256) -> BoxFuture<'a, Result<Option<bool>, EvmError>> {
+        self.reader().receipt(transaction).boxed()
     }
 }
 
@@ -388,14 +391,6 @@ impl EvmChain for svc_chain_evm::settle::EvmSettler {
         async move { svc_chain_evm::settle::EvmSettler::transfer(self, verified).await.map(|h| h.to_string()) }.boxed()
     }
 
-    fn authorization_used<'a>(&'a self, payer: Address, nonce: B256) -> BoxFuture<'a, Result<bool, EvmError>> {
-        svc_chain_evm::settle::EvmSettler::authorization_used(self, payer, nonce).boxed()
-    }
-
-    fn receipt<'a>(&'a self, transaction: B256) -> BoxFuture<'a, Result<Option<bool>, EvmError>> {
-        svc_chain_evm::settle::EvmSettler::receipt(self, transaction).boxed()
-    }
-
     fn balance<'a>(&'a self, owner: Address) -> BoxFuture<'a, Result<U256, EvmError>> {
         svc_chain_evm::settle::EvmSettler::balance(self, owner).boxed()
     }
@@ -406,7 +401,10 @@ impl SolanaChain for svc_chain_solana::settle::SolanaRpc {
     fn send<'a>(&'a self, transaction: &'a str, signature: &'a str) -> BoxFuture<'a, Result<(), SendError>> {
         self.send_and_confirm(transaction, signature).boxed()
     }
+}
 
+#[cfg(feature = "settle")]
+impl SolanaLedger for svc_chain_solana::settle::SolanaRpc {
     fn status<'a>(&'a self, signature: &'a str) -> BoxFuture<'a, Result<Option<bool>, SendError>> {
         self.signature_status(signature).boxed()
     }

@@ -76,6 +76,18 @@ impl DecodedPayment {
         svc_chain_solana::replay_key(self.payload.get("transaction")?.as_str()?)
     }
 
+    /// Unix seconds after which this payment can no longer move funds: an EIP-3009
+    /// authorization's `validBefore`; for a Solana transaction, whose recent blockhash lets it
+    /// land for only about a minute and a half after the client fetched it, ten minutes from
+    /// `now_secs`, when it arrived. Until then a settlement sent for it may still land.
+    pub fn valid_before(&self, now_secs: u64) -> Option<u64> {
+        if let Some(authorization) = self.payload.get("authorization") {
+            let bound = authorization.get("validBefore")?;
+            return bound.as_str().and_then(|b| b.parse().ok()).or_else(|| bound.as_u64());
+        }
+        self.payload.get("transaction").map(|_| now_secs + SOLANA_TRANSACTION_LIFETIME_SECS)
+    }
+
     /// The payment as a v2 message whose `accepted` is `requirement`: for v2 the client's own
     /// message, for v1 a faithful translation (a facilitator speaks v2).
     pub fn as_v2(&self, requirement: &PaymentRequirements) -> std::borrow::Cow<'_, Value> {
@@ -89,6 +101,10 @@ impl DecodedPayment {
         }
     }
 }
+
+/// How long after its arrival a Solana payment is treated as possibly still landing: far
+/// beyond its blockhash's life (150 slots, about a minute), so that no clock skew matters.
+pub const SOLANA_TRANSACTION_LIFETIME_SECS: u64 = 600;
 
 /// A payer as payments are keyed and counted: EVM addresses lowercased (their case is only a
 /// checksum), Solana addresses as they are (base58 is case-sensitive).
@@ -154,6 +170,24 @@ pub fn v1_network(name: &str) -> Option<&str> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_payment_is_bounded_by_its_authorization_or_by_its_blockhash() {
+        let decoded = |payload: Value| {
+            let value = serde_json::json!({"x402Version": 2, "accepted": {"scheme": "exact",
+                "network": "eip155:8453", "amount": "1", "asset": "0xa", "payTo": "0xb", "maxTimeoutSeconds": 300},
+                "payload": payload});
+            decode_payment(encode_header(&value).as_bytes()).expect("decodes")
+        };
+        let evm =
+            |bound: Value| decoded(serde_json::json!({"signature": "0x", "authorization": {"validBefore": bound}}));
+        assert_eq!(evm("1700000300".into()).valid_before(1_700_000_000), Some(1_700_000_300));
+        // Beyond u64, or missing: no bound is known.
+        assert_eq!(evm("1".repeat(40).into()).valid_before(1_700_000_000), None);
+        assert_eq!(decoded(serde_json::json!({"authorization": {}})).valid_before(5), None);
+        let solana = decoded(serde_json::json!({"transaction": "AQID"}));
+        assert_eq!(solana.valid_before(1_700_000_000), Some(1_700_000_000 + SOLANA_TRANSACTION_LIFETIME_SECS));
+    }
 
     #[test]
     fn a_padded_standard_header_round_trips_and_url_safe_or_unpadded_does_not() {

@@ -112,6 +112,9 @@ pub struct Unresolved<'a> {
     /// Still reserved: the process stopped before recording an outcome, longer ago than any
     /// request runs, so a transaction the chain has never seen can no longer land.
     pub abandoned: bool,
+    /// The authorization can no longer move funds (its `validBefore`, or a Solana
+    /// transaction's blockhash, has passed): an outcome the chain has not seen is final.
+    pub expired: bool,
 }
 
 /// What the chain says of an [`Unresolved`] payment.
@@ -148,7 +151,8 @@ pub trait Facilitator: Send + Sync + std::fmt::Debug {
     }
 
     /// Asks the chain what became of a payment. The standard facilitator API has no such
-    /// question, so by default the answer is [`Resolution::Unknown`].
+    /// question, so by default the answer is [`Resolution::Unknown`]; a facilitator with
+    /// [`crate::Ledgers`] reads the chain itself.
     fn resolve<'a>(&'a self, payment: Unresolved<'a>) -> BoxFuture<'a, Result<Resolution, FacilitatorError>> {
         let _ = payment;
         Box::pin(std::future::ready(Ok(Resolution::Unknown)))

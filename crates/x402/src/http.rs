@@ -9,7 +9,8 @@ use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::facilitator::{Facilitator, FacilitatorError, PaymentRequest, Settled, Verified};
+use crate::facilitator::{Facilitator, FacilitatorError, PaymentRequest, Resolution, Settled, Unresolved, Verified};
+use crate::ledger::Ledgers;
 use crate::wire::{SupportedResponse, X402_VERSION};
 
 /// An external facilitator.
@@ -17,6 +18,9 @@ use crate::wire::{SupportedResponse, X402_VERSION};
 pub struct HttpFacilitator {
     base: String,
     client: reqwest::Client,
+    /// Nodes to read payments from: the standard API cannot say what became of a settlement
+    /// whose answer was lost.
+    ledgers: Ledgers,
 }
 
 #[derive(Deserialize)]
@@ -49,7 +53,14 @@ impl HttpFacilitator {
             .timeout(timeout)
             .build()
             .map_err(|e| FacilitatorError::Unavailable(format!("HTTP client: {e}")))?;
-        Ok(HttpFacilitator { base: base.trim_end_matches('/').to_owned(), client })
+        Ok(HttpFacilitator { base: base.trim_end_matches('/').to_owned(), client, ledgers: Ledgers::default() })
+    }
+
+    /// Reads payments whose settlement outcome was lost from `ledgers`' nodes; without them
+    /// such payments stay undecided.
+    pub fn with_ledgers(mut self, ledgers: Ledgers) -> Self {
+        self.ledgers = ledgers;
+        self
     }
 
     fn body(request: &PaymentRequest<'_>) -> Value {
@@ -189,5 +200,9 @@ impl Facilitator for HttpFacilitator {
             }
         }
         .boxed()
+    }
+
+    fn resolve<'a>(&'a self, payment: Unresolved<'a>) -> BoxFuture<'a, Result<Resolution, FacilitatorError>> {
+        async move { self.ledgers.resolve(payment).await.unwrap_or(Ok(Resolution::Unknown)) }.boxed()
     }
 }

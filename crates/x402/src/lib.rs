@@ -15,6 +15,7 @@ pub mod codec;
 pub mod extensions;
 pub mod facilitator;
 pub mod http;
+pub mod ledger;
 pub mod matching;
 pub mod network;
 pub mod wire;
@@ -23,6 +24,7 @@ pub use builtin::BuiltinFacilitator;
 pub use codec::{DecodedPayment, decode_payment, encode_header};
 pub use facilitator::{Facilitator, FacilitatorError, Resolution, SETTLEMENT_PENDING, Settled, Unresolved, Verified};
 pub use http::HttpFacilitator;
+pub use ledger::{EvmLedger, Ledgers, SolanaLedger};
 pub use matching::find_match;
 pub use network::{NetworkError, NetworkKind, Offer, PaymentNetwork};
 pub use wire::{

@@ -150,3 +150,47 @@ async fn supported_waits_out_a_rate_limit() {
     assert_eq!(supported.kinds[0].network, "eip155:8453");
     assert_eq!(calls.supported.load(Ordering::SeqCst), 2);
 }
+
+/// A Base node whose token has consumed every authorization asked about.
+#[derive(Debug)]
+struct SpentEverything;
+
+impl svc_x402::EvmLedger for SpentEverything {
+    fn authorization_used<'a>(
+        &'a self,
+        _: svc_chain_evm::Address,
+        _: svc_chain_evm::B256,
+    ) -> futures::future::BoxFuture<'a, Result<bool, svc_chain_evm::EvmError>> {
+        Box::pin(std::future::ready(Ok(true)))
+    }
+
+    fn receipt<'a>(
+        &'a self,
+        _: svc_chain_evm::B256,
+    ) -> futures::future::BoxFuture<'a, Result<Option<bool>, svc_chain_evm::EvmError>> {
+        Box::pin(std::future::ready(Ok(None)))
+    }
+}
+
+/// The standard API cannot say what became of a settlement whose answer was lost; a node
+/// configured beside the facilitator can.
+#[tokio::test]
+async fn a_lost_settlement_is_undecided_without_a_node_and_read_from_one_with_it() {
+    let lost = svc_x402::Unresolved {
+        network: "eip155:8453",
+        payer: "0x2c7536e3605d9c16a7a3d7b1898e529396a65c23",
+        nonce: "0x00000000000000000000000000000000000000000000000000000000000000aa",
+        transaction: None,
+        abandoned: false,
+        expired: false,
+    };
+    let (alone, _) = facilitator().await;
+    assert_eq!(alone.resolve(lost).await, Ok(svc_x402::Resolution::Unknown));
+    let (with_node, calls) = facilitator().await;
+    let with_node =
+        with_node.with_ledgers(svc_x402::Ledgers::default().with_evm("eip155:8453", Arc::new(SpentEverything)));
+    assert_eq!(with_node.resolve(lost).await, Ok(svc_x402::Resolution::Settled { transaction: None }));
+    let other_network = svc_x402::Unresolved { network: "eip155:84532", ..lost };
+    assert_eq!(with_node.resolve(other_network).await, Ok(svc_x402::Resolution::Unknown));
+    assert_eq!(calls.settle.load(Ordering::SeqCst), 0, "nothing is sent to decide a payment");
+}

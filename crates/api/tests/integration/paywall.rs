@@ -14,6 +14,7 @@ use serde_json::Value;
 use svc_chain_evm::{B256, EvmError, Payer, VerifiedAuthorization};
 use svc_domain::FixedClock;
 use svc_store::PaymentStatus;
+use svc_x402::EvmLedger;
 use svc_x402::builtin::EvmChain;
 use svc_x402::network::BASE;
 use svc_x402::{BuiltinFacilitator, PaymentRequired};
@@ -66,6 +67,16 @@ struct FakeChain {
     mined: std::sync::Mutex<Option<bool>>,
 }
 
+impl EvmLedger for FakeChain {
+    fn authorization_used<'a>(&'a self, _: svc_chain_evm::Address, _: B256) -> BoxFuture<'a, Result<bool, EvmError>> {
+        futures::future::ready(Ok(self.used.load(Ordering::SeqCst))).boxed()
+    }
+
+    fn receipt<'a>(&'a self, _: B256) -> BoxFuture<'a, Result<Option<bool>, EvmError>> {
+        futures::future::ready(Ok(*self.mined.lock().expect("mined"))).boxed()
+    }
+}
+
 impl EvmChain for FakeChain {
     fn is_valid_signature<'a>(&'a self, _: &'a VerifiedAuthorization) -> BoxFuture<'a, Result<bool, EvmError>> {
         futures::future::ready(Ok(false)).boxed()
@@ -73,14 +84,6 @@ impl EvmChain for FakeChain {
 
     fn nonce_used<'a>(&'a self, _: &'a VerifiedAuthorization) -> BoxFuture<'a, Result<bool, EvmError>> {
         futures::future::ready(Ok(self.used.load(Ordering::SeqCst))).boxed()
-    }
-
-    fn authorization_used<'a>(&'a self, _: svc_chain_evm::Address, _: B256) -> BoxFuture<'a, Result<bool, EvmError>> {
-        futures::future::ready(Ok(self.used.load(Ordering::SeqCst))).boxed()
-    }
-
-    fn receipt<'a>(&'a self, _: B256) -> BoxFuture<'a, Result<Option<bool>, EvmError>> {
-        futures::future::ready(Ok(*self.mined.lock().expect("mined"))).boxed()
     }
 
     fn balance<'a>(&'a self, _: svc_chain_evm::Address) -> BoxFuture<'a, Result<svc_chain_evm::U256, EvmError>> {
@@ -368,6 +371,7 @@ async fn a_volume_payer_may_pay_its_discounted_price() {
             amount: 500_000,
             asset: "usdc".into(),
             pay_to: "x".into(),
+            valid_before: None,
             now_ms: NOW_MS - 1000,
         };
         p.app.store.reserve_payment(&new).await.expect("seed");
@@ -485,6 +489,7 @@ async fn a_cached_challenge_is_never_served_for_another_host_or_body() {
 mod solana {
     use super::*;
     use svc_chain_solana::{Keypair, SendError};
+    use svc_x402::SolanaLedger;
     use svc_x402::builtin::SolanaChain;
     use svc_x402::network::{SOLANA, SOLANA_USDC};
     use svc_x402::{Offer, PaymentNetwork};
@@ -531,7 +536,9 @@ mod solana {
                 None => futures::future::ready(Ok(())).boxed(),
             }
         }
+    }
 
+    impl SolanaLedger for FakeSolana {
         /// Landed if it was sent; never seen otherwise.
         fn status<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<Option<bool>, SendError>> {
             let sent = !self.sent.lock().expect("sent").is_empty();
@@ -770,6 +777,7 @@ mod reconciliation {
         let records = p.app.store.payments_by_payer(&payer_id, 10).await.expect("payments");
         assert_eq!(record_status(&records), (PaymentStatus::Pending, Some("settlement_pending")));
         assert_eq!(records[0].tx_hash, None);
+        assert_eq!(records[0].valid_before, Some(NOW_MS / 1000 + 300), "the authorization's validBefore");
 
         // The transfer had left: the token consumed the nonce.
         p.chain.used.store(true, Ordering::SeqCst);
@@ -779,14 +787,25 @@ mod reconciliation {
         assert_eq!(p.chain.transfers.load(Ordering::SeqCst), 1, "one transfer, never a second");
     }
 
+    /// Unused so far is not final: a transfer that left may still be mined. Only once the
+    /// authorization has expired can it never move the funds.
     #[tokio::test]
-    async fn a_send_of_unknown_outcome_that_never_left_is_failed() {
+    async fn a_send_of_unknown_outcome_that_never_left_is_failed_once_its_authorization_expired() {
         let p = paywalled(Some(FakeChain { send_unknown: true, ..FakeChain::default() })).await;
         let header = p.signed(TOP_PICKS, 25).await;
         p.pay(TOP_PICKS, "payment-signature", &header).await;
+        assert_eq!(reconcile(&p).await, Report { undecided: 1, ..Report::default() });
+        // validBefore is the challenge's 300 s away; block times may run a little ahead.
+        p.app.clock.advance_ms(300_000);
+        assert_eq!(reconcile(&p).await, Report { undecided: 1, ..Report::default() });
+        p.app.clock.advance_ms(61_000);
         assert_eq!(reconcile(&p).await, Report { failed: 1, ..Report::default() });
+        let payer_id = payer().address().to_string().to_lowercase();
+        let records = p.app.store.payments_by_payer(&payer_id, 10).await.expect("payments");
+        assert_eq!(records[0].status, PaymentStatus::Failed);
         let again = p.pay(TOP_PICKS, "payment-signature", &header).await;
-        assert!(error_of(&again).starts_with("payment_already_used"), "{}", again.text());
+        assert_eq!(error_of(&again), "invalid_exact_evm_payload_authorization_valid_before");
+        assert_eq!(p.chain.transfers.load(Ordering::SeqCst), 1, "nothing was sent again");
     }
 
     #[tokio::test]
@@ -816,6 +835,7 @@ mod reconciliation {
             amount: 500_000,
             asset: svc_x402::network::BASE_USDC.into(),
             pay_to: crate::support::PAY_TO.into(),
+            valid_before: authorization["validBefore"].as_str().and_then(|v| v.parse().ok()),
             now_ms: svc_domain::Clock::now_ms(&p.app.clock) - svc_api::reconcile::ABANDONED_AFTER_MS - 1_000,
         };
         p.app.store.reserve_payment(&new).await.expect("reserve");
