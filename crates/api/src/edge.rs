@@ -149,9 +149,9 @@ where
     type Output = Result<Response, Infallible>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
+        let mut this = self.project();
         let _entered = this.span.as_ref().map(tracing::Span::enter);
-        let response = match (this.called.as_pin_mut(), this.early.take()) {
+        let response = match (this.called.as_mut().as_pin_mut(), this.early.take()) {
             (_, Some(early)) => early,
             (Some(called), None) => match std::task::ready!(called.poll(cx)) {
                 Ok(Ok(response)) => response,
@@ -160,6 +160,8 @@ where
             },
             (None, None) => panic!("EdgeFuture polled after it finished"),
         };
+        // Finished: the handler's future is dropped now, and never polled again.
+        this.called.set(None);
         let status = response.status();
         let latency_us = this.started.elapsed().as_micros() as u64;
         if status.is_server_error() {

@@ -4,15 +4,16 @@
 //! Two kinds are due: a settlement sent but not confirmed in time (`pending`: the answer was
 //! withheld), and a reservation older than any handler runs (its process stopped mid-request).
 //! The facilitator asks the chain; a transfer that landed becomes `settled` with its answer
-//! owed (the same payment, sent again, is served once); one that failed becomes `failed`, and
-//! so does a pending one whose authorization expired unused (before that, a transfer already
-//! sent may still be mined); an abandoned reservation whose authorization was never used is
-//! released, so the payer can send the same payment again. Every step is conditional on the
-//! row's status, so replicas reconciling at once agree.
+//! owed (the same payment, sent again, is served once). One that cannot land any more (an
+//! EIP-3009 authorization unused when the chain's clock passed its `validBefore`, a Solana
+//! transaction never seen after its blockhash expired) becomes `failed` if a settlement was
+//! sent, and is released if the process stopped before recording one. Until then the payment
+//! is undecided and looked at again: a transfer already sent may still be mined. Every step is
+//! conditional on the row's status, so replicas reconciling at once agree.
 
 use std::time::Duration;
 
-use svc_store::{ANSWER_WITHHELD, PaymentStatus};
+use svc_store::{ANSWER_WITHHELD, PaymentRecord, PaymentStatus};
 use svc_x402::{Resolution, Unresolved};
 
 use crate::error::ApiError;
@@ -21,12 +22,10 @@ use crate::state::AppState;
 /// A reservation older than this was abandoned: handlers and settlement finish long before.
 pub const ABANDONED_AFTER_MS: i64 = 10 * 60 * 1000;
 
-/// How long after an authorization's `validBefore` (by our clock) it is taken as expired on
-/// chain too: block timestamps may run ahead of our clock.
-const EXPIRY_MARGIN_SECS: i64 = 60;
-
-/// Payments looked at per pass.
+/// Payments read per page, and pages per pass: payments the chain cannot decide yet stay due,
+/// so a pass pages past them, up to a bound that keeps one pass short.
 const BATCH: u32 = 100;
+const PAGES: usize = 10;
 
 /// What one pass did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -44,65 +43,82 @@ pub struct Report {
 /// One reconciliation pass over the payments due now.
 pub async fn reconcile_payments(state: &AppState) -> Result<Report, ApiError> {
     let now = state.clock.now_ms();
-    let due = state.store.payments_to_reconcile(now - ABANDONED_AFTER_MS, BATCH).await?;
     let mut report = Report::default();
-    for payment in due {
-        let unresolved = Unresolved {
-            network: &payment.network,
-            payer: &payment.payer,
-            nonce: &payment.nonce,
-            transaction: payment.tx_hash.as_deref(),
-            abandoned: payment.status == PaymentStatus::Reserved,
-            expired: payment.valid_before.is_some_and(|bound| now / 1000 >= bound + EXPIRY_MARGIN_SECS),
-        };
-        let resolution = match state.payments.facilitator.resolve(unresolved).await {
-            Ok(resolution) => resolution,
-            Err(err) => {
-                tracing::warn!(payment = %payment.id, error = %err, "could not ask the chain about a payment");
-                Resolution::Unknown
-            }
-        };
-        let now = state.clock.now_ms();
-        match (payment.status, resolution) {
-            (_, Resolution::Unknown) => {
-                report.undecided += 1;
-                if now - payment.updated_at > 60 * 60 * 1000 {
-                    tracing::error!(payment = %payment.id, status = %payment.status, "payment undecided for over an hour");
-                }
-            }
-            (from, Resolution::Settled { transaction }) => {
-                let moved = state
-                    .store
-                    .resolve_payment(
-                        &payment.id,
-                        from,
-                        PaymentStatus::Settled,
-                        transaction.as_deref(),
-                        Some(ANSWER_WITHHELD),
-                        now,
-                    )
-                    .await?;
-                if moved {
-                    tracing::info!(payment = %payment.id, "payment found settled on chain; its answer is owed");
-                    report.settled += 1;
-                }
-            }
-            (PaymentStatus::Reserved, Resolution::NotSettled) => {
-                if state.store.release_payment(&payment.id).await? {
-                    tracing::info!(payment = %payment.id, "abandoned reservation released");
-                    report.released += 1;
-                }
-            }
-            (from, Resolution::NotSettled) => {
-                let error = Some("invalid_transaction_state");
-                if state.store.resolve_payment(&payment.id, from, PaymentStatus::Failed, None, error, now).await? {
-                    tracing::info!(payment = %payment.id, "pending settlement failed on chain");
-                    report.failed += 1;
-                }
-            }
+    let mut after: Option<(i64, String)> = None;
+    for _ in 0..PAGES {
+        let cursor = after.as_ref().map(|(at, id)| (*at, id.as_str()));
+        let due = state.store.payments_to_reconcile(now - ABANDONED_AFTER_MS, cursor, BATCH).await?;
+        let full = due.len() == BATCH as usize;
+        after = due.last().map(|p| (p.updated_at, p.id.clone()));
+        for payment in due {
+            reconcile_one(state, payment, &mut report).await?;
+        }
+        if !full {
+            break;
         }
     }
     Ok(report)
+}
+
+/// Asks the chain about one payment and records what it says.
+async fn reconcile_one(state: &AppState, payment: PaymentRecord, report: &mut Report) -> Result<(), ApiError> {
+    let now = state.clock.now_ms();
+    let unresolved = Unresolved {
+        network: &payment.network,
+        payer: &payment.payer,
+        nonce: &payment.nonce,
+        transaction: payment.tx_hash.as_deref(),
+        abandoned: payment.status == PaymentStatus::Reserved,
+        valid_before: payment.valid_before.and_then(|bound| u64::try_from(bound).ok()),
+        now_secs: u64::try_from(now / 1000).unwrap_or(0),
+    };
+    let resolution = match state.payments.facilitator.resolve(unresolved).await {
+        Ok(resolution) => resolution,
+        Err(err) => {
+            tracing::warn!(payment = %payment.id, error = %err, "could not ask the chain about a payment");
+            Resolution::Unknown
+        }
+    };
+    let now = state.clock.now_ms();
+    match (payment.status, resolution) {
+        (_, Resolution::Unknown) => {
+            report.undecided += 1;
+            if now - payment.updated_at > 60 * 60 * 1000 {
+                tracing::error!(payment = %payment.id, status = %payment.status, "payment undecided for over an hour");
+            }
+        }
+        (from, Resolution::Settled { transaction }) => {
+            let moved = state
+                .store
+                .resolve_payment(
+                    &payment.id,
+                    from,
+                    PaymentStatus::Settled,
+                    transaction.as_deref(),
+                    Some(ANSWER_WITHHELD),
+                    now,
+                )
+                .await?;
+            if moved {
+                tracing::info!(payment = %payment.id, "payment found settled on chain; its answer is owed");
+                report.settled += 1;
+            }
+        }
+        (PaymentStatus::Reserved, Resolution::NotSettled) => {
+            if state.store.release_payment(&payment.id).await? {
+                tracing::info!(payment = %payment.id, "abandoned reservation released");
+                report.released += 1;
+            }
+        }
+        (from, Resolution::NotSettled) => {
+            let error = Some("invalid_transaction_state");
+            if state.store.resolve_payment(&payment.id, from, PaymentStatus::Failed, None, error, now).await? {
+                tracing::info!(payment = %payment.id, "pending settlement failed on chain");
+                report.failed += 1;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Reconciles every `every`, for the life of the process.

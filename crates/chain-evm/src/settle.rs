@@ -119,6 +119,14 @@ impl EvmReader {
         let receipt = within("eth_getTransactionReceipt", self.provider.get_transaction_receipt(hash)).await?;
         Ok(receipt.map(|r| r.status()))
     }
+
+    /// The latest block's timestamp: the chain's own clock, which decides whether an
+    /// authorization has expired (ours may run ahead of it).
+    pub async fn block_time(&self) -> Result<u64, EvmError> {
+        let latest = self.provider.get_block_by_number(alloy::eips::BlockNumberOrTag::Latest);
+        let block = within("eth_getBlockByNumber", latest).await?;
+        block.map(|b| b.header.timestamp).ok_or_else(|| EvmError::Rpc("eth_getBlockByNumber: no latest block".into()))
+    }
 }
 
 impl EvmSettler {

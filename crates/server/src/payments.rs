@@ -268,7 +268,8 @@ mod tests {
     }
 
     /// Beside an external facilitator, a configured node is only read: no relayer key is
-    /// asked for, and a payment whose settlement was lost is decided from the token's record.
+    /// asked for, and a payment whose settlement was lost is decided from the token's record
+    /// and the chain's clock.
     #[cfg(feature = "settle")]
     #[tokio::test]
     async fn an_external_facilitator_reconciles_through_the_configured_node() {
@@ -278,13 +279,14 @@ mod tests {
             axum::Router::new().route("/supported", axum::routing::get(move || async move { axum::Json(supported) })),
         )
         .await;
-        // A Base node (JSON-RPC) whose token has used every authorization asked about.
+        // A Base node (JSON-RPC) at 1_700_000_000 whose token has used no authorization.
         let node = serve(axum::Router::new().route(
             "/",
             axum::routing::post(|axum::Json(call): axum::Json<serde_json::Value>| async move {
                 let result = match call["method"].as_str() {
                     Some("eth_chainId") => serde_json::json!("0x2105"),
-                    Some("eth_call") => serde_json::json!(format!("0x{:064x}", 1)),
+                    Some("eth_call") => serde_json::json!(format!("0x{:064x}", 0)),
+                    Some("eth_getBlockByNumber") => latest_block(1_700_000_000),
                     other => panic!("unexpected node call {other:?}"),
                 };
                 axum::Json(serde_json::json!({"jsonrpc": "2.0", "id": call["id"], "result": result}))
@@ -304,9 +306,27 @@ mod tests {
             nonce: "0x00000000000000000000000000000000000000000000000000000000000000aa",
             transaction: None,
             abandoned: false,
-            expired: false,
+            valid_before: Some(1_700_000_001),
+            now_secs: 1_800_000_000,
         };
-        assert_eq!(built.resolve(lost).await, Ok(svc_x402::Resolution::Settled { transaction: None }));
+        // Our clock is past validBefore; the chain's is not: a transfer may still be mined.
+        assert_eq!(built.resolve(lost).await, Ok(svc_x402::Resolution::Unknown));
+        let expired = svc_x402::Unresolved { valid_before: Some(1_700_000_000), ..lost };
+        assert_eq!(built.resolve(expired).await, Ok(svc_x402::Resolution::NotSettled));
+    }
+
+    /// A block as nodes send it, at `timestamp`.
+    #[cfg(feature = "settle")]
+    fn latest_block(timestamp: u64) -> serde_json::Value {
+        let hash = format!("0x{:064x}", 7);
+        serde_json::json!({
+            "hash": hash, "parentHash": hash, "sha3Uncles": hash, "miner": format!("0x{:040x}", 0),
+            "stateRoot": hash, "transactionsRoot": hash, "receiptsRoot": hash,
+            "logsBloom": format!("0x{}", "0".repeat(512)), "difficulty": "0x0", "number": "0x10",
+            "gasLimit": "0x1c9c380", "gasUsed": "0x0", "timestamp": format!("0x{timestamp:x}"), "extraData": "0x",
+            "mixHash": hash, "nonce": "0x0000000000000000", "baseFeePerGas": "0x1", "size": "0x200",
+            "uncles": [], "transactions": [],
+        })
     }
 
     /// An external facilitator co-signs Solana payments with its own key: clients must be

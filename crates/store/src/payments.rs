@@ -95,8 +95,8 @@ pub struct NewPayment {
     pub asset: String,
     /// Recipient.
     pub pay_to: String,
-    /// Unix seconds after which the authorization can no longer move funds (EIP-3009
-    /// `validBefore`); `None` where it has no such bound.
+    /// Unix seconds from which the payment can no longer move funds: an EIP-3009
+    /// `validBefore`, or a bound past a Solana transaction's blockhash; `None` if unknown.
     pub valid_before: Option<i64>,
     /// When, unix ms.
     pub now_ms: i64,
@@ -254,16 +254,24 @@ impl Store {
     /// Payments whose outcome the chain must tell: pending settlements, and reservations
     /// older than `reserved_before_ms` (a handler never runs that long: the process that held
     /// them stopped). Oldest first.
+    ///
+    /// Paged by `after`, the last (`updated_at`, `id`) of the previous page: payments the chain
+    /// cannot decide yet keep their place at the front, and must not hide the ones behind them.
     pub async fn payments_to_reconcile(
         &self,
         reserved_before_ms: i64,
+        after: Option<(i64, &str)>,
         limit: u32,
     ) -> Result<Vec<PaymentRecord>, StoreError> {
         const SQL: &str = select_payments!(
-            "WHERE status = 'pending' OR (status = 'reserved' AND updated_at < $1) ORDER BY updated_at, id LIMIT $2"
+            "WHERE (status = 'pending' OR (status = 'reserved' AND updated_at < $1)) \
+             AND (updated_at > $2 OR (updated_at = $2 AND id > $3)) ORDER BY updated_at, id LIMIT $4"
         );
+        let (after_at, after_id) = after.unwrap_or((i64::MIN, ""));
         Ok(with_pool!(&self.db, |p| sqlx::query_as(SQL)
             .bind(reserved_before_ms)
+            .bind(after_at)
+            .bind(after_id)
             .bind(i64::from(limit))
             .fetch_all(p)
             .await)?)

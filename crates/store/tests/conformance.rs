@@ -340,13 +340,19 @@ async fn pending_and_abandoned_payments_are_reconciled_once_and_a_withheld_answe
     assert!(store.finish_payment("p4", PaymentStatus::Settled, Some("0xok"), None, 1_500).await.expect("settled"));
 
     // Pending always; reserved only when older than the cut-off; finished never.
-    let due = store.payments_to_reconcile(5_000, 10).await.expect("due");
+    let due = store.payments_to_reconcile(5_000, None, 10).await.expect("due");
     let ids: Vec<&str> = due.iter().map(|p| p.id.as_str()).collect();
     assert_eq!(ids, ["p2", "p1"]);
     // Each comes with when its authorization expires, where it has a bound, for the
     // reconciler to tell "not yet" from "never".
     let bounds: Vec<Option<i64>> = due.iter().map(|p| p.valid_before).collect();
     assert_eq!(bounds, [None, Some(301)]);
+    // Paged: what follows the first is the second, then nothing.
+    let first = store.payments_to_reconcile(5_000, None, 1).await.expect("page");
+    let next = store.payments_to_reconcile(5_000, Some((first[0].updated_at, &first[0].id)), 1).await.expect("page");
+    assert_eq!((first[0].id.as_str(), next[0].id.as_str()), ("p2", "p1"));
+    let last = store.payments_to_reconcile(5_000, Some((next[0].updated_at, &next[0].id)), 1).await.expect("page");
+    assert!(last.is_empty());
 
     assert!(matches!(
         store.resolve_payment("p1", PaymentStatus::Settled, PaymentStatus::Failed, None, None, 3_000).await,
@@ -381,7 +387,7 @@ async fn pending_and_abandoned_payments_are_reconciled_once_and_a_withheld_answe
     assert!(store.claim_withheld_answer("p1", 4_200).await.expect("owed again"));
     let key = store.payment_by_key("eip155:8453", PAYER, "0xe1").await.expect("by key").map(|p| p.id);
     assert_eq!(key.as_deref(), Some("p1"));
-    assert_eq!(store.payments_to_reconcile(5_000, 10).await.expect("due").len(), 1, "p2 is left");
+    assert_eq!(store.payments_to_reconcile(5_000, None, 10).await.expect("due").len(), 1, "p2 is left");
 }
 
 conformance!(credits_are_granted_once_per_reference_and_debits_never_overdraw);

@@ -360,6 +360,10 @@ impl EvmLedger for svc_chain_evm::settle::EvmReader {
     fn receipt<'a>(&'a self, transaction: svc_chain_evm::B256) -> BoxFuture<'a, Result<Option<bool>, EvmError>> {
         svc_chain_evm::settle::EvmReader::receipt(self, transaction).boxed()
     }
+
+    fn block_time(&self) -> BoxFuture<'_, Result<u64, EvmError>> {
+        svc_chain_evm::settle::EvmReader::block_time(self).boxed()
+    }
 }
 
 #[cfg(feature = "settle")]
@@ -374,6 +378,10 @@ impl EvmLedger for svc_chain_evm::settle::EvmSettler {
 
     fn receipt<'a>(&'a self, transaction: svc_chain_evm::B256) -> BoxFuture<'a, Result<Option<bool>, EvmError>> {
         self.reader().receipt(transaction).boxed()
+    }
+
+    fn block_time(&self) -> BoxFuture<'_, Result<u64, EvmError>> {
+        self.reader().block_time().boxed()
     }
 }
 

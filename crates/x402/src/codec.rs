@@ -65,15 +65,23 @@ impl DecodedPayment {
         }
     }
 
+    /// Whether the client paid on Solana; every other network offered is EVM. The payload's
+    /// shape is the client's to choose, so the network, not the keys present, decides how a
+    /// payment is read.
+    fn on_solana(&self) -> bool {
+        self.network().starts_with("solana:")
+    }
+
     /// What makes this payment one of a kind, read before verification: the payer and the
     /// EIP-3009 nonce (lowercased hex), or the Solana payer and its transaction signature
     /// (base58, case kept). A forged key fails verification; a real one can be spent once.
     pub fn replay_key(&self) -> Option<(String, String)> {
-        if let Some(authorization) = self.payload.get("authorization") {
-            let field = |name: &str| authorization.get(name).and_then(Value::as_str).map(payer_key);
-            return Some((field("from")?, field("nonce")?));
+        if self.on_solana() {
+            return svc_chain_solana::replay_key(self.payload.get("transaction")?.as_str()?);
         }
-        svc_chain_solana::replay_key(self.payload.get("transaction")?.as_str()?)
+        let authorization = self.payload.get("authorization")?;
+        let field = |name: &str| authorization.get(name).and_then(Value::as_str).map(payer_key);
+        Some((field("from")?, field("nonce")?))
     }
 
     /// Unix seconds after which this payment can no longer move funds: an EIP-3009
@@ -81,11 +89,11 @@ impl DecodedPayment {
     /// land for only about a minute and a half after the client fetched it, ten minutes from
     /// `now_secs`, when it arrived. Until then a settlement sent for it may still land.
     pub fn valid_before(&self, now_secs: u64) -> Option<u64> {
-        if let Some(authorization) = self.payload.get("authorization") {
-            let bound = authorization.get("validBefore")?;
-            return bound.as_str().and_then(|b| b.parse().ok()).or_else(|| bound.as_u64());
+        if self.on_solana() {
+            return Some(now_secs + SOLANA_TRANSACTION_LIFETIME_SECS);
         }
-        self.payload.get("transaction").map(|_| now_secs + SOLANA_TRANSACTION_LIFETIME_SECS)
+        let bound = self.payload.get("authorization")?.get("validBefore")?;
+        bound.as_str().and_then(|b| b.parse().ok()).or_else(|| bound.as_u64())
     }
 
     /// The payment as a v2 message whose `accepted` is `requirement`: for v2 the client's own
@@ -185,8 +193,18 @@ mod tests {
         // Beyond u64, or missing: no bound is known.
         assert_eq!(evm("1".repeat(40).into()).valid_before(1_700_000_000), None);
         assert_eq!(decoded(serde_json::json!({"authorization": {}})).valid_before(5), None);
-        let solana = decoded(serde_json::json!({"transaction": "AQID"}));
-        assert_eq!(solana.valid_before(1_700_000_000), Some(1_700_000_000 + SOLANA_TRANSACTION_LIFETIME_SECS));
+    }
+
+    /// A stray `authorization` beside a Solana transaction is not read: it would let a client
+    /// pick the replay key (and so pay twice with one transfer) or another payer's identity.
+    #[test]
+    fn a_payment_is_read_by_its_network_not_by_the_keys_its_payload_has() {
+        let solana = serde_json::json!({"x402Version": 2, "accepted": {"scheme": "exact",
+            "network": crate::network::SOLANA, "amount": "1", "asset": "m", "payTo": "p", "maxTimeoutSeconds": 300},
+            "payload": {"transaction": "AQID", "authorization": {"from": "0xabc", "nonce": "0x01", "validBefore": "0"}}});
+        let decoded = decode_payment(encode_header(&solana).as_bytes()).expect("decodes");
+        assert_eq!(decoded.valid_before(1_700_000_000), Some(1_700_000_000 + SOLANA_TRANSACTION_LIFETIME_SECS));
+        assert_eq!(decoded.replay_key(), None, "only the (here malformed) transaction keys a Solana payment");
     }
 
     #[test]

@@ -110,11 +110,17 @@ pub struct Unresolved<'a> {
     /// The settlement transaction, when one was sent (or was about to be).
     pub transaction: Option<&'a str>,
     /// Still reserved: the process stopped before recording an outcome, longer ago than any
-    /// request runs, so a transaction the chain has never seen can no longer land.
+    /// request runs, so a Solana transaction the chain has never seen can no longer land (its
+    /// blockhash has expired). An EVM authorization is decided by `valid_before` instead: it
+    /// stays sendable by anyone holding it until then.
     pub abandoned: bool,
-    /// The authorization can no longer move funds (its `validBefore`, or a Solana
-    /// transaction's blockhash, has passed): an outcome the chain has not seen is final.
-    pub expired: bool,
+    /// Unix seconds from which the payment can no longer move funds (an EIP-3009
+    /// `validBefore`, checked against the chain's clock; for Solana, a bound past its
+    /// blockhash's life, checked against `now_secs`). Until then an outcome the chain has not
+    /// seen may still come.
+    pub valid_before: Option<u64>,
+    /// Our clock, unix seconds.
+    pub now_secs: u64,
 }
 
 /// What the chain says of an [`Unresolved`] payment.

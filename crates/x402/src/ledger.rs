@@ -22,6 +22,8 @@ pub trait EvmLedger: Send + Sync + std::fmt::Debug {
     fn authorization_used<'a>(&'a self, payer: Address, nonce: B256) -> BoxFuture<'a, Result<bool, EvmError>>;
     /// A sent transaction's outcome: mined and succeeded, mined and reverted, or not mined.
     fn receipt<'a>(&'a self, transaction: B256) -> BoxFuture<'a, Result<Option<bool>, EvmError>>;
+    /// The latest block's timestamp, unix seconds: the clock `validBefore` is checked against.
+    fn block_time(&self) -> BoxFuture<'_, Result<u64, EvmError>>;
 }
 
 /// A Solana node's record of transactions.
@@ -58,10 +60,10 @@ impl Ledgers {
     /// What the chain says of `payment`, or `None` when no node of its network is attached.
     ///
     /// On EVM the token's own record of the nonce is the truth: a used authorization moved the
-    /// funds to the recipient it names, whoever sent it. An unused one is final once it has
-    /// expired, or once a reservation was abandoned; before that a settlement already sent
-    /// may still land. A Solana payment is looked up by its transaction, which can land only
-    /// until its blockhash expires.
+    /// funds to the recipient it names, whoever sent it, and an unused one (even after a
+    /// transfer of it reverted: the signed authorization is public then) can still be sent by
+    /// anyone until the chain's clock passes its `validBefore`. A Solana payment is looked up
+    /// by its transaction, which can land only until its blockhash expires.
     pub async fn resolve(&self, payment: Unresolved<'_>) -> Option<Result<Resolution, FacilitatorError>> {
         if let Some(ledger) = self.evm.get(payment.network) {
             return Some(resolve_evm(ledger.as_ref(), payment).await);
@@ -71,39 +73,41 @@ impl Ledgers {
     }
 }
 
-/// The outcome can no longer change: an unused authorization stays unused.
-fn unused(payment: &Unresolved<'_>) -> Resolution {
-    if payment.abandoned || payment.expired { Resolution::NotSettled } else { Resolution::Unknown }
-}
-
 async fn resolve_evm(ledger: &dyn EvmLedger, payment: Unresolved<'_>) -> Result<Resolution, FacilitatorError> {
     let unreadable = |what: &str, value: &str| FacilitatorError::Unavailable(format!("bad {what} {value}"));
     if let Some(tx) = payment.transaction {
         let hash = B256::from_str(tx).map_err(|_| unreadable("transaction hash", tx))?;
-        match ledger.receipt(hash).await.map_err(rpc)? {
-            Some(true) => return Ok(Resolution::Settled { transaction: Some(tx.to_owned()) }),
-            Some(false) => return Ok(Resolution::NotSettled),
-            // Not mined (yet): the token's record decides, below.
-            None => {}
+        if ledger.receipt(hash).await.map_err(rpc)? == Some(true) {
+            return Ok(Resolution::Settled { transaction: Some(tx.to_owned()) });
         }
     }
     let payer = Address::from_str(payment.payer).map_err(|_| unreadable("payer", payment.payer))?;
     let nonce = B256::from_str(payment.nonce).map_err(|_| unreadable("nonce", payment.nonce))?;
+    // The chain's clock is read before the token's record, so "unused" is read at a block at
+    // least that late: no later block can use an authorization expired by then.
+    let chain_now = match payment.valid_before {
+        Some(_) => Some(ledger.block_time().await.map_err(rpc)?),
+        None => None,
+    };
     if ledger.authorization_used(payer, nonce).await.map_err(rpc)? {
         // Used, but not by the transaction on record (if any): another sender's.
         return Ok(Resolution::Settled { transaction: None });
     }
-    Ok(unused(&payment))
+    let expired = matches!((chain_now, payment.valid_before), (Some(now), Some(bound)) if now >= bound);
+    Ok(if expired { Resolution::NotSettled } else { Resolution::Unknown })
 }
 
 async fn resolve_solana(ledger: &dyn SolanaLedger, payment: Unresolved<'_>) -> Result<Resolution, FacilitatorError> {
     // Without its transaction a payment cannot be looked up: whoever co-signed it made the id.
     let Some(tx) = payment.transaction else { return Ok(Resolution::Unknown) };
     let status = ledger.status(tx).await.map_err(|e| FacilitatorError::Unavailable(e.to_string()))?;
+    let expired = payment.valid_before.is_some_and(|bound| payment.now_secs >= bound);
     Ok(match status {
         Some(true) => Resolution::Settled { transaction: Some(tx.to_owned()) },
         Some(false) => Resolution::NotSettled,
-        None => unused(&payment),
+        // Never seen: final once it can no longer land.
+        None if payment.abandoned || expired => Resolution::NotSettled,
+        None => Resolution::Unknown,
     })
 }
 
@@ -118,11 +122,12 @@ mod tests {
 
     use super::*;
 
-    /// A node that knows one authorization's state and one transaction's receipt.
+    /// A node that knows one authorization's state, one transaction's receipt and its time.
     #[derive(Debug, Default)]
     struct Node {
         used: bool,
         receipt: Option<bool>,
+        time: u64,
     }
 
     impl EvmLedger for Node {
@@ -133,6 +138,10 @@ mod tests {
         fn receipt<'a>(&'a self, _: B256) -> BoxFuture<'a, Result<Option<bool>, EvmError>> {
             futures::future::ready(Ok(self.receipt)).boxed()
         }
+
+        fn block_time(&self) -> BoxFuture<'_, Result<u64, EvmError>> {
+            futures::future::ready(Ok(self.time)).boxed()
+        }
     }
 
     impl SolanaLedger for Node {
@@ -142,15 +151,18 @@ mod tests {
     }
 
     const TX: &str = "0x00000000000000000000000000000000000000000000000000000000000000ee";
+    /// The authorization's `validBefore`.
+    const BOUND: u64 = 1_700_000_300;
 
-    fn payment<'a>(network: &'a str, transaction: Option<&'a str>, abandoned: bool, expired: bool) -> Unresolved<'a> {
+    fn payment<'a>(network: &'a str, transaction: Option<&'a str>, abandoned: bool, now_secs: u64) -> Unresolved<'a> {
         Unresolved {
             network,
             payer: "0x2c7536e3605d9c16a7a3d7b1898e529396a65c23",
             nonce: "0x00000000000000000000000000000000000000000000000000000000000000aa",
             transaction,
             abandoned,
-            expired,
+            valid_before: Some(BOUND),
+            now_secs,
         }
     }
 
@@ -165,47 +177,74 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_evm_payment_is_decided_by_its_receipt_else_by_the_tokens_record() {
+    async fn an_evm_payment_is_decided_by_its_receipt_else_by_the_tokens_record_and_the_chains_clock() {
         let base = "eip155:8453";
+        let before = BOUND - 1;
+        let not_yet = Some(Resolution::Unknown);
         let cases = [
-            (Node { receipt: Some(true), used: true }, payment(base, Some(TX), false, false), settled(Some(TX))),
             (
-                Node { receipt: Some(false), used: false },
-                payment(base, Some(TX), false, false),
+                Node { receipt: Some(true), used: true, time: before },
+                payment(base, Some(TX), false, 0),
+                settled(Some(TX)),
+            ),
+            // Not mined, or reverted, but the authorization was used (by another sender): paid.
+            (Node { receipt: None, used: true, time: before }, payment(base, Some(TX), false, 0), settled(None)),
+            (Node { receipt: Some(false), used: true, time: before }, payment(base, Some(TX), false, 0), settled(None)),
+            (Node { receipt: None, used: true, time: before }, payment(base, None, false, 0), settled(None)),
+            // Unused while the chain may still take it: a sent transfer may be mined, and a
+            // reverted one left the signed authorization public. Abandonment is no proof.
+            (Node { receipt: None, used: false, time: before }, payment(base, Some(TX), false, 0), not_yet.clone()),
+            (
+                Node { receipt: Some(false), used: false, time: before },
+                payment(base, Some(TX), false, 0),
+                not_yet.clone(),
+            ),
+            (Node { receipt: None, used: false, time: before }, payment(base, None, true, u64::MAX), not_yet.clone()),
+            // Unused once the chain's clock reached validBefore: final, whatever our clock says.
+            (
+                Node { receipt: None, used: false, time: BOUND },
+                payment(base, Some(TX), false, 0),
                 Some(Resolution::NotSettled),
             ),
-            // Not mined, but another sender used the authorization: the funds moved.
-            (Node { receipt: None, used: true }, payment(base, Some(TX), false, false), settled(None)),
-            (Node { receipt: None, used: true }, payment(base, None, false, false), settled(None)),
-            // Unused, and a transfer sent may still be mined: not decided.
-            (Node { receipt: None, used: false }, payment(base, Some(TX), false, false), Some(Resolution::Unknown)),
-            (Node { receipt: None, used: false }, payment(base, None, false, false), Some(Resolution::Unknown)),
-            // Unused and expired, or a reservation abandoned: final.
-            (Node { receipt: None, used: false }, payment(base, Some(TX), false, true), Some(Resolution::NotSettled)),
-            (Node { receipt: None, used: false }, payment(base, None, true, false), Some(Resolution::NotSettled)),
+            (
+                Node { receipt: Some(false), used: false, time: BOUND },
+                payment(base, None, false, 0),
+                Some(Resolution::NotSettled),
+            ),
         ];
         for (node, payment, expected) in cases {
             let case = format!("{node:?} {payment:?}");
             assert_eq!(resolve(node, payment).await, expected, "{case}");
         }
+        // No bound known (a payment recorded before bounds were): never taken as expired.
+        let unbounded = Unresolved { valid_before: None, ..payment(base, None, true, u64::MAX) };
+        assert_eq!(resolve(Node { time: u64::MAX, ..Node::default() }, unbounded).await, not_yet);
     }
 
     #[tokio::test]
     async fn a_solana_payment_is_decided_by_its_transaction() {
         let sol = "solana:mainnet";
         let cases = [
-            (Node { receipt: Some(true), used: false }, payment(sol, Some("sig"), false, false), settled(Some("sig"))),
             (
-                Node { receipt: Some(false), used: false },
-                payment(sol, Some("sig"), false, false),
+                Node { receipt: Some(true), ..Node::default() },
+                payment(sol, Some("sig"), false, 0),
+                settled(Some("sig")),
+            ),
+            (
+                Node { receipt: Some(false), ..Node::default() },
+                payment(sol, Some("sig"), false, 0),
                 Some(Resolution::NotSettled),
             ),
-            (Node::default(), payment(sol, Some("sig"), false, false), Some(Resolution::Unknown)),
+            (Node::default(), payment(sol, Some("sig"), false, BOUND - 1), Some(Resolution::Unknown)),
             // Never seen, and its blockhash has expired: it can no longer land.
-            (Node::default(), payment(sol, Some("sig"), false, true), Some(Resolution::NotSettled)),
-            (Node::default(), payment(sol, Some("sig"), true, false), Some(Resolution::NotSettled)),
+            (Node::default(), payment(sol, Some("sig"), false, BOUND), Some(Resolution::NotSettled)),
+            (Node::default(), payment(sol, Some("sig"), true, 0), Some(Resolution::NotSettled)),
             // Whoever co-signed it made its id; without it, nothing can be looked up.
-            (Node { receipt: Some(true), used: false }, payment(sol, None, true, true), Some(Resolution::Unknown)),
+            (
+                Node { receipt: Some(true), ..Node::default() },
+                payment(sol, None, true, BOUND),
+                Some(Resolution::Unknown),
+            ),
         ];
         for (node, payment, expected) in cases {
             let case = format!("{node:?} {payment:?}");
@@ -215,13 +254,13 @@ mod tests {
 
     #[tokio::test]
     async fn a_network_without_a_node_is_not_answered() {
-        assert_eq!(resolve(Node::default(), payment("eip155:84532", None, true, true)).await, None);
+        assert_eq!(resolve(Node::default(), payment("eip155:84532", None, true, BOUND)).await, None);
     }
 
     #[tokio::test]
     async fn a_record_the_node_cannot_be_asked_about_is_an_error_not_a_verdict() {
         let ledgers = Ledgers::default().with_evm("eip155:8453", Arc::new(Node::default()));
-        let garbled = Unresolved { nonce: "not hex", ..payment("eip155:8453", None, true, true) };
+        let garbled = Unresolved { nonce: "not hex", ..payment("eip155:8453", None, true, BOUND) };
         let answer = ledgers.resolve(garbled).await.expect("a node is attached");
         assert!(matches!(answer, Err(FacilitatorError::Unavailable(_))), "{answer:?}");
     }

@@ -170,6 +170,10 @@ impl svc_x402::EvmLedger for SpentEverything {
     ) -> futures::future::BoxFuture<'a, Result<Option<bool>, svc_chain_evm::EvmError>> {
         Box::pin(std::future::ready(Ok(None)))
     }
+
+    fn block_time(&self) -> futures::future::BoxFuture<'_, Result<u64, svc_chain_evm::EvmError>> {
+        Box::pin(std::future::ready(Ok(0)))
+    }
 }
 
 /// The standard API cannot say what became of a settlement whose answer was lost; a node
@@ -182,7 +186,8 @@ async fn a_lost_settlement_is_undecided_without_a_node_and_read_from_one_with_it
         nonce: "0x00000000000000000000000000000000000000000000000000000000000000aa",
         transaction: None,
         abandoned: false,
-        expired: false,
+        valid_before: Some(u64::MAX),
+        now_secs: 0,
     };
     let (alone, _) = facilitator().await;
     assert_eq!(alone.resolve(lost).await, Ok(svc_x402::Resolution::Unknown));

@@ -65,6 +65,8 @@ struct FakeChain {
     used: std::sync::atomic::AtomicBool,
     /// What `receipt` answers: None not mined, Some(ok) mined.
     mined: std::sync::Mutex<Option<bool>>,
+    /// The latest block's timestamp, unix seconds.
+    time: std::sync::atomic::AtomicU64,
 }
 
 impl EvmLedger for FakeChain {
@@ -74,6 +76,10 @@ impl EvmLedger for FakeChain {
 
     fn receipt<'a>(&'a self, _: B256) -> BoxFuture<'a, Result<Option<bool>, EvmError>> {
         futures::future::ready(Ok(*self.mined.lock().expect("mined"))).boxed()
+    }
+
+    fn block_time(&self) -> BoxFuture<'_, Result<u64, EvmError>> {
+        futures::future::ready(Ok(self.time.load(Ordering::SeqCst))).boxed()
     }
 }
 
@@ -629,6 +635,32 @@ mod solana {
         base64::engine::general_purpose::STANDARD.encode(payload.to_string())
     }
 
+    /// The payload's keys are the client's to choose: an EIP-3009 `authorization` slipped in
+    /// beside the transaction must not become the payment's replay key, or one transfer
+    /// would pay again under each new stray nonce.
+    #[tokio::test]
+    async fn a_solana_payment_with_a_stray_authorization_is_still_served_once() {
+        let app = app(None).await;
+        let header = payment(&app).await;
+        let with_stray = |nonce: u8| {
+            let mut message = b64_json(&header);
+            message["payload"]["authorization"] = serde_json::json!({
+                "from": "0x2c7536e3605d9c16a7a3d7b1898e529396a65c23",
+                "nonce": format!("0x{nonce:064x}"),
+                "validBefore": "0",
+            });
+            base64::engine::general_purpose::STANDARD.encode(message.to_string())
+        };
+        let paid = pay_with(&app, &with_stray(1)).await;
+        assert_eq!(paid.status, StatusCode::OK, "{}", paid.text());
+        let again = pay_with(&app, &with_stray(2)).await;
+        assert!(error_of(&again).starts_with("payment_already_used"), "{}", again.text());
+        let records = app.store.payments_by_payer(PAYER, 10).await.expect("payments");
+        assert_eq!(records.len(), 1, "recorded once, under the transaction's payer");
+        let arrived = svc_domain::Clock::now_ms(&app.clock) / 1000;
+        assert_eq!(records[0].valid_before, Some(arrived + 600), "bounded by the blockhash, not the stray field");
+    }
+
     #[tokio::test]
     async fn the_official_clients_solana_payment_is_served_once() {
         let app = app(None).await;
@@ -795,10 +827,13 @@ mod reconciliation {
         let header = p.signed(TOP_PICKS, 25).await;
         p.pay(TOP_PICKS, "payment-signature", &header).await;
         assert_eq!(reconcile(&p).await, Report { undecided: 1, ..Report::default() });
-        // validBefore is the challenge's 300 s away; block times may run a little ahead.
-        p.app.clock.advance_ms(300_000);
+        // validBefore is the challenge's 300 s away, and the chain's clock is the one that
+        // counts: ours passing it decides nothing.
+        let valid_before = u64::try_from(NOW_MS / 1000 + 300).expect("seconds");
+        p.app.clock.advance_ms(400_000);
+        p.chain.time.store(valid_before - 1, Ordering::SeqCst);
         assert_eq!(reconcile(&p).await, Report { undecided: 1, ..Report::default() });
-        p.app.clock.advance_ms(61_000);
+        p.chain.time.store(valid_before, Ordering::SeqCst);
         assert_eq!(reconcile(&p).await, Report { failed: 1, ..Report::default() });
         let payer_id = payer().address().to_string().to_lowercase();
         let records = p.app.store.payments_by_payer(&payer_id, 10).await.expect("payments");
@@ -809,11 +844,15 @@ mod reconciliation {
     }
 
     #[tokio::test]
-    async fn an_unconfirmed_settlement_that_reverts_is_failed() {
+    async fn an_unconfirmed_settlement_that_reverts_is_failed_once_its_authorization_expired() {
         let p = paywalled(Some(FakeChain { unconfirmed: true, ..FakeChain::default() })).await;
         let header = p.signed(TOP_PICKS, 21).await;
         p.pay(TOP_PICKS, "payment-signature", &header).await;
         *p.chain.mined.lock().expect("mined") = Some(false);
+        // The revert made the signed authorization public: anyone may send it again until
+        // it expires.
+        assert_eq!(reconcile(&p).await, Report { undecided: 1, ..Report::default() });
+        p.chain.time.store(u64::try_from(NOW_MS / 1000 + 300).expect("seconds"), Ordering::SeqCst);
         assert_eq!(reconcile(&p).await, Report { failed: 1, ..Report::default() });
         let payer_id = payer().address().to_string().to_lowercase();
         let records = p.app.store.payments_by_payer(&payer_id, 10).await.expect("payments");
@@ -842,15 +881,50 @@ mod reconciliation {
         header
     }
 
+    /// Payments the chain cannot decide stay due, oldest first; a pass pages past them to the
+    /// ones it can.
     #[tokio::test]
-    async fn an_abandoned_reservation_is_released_when_its_authorization_was_never_used() {
+    async fn undecided_payments_do_not_hide_the_ones_behind_them() {
+        let p = paywalled(Some(FakeChain::default())).await;
+        let long_ago = svc_domain::Clock::now_ms(&p.app.clock) - svc_api::reconcile::ABANDONED_AFTER_MS - 60_000;
+        for i in 0..150 {
+            let stuck = svc_store::NewPayment {
+                id: format!("stuck-{i:03}"),
+                route_id: "alpha.top_picks".into(),
+                network: BASE.into(),
+                payer: format!("0x{i:040x}"),
+                // Not an EIP-3009 nonce: the node cannot be asked, so it stays undecided.
+                nonce: format!("unreadable-{i}"),
+                amount: 500_000,
+                asset: svc_x402::network::BASE_USDC.into(),
+                pay_to: crate::support::PAY_TO.into(),
+                valid_before: Some(0),
+                now_ms: long_ago,
+            };
+            p.app.store.reserve_payment(&stuck).await.expect("reserve");
+        }
+        let header = abandoned(&p, 26).await;
+        p.chain.used.store(true, Ordering::SeqCst);
+        assert_eq!(reconcile(&p).await, Report { settled: 1, undecided: 150, ..Report::default() });
+        let served = p.pay(TOP_PICKS, "payment-signature", &header).await;
+        assert_eq!(served.status, StatusCode::OK, "{}", served.text());
+    }
+
+    /// The stopped process may have sent the transfer (or, behind an external facilitator,
+    /// the facilitator may still send it): an unused authorization is only given up once the
+    /// chain can no longer take it.
+    #[tokio::test]
+    async fn an_abandoned_reservation_is_released_once_its_unused_authorization_expired() {
         let p = paywalled(Some(FakeChain::default())).await;
         let header = abandoned(&p, 22).await;
         let blocked = p.pay(TOP_PICKS, "payment-signature", &header).await;
         assert!(error_of(&blocked).starts_with("payment_in_progress"));
+        assert_eq!(reconcile(&p).await, Report { undecided: 1, ..Report::default() });
+        p.chain.time.store(u64::try_from(NOW_MS / 1000 + 300).expect("seconds"), Ordering::SeqCst);
         assert_eq!(reconcile(&p).await, Report { released: 1, ..Report::default() });
-        let retried = p.pay(TOP_PICKS, "payment-signature", &header).await;
-        assert_eq!(retried.status, StatusCode::OK, "{}", retried.text());
+        let payer_id = payer().address().to_string().to_lowercase();
+        assert!(p.app.store.payments_by_payer(&payer_id, 10).await.expect("payments").is_empty(), "nothing charged");
+        assert_eq!(p.chain.transfers.load(Ordering::SeqCst), 0);
     }
 
     #[tokio::test]
