@@ -295,7 +295,15 @@ impl Facilitator for BuiltinFacilitator {
                     match chain.transfer(&verified).await {
                         Ok(transaction) => Ok(Settled::OnChain { payer, transaction }),
                         Err(err) => Err(FacilitatorError::SettleFailed {
-                            reason: err.reason().to_owned(),
+                            reason: match err {
+                                // Not a failure to pay: the usual cause is that the
+                                // authorization was used first (so the funds did move), and
+                                // otherwise the signed authorization is public now and can
+                                // still be sent until it expires. Reconciliation decides.
+                                EvmError::TransactionFailed(_) => crate::SETTLEMENT_PENDING,
+                                _ => err.reason(),
+                            }
+                            .to_owned(),
                             message: err.to_string(),
                             transaction: match err {
                                 EvmError::Pending(tx) | EvmError::TransactionFailed(tx) => Some(tx.to_string()),

@@ -57,6 +57,8 @@ struct FakeChain {
     refuse: bool,
     /// Transfers are sent but no receipt comes in time.
     unconfirmed: bool,
+    /// Transfers are mined and revert.
+    reverts: bool,
     /// Sending fails in a way that leaves unknown whether the transfer left.
     send_unknown: bool,
     /// The payer's token balance, when it does not cover every payment.
@@ -103,6 +105,8 @@ impl EvmChain for FakeChain {
             Err(EvmError::InsufficientBalance)
         } else if self.unconfirmed {
             Err(EvmError::Pending(B256::with_last_byte(0xee)))
+        } else if self.reverts {
+            Err(EvmError::TransactionFailed(B256::with_last_byte(0xef)))
         } else if self.send_unknown {
             Err(EvmError::SendUnknown("connection closed before message completed".into()))
         } else {
@@ -879,6 +883,24 @@ mod reconciliation {
         };
         p.app.store.reserve_payment(&new).await.expect("reserve");
         header
+    }
+
+    /// A transfer that reverted is no proof that nothing moved: most often the authorization
+    /// was used first, by another sender. The answer is withheld, not refused.
+    #[tokio::test]
+    async fn a_reverted_transfer_whose_authorization_was_used_first_gets_its_answer() {
+        let p = paywalled(Some(FakeChain { reverts: true, ..FakeChain::default() })).await;
+        let header = p.signed(TOP_PICKS, 27).await;
+        let first = p.pay(TOP_PICKS, "payment-signature", &header).await;
+        assert_error(&first, StatusCode::PAYMENT_REQUIRED, "settlement_pending");
+        let payer_id = payer().address().to_string().to_lowercase();
+        let records = p.app.store.payments_by_payer(&payer_id, 10).await.expect("payments");
+        assert_eq!(record_status(&records), (PaymentStatus::Pending, Some("settlement_pending")));
+        p.chain.used.store(true, Ordering::SeqCst);
+        assert_eq!(reconcile(&p).await, Report { settled: 1, ..Report::default() });
+        let served = p.pay(TOP_PICKS, "payment-signature", &header).await;
+        assert_eq!(served.status, StatusCode::OK, "{}", served.text());
+        assert_eq!(p.chain.transfers.load(Ordering::SeqCst), 1, "never sent twice");
     }
 
     /// Payments the chain cannot decide stay due, oldest first; a pass pages past them to the
