@@ -33,8 +33,8 @@ pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 static SENSITIVE: [HeaderName; 4] = [
     header::AUTHORIZATION,
     HeaderName::from_static("x-api-key"),
-    HeaderName::from_static("payment-signature"),
-    HeaderName::from_static("x-payment"),
+    HeaderName::from_static(svc_x402::PAYMENT_SIGNATURE),
+    HeaderName::from_static(svc_x402::X_PAYMENT),
 ];
 
 /// The response headers a browser page may read: the x402 headers are not CORS-safelisted.

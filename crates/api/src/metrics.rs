@@ -201,7 +201,7 @@ impl RouteMetrics {
                 None => status.to_string().into(),
             };
             let counter = metrics::counter!("svc_http_requests_total",
-                    "route" => self.route.clone(), "method" => method, "status" => label);
+                "route" => self.route.clone(), "method" => method, "status" => label);
             counter.increment(1);
             if let Ok(mut counts) = self.counts.write() {
                 counts.push((method, status, counter));

@@ -175,11 +175,6 @@ impl EvmSettler {
         }
     }
 
-    /// Whether the token has consumed this authorization's nonce already.
-    pub async fn nonce_used(&self, verified: &VerifiedAuthorization) -> Result<bool, EvmError> {
-        self.reader.authorization_used(verified.authorization.from, verified.authorization.nonce).await
-    }
-
     /// The token balance of `owner`, atomic units.
     pub async fn balance(&self, owner: Address) -> Result<U256, EvmError> {
         self.reader.balance(owner).await

@@ -27,8 +27,6 @@ use crate::wire::{SupportedKind, SupportedResponse, X402_VERSION};
 pub trait EvmChain: EvmLedger {
     /// EIP-1271: whether contract wallet `wallet` accepts `signature` over `digest`.
     fn is_valid_signature<'a>(&'a self, verified: &'a VerifiedAuthorization) -> BoxFuture<'a, Result<bool, EvmError>>;
-    /// Whether the token already consumed this authorization's nonce.
-    fn nonce_used<'a>(&'a self, verified: &'a VerifiedAuthorization) -> BoxFuture<'a, Result<bool, EvmError>>;
     /// Sends `transferWithAuthorization` and waits for the receipt; returns the tx hash.
     fn transfer<'a>(&'a self, verified: &'a VerifiedAuthorization) -> BoxFuture<'a, Result<String, EvmError>>;
     /// The token balance of `owner`, in atomic units.
@@ -156,8 +154,12 @@ impl BuiltinFacilitator {
             }
             // Both asked at once: a paid call waits for the slower, not the sum (x402 §9.12:
             // a payer who cannot cover the amount is refused before the handler runs).
-            let (used, balance) =
-                futures::future::join(chain.nonce_used(&verified), chain.balance(verified.authorization.from)).await;
+            let authorization = &verified.authorization;
+            let (used, balance) = futures::future::join(
+                chain.authorization_used(authorization.from, authorization.nonce),
+                chain.balance(authorization.from),
+            )
+            .await;
             if used.map_err(rpc)? {
                 return Err(evm_invalid(EvmError::NonceUsed));
             }
@@ -397,10 +399,6 @@ impl EvmLedger for svc_chain_evm::settle::EvmSettler {
 impl EvmChain for svc_chain_evm::settle::EvmSettler {
     fn is_valid_signature<'a>(&'a self, verified: &'a VerifiedAuthorization) -> BoxFuture<'a, Result<bool, EvmError>> {
         svc_chain_evm::settle::EvmSettler::is_valid_signature(self, verified).boxed()
-    }
-
-    fn nonce_used<'a>(&'a self, verified: &'a VerifiedAuthorization) -> BoxFuture<'a, Result<bool, EvmError>> {
-        svc_chain_evm::settle::EvmSettler::nonce_used(self, verified).boxed()
     }
 
     fn transfer<'a>(&'a self, verified: &'a VerifiedAuthorization) -> BoxFuture<'a, Result<String, EvmError>> {

@@ -90,10 +90,6 @@ impl EvmChain for FakeChain {
         futures::future::ready(Ok(false)).boxed()
     }
 
-    fn nonce_used<'a>(&'a self, _: &'a VerifiedAuthorization) -> BoxFuture<'a, Result<bool, EvmError>> {
-        futures::future::ready(Ok(self.used.load(Ordering::SeqCst))).boxed()
-    }
-
     fn balance<'a>(&'a self, _: svc_chain_evm::Address) -> BoxFuture<'a, Result<svc_chain_evm::U256, EvmError>> {
         let balance = self.balance.map_or(svc_chain_evm::U256::MAX, svc_chain_evm::U256::from);
         futures::future::ready(Ok(balance)).boxed()
@@ -764,19 +760,37 @@ mod reconciliation {
         (records[0].status, records[0].error.as_deref())
     }
 
+    /// Pays with `header`: the answer is withheld and the payment left pending. Returns the
+    /// refusal and the payer's records.
+    async fn withheld(p: &Paywalled, header: &str) -> (Reply, Vec<svc_store::PaymentRecord>) {
+        let first = p.pay(TOP_PICKS, "payment-signature", header).await;
+        assert_error(&first, StatusCode::PAYMENT_REQUIRED, "settlement_pending");
+        let payer_id = payer().address().to_string().to_lowercase();
+        let records = p.app.store.payments_by_payer(&payer_id, 10).await.expect("payments");
+        assert_eq!(record_status(&records), (PaymentStatus::Pending, Some("settlement_pending")));
+        (first, records)
+    }
+
+    /// The chain shows the authorization used: a pass settles the payment, and the same
+    /// payment, sent again, gets its answer without a second transfer.
+    async fn found_used_and_served(p: &Paywalled, header: &str) -> Reply {
+        p.chain.used.store(true, Ordering::SeqCst);
+        assert_eq!(reconcile(p).await, Report { settled: 1, ..Report::default() });
+        let served = p.pay(TOP_PICKS, "payment-signature", header).await;
+        assert_eq!(served.status, StatusCode::OK, "{}", served.text());
+        assert_eq!(p.chain.transfers.load(Ordering::SeqCst), 1, "one transfer, never a second");
+        served
+    }
+
     #[tokio::test]
     async fn an_unconfirmed_settlement_that_lands_later_gets_its_answer_once() {
         let p = paywalled(Some(FakeChain { unconfirmed: true, ..FakeChain::default() })).await;
         let header = p.signed(TOP_PICKS, 20).await;
-        let first = p.pay(TOP_PICKS, "payment-signature", &header).await;
-        assert_error(&first, StatusCode::PAYMENT_REQUIRED, "settlement_pending");
+        let (first, _) = withheld(&p, &header).await;
         assert!(first.text().contains("Do not sign a new payment"), "{}", first.text());
         let settled = b64_json(first.headers["payment-response"].to_str().expect("ascii"));
         assert_eq!(settled["errorReason"], "settlement_pending");
         assert!(settled["transaction"].as_str().is_some_and(|t| !t.is_empty()), "the client learns the transaction");
-        let payer_id = payer().address().to_string().to_lowercase();
-        let records = p.app.store.payments_by_payer(&payer_id, 10).await.expect("payments");
-        assert_eq!(record_status(&records), (PaymentStatus::Pending, Some("settlement_pending")));
 
         // Still unknown: the same payment is told to wait, and nothing is decided.
         let waiting = p.pay(TOP_PICKS, "payment-signature", &header).await;
@@ -785,15 +799,13 @@ mod reconciliation {
 
         // It lands: the chain has consumed the nonce.
         *p.chain.mined.lock().expect("mined") = Some(true);
-        p.chain.used.store(true, Ordering::SeqCst);
-        assert_eq!(reconcile(&p).await, Report { settled: 1, ..Report::default() });
-        let served = p.pay(TOP_PICKS, "payment-signature", &header).await;
-        assert_eq!(served.status, StatusCode::OK, "{}", served.text());
+        let served = found_used_and_served(&p, &header).await;
         let settled = b64_json(served.headers["payment-response"].to_str().expect("ascii"));
         assert_eq!(settled["success"], true);
         let again = p.pay(TOP_PICKS, "payment-signature", &header).await;
         assert_eq!(error_of(&again), "invalid_exact_evm_nonce_already_used");
         assert_eq!(p.chain.transfers.load(Ordering::SeqCst), 1, "one transfer, never a second");
+        let payer_id = payer().address().to_string().to_lowercase();
         let records = p.app.store.payments_by_payer(&payer_id, 10).await.expect("payments");
         assert_eq!(record_status(&records), (PaymentStatus::Settled, None));
         assert_eq!(reconcile(&p).await, Report::default());
@@ -806,21 +818,13 @@ mod reconciliation {
     async fn a_send_of_unknown_outcome_is_pending_and_settled_from_the_tokens_record() {
         let p = paywalled(Some(FakeChain { send_unknown: true, ..FakeChain::default() })).await;
         let header = p.signed(TOP_PICKS, 24).await;
-        let first = p.pay(TOP_PICKS, "payment-signature", &header).await;
-        assert_error(&first, StatusCode::PAYMENT_REQUIRED, "settlement_pending");
+        let (first, records) = withheld(&p, &header).await;
         assert!(first.text().contains("Do not sign a new payment"), "{}", first.text());
-        let payer_id = payer().address().to_string().to_lowercase();
-        let records = p.app.store.payments_by_payer(&payer_id, 10).await.expect("payments");
-        assert_eq!(record_status(&records), (PaymentStatus::Pending, Some("settlement_pending")));
         assert_eq!(records[0].tx_hash, None);
         assert_eq!(records[0].valid_before, Some(NOW_MS / 1000 + 300), "the authorization's validBefore");
 
         // The transfer had left: the token consumed the nonce.
-        p.chain.used.store(true, Ordering::SeqCst);
-        assert_eq!(reconcile(&p).await, Report { settled: 1, ..Report::default() });
-        let served = p.pay(TOP_PICKS, "payment-signature", &header).await;
-        assert_eq!(served.status, StatusCode::OK, "{}", served.text());
-        assert_eq!(p.chain.transfers.load(Ordering::SeqCst), 1, "one transfer, never a second");
+        found_used_and_served(&p, &header).await;
     }
 
     /// Unused so far is not final: a transfer that left may still be mined. Only once the
@@ -891,16 +895,8 @@ mod reconciliation {
     async fn a_reverted_transfer_whose_authorization_was_used_first_gets_its_answer() {
         let p = paywalled(Some(FakeChain { reverts: true, ..FakeChain::default() })).await;
         let header = p.signed(TOP_PICKS, 27).await;
-        let first = p.pay(TOP_PICKS, "payment-signature", &header).await;
-        assert_error(&first, StatusCode::PAYMENT_REQUIRED, "settlement_pending");
-        let payer_id = payer().address().to_string().to_lowercase();
-        let records = p.app.store.payments_by_payer(&payer_id, 10).await.expect("payments");
-        assert_eq!(record_status(&records), (PaymentStatus::Pending, Some("settlement_pending")));
-        p.chain.used.store(true, Ordering::SeqCst);
-        assert_eq!(reconcile(&p).await, Report { settled: 1, ..Report::default() });
-        let served = p.pay(TOP_PICKS, "payment-signature", &header).await;
-        assert_eq!(served.status, StatusCode::OK, "{}", served.text());
-        assert_eq!(p.chain.transfers.load(Ordering::SeqCst), 1, "never sent twice");
+        withheld(&p, &header).await;
+        found_used_and_served(&p, &header).await;
     }
 
     /// Payments the chain cannot decide stay due, oldest first; a pass pages past them to the
