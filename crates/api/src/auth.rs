@@ -1,7 +1,7 @@
 //! Sign-in with an Ethereum wallet (EIP-4361) and the short-lived tokens it gives.
 //!
 //! The server hands out a nonce, stored with its expiry; the wallet signs a message naming
-//! this host and that nonce; the nonce is used up by the one UPDATE that accepts it, so a
+//! this site (from configuration, never from a request header) and that nonce; the nonce is used up by the one UPDATE that accepts it, so a
 //! signed message signs in once, on any replica. The token is an HS256 JWT whose algorithm,
 //! issuer and audience are pinned, and whose expiry is checked against the service's clock.
 
@@ -25,6 +25,8 @@ pub struct SignInConfig {
     /// The HS256 key. From the environment in production; random per process otherwise, so
     /// tokens then end with the process.
     secret: Vec<u8>,
+    /// The site messages must name.
+    site: Site,
     /// How long a token works.
     pub token_ttl: Duration,
     /// How long a nonce may wait to be signed.
@@ -36,6 +38,7 @@ impl SignInConfig {
     pub fn new(secret: impl Into<Vec<u8>>) -> Self {
         SignInConfig {
             secret: secret.into(),
+            site: Site::default(),
             token_ttl: Duration::from_secs(3600),
             nonce_ttl: Duration::from_secs(600),
         }
@@ -45,12 +48,71 @@ impl SignInConfig {
     pub fn ephemeral() -> Self {
         Self::new(format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple()))
     }
+
+    /// Messages must name `site`: the deployment's public URL, or its listen address on a
+    /// development run.
+    pub fn for_site(self, site: Site) -> Self {
+        SignInConfig { site, ..self }
+    }
+
+    /// The site messages must name.
+    pub fn site(&self) -> &Site {
+        &self.site
+    }
 }
+
+/// The site a sign-in message names (EIP-4361 `domain` and `URI`). It comes from
+/// configuration alone: taken from a request's `Host`, a message a victim signed for another
+/// site could be replayed here with that `Host` and open the victim's account.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Site {
+    domain: String,
+    uri: String,
+}
+
+impl Site {
+    /// The site of a base URL such as `https://api.example.com` or `http://127.0.0.1:8402`.
+    pub fn from_url(url: &str) -> Result<Self, InvalidSite> {
+        let trimmed = url.trim_end_matches('/');
+        let parsed: http::Uri = trimmed.parse().map_err(|_| InvalidSite(url.to_owned()))?;
+        let scheme_ok = matches!(parsed.scheme_str(), Some("http" | "https"));
+        let bare = parsed.path_and_query().is_none_or(|p| p.as_str().is_empty() || p.as_str() == "/");
+        match parsed.authority() {
+            Some(authority) if scheme_ok && bare && !authority.as_str().contains('@') => {
+                Ok(Site { domain: authority.as_str().to_ascii_lowercase(), uri: trimmed.to_owned() })
+            }
+            _ => Err(InvalidSite(url.to_owned())),
+        }
+    }
+
+    /// The authority messages must name (`api.example.com`, `127.0.0.1:8402`).
+    pub fn domain(&self) -> &str {
+        &self.domain
+    }
+
+    /// The URI messages carry.
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+}
+
+impl Default for Site {
+    /// The default listen address of a development run.
+    fn default() -> Self {
+        Site { domain: "127.0.0.1:8402".into(), uri: "http://127.0.0.1:8402".into() }
+    }
+}
+
+/// A public URL that cannot name a sign-in site.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0:?} is not a base URL such as https://api.example.com (http or https, a host, no path)")]
+pub struct InvalidSite(String);
 
 impl std::fmt::Debug for SignInConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SignInConfig")
             .field("secret", &"<redacted>")
+            .field("site", &self.site)
             .field("token_ttl", &self.token_ttl)
             .field("nonce_ttl", &self.nonce_ttl)
             .finish()
@@ -65,7 +127,7 @@ pub enum SignInError {
     #[error("the message is not a sign-in-with-Ethereum (EIP-4361) message")]
     Malformed,
     /// The message names another site: a signature phished for it must not work here.
-    #[error("the message is for another domain; sign a message naming this host")]
+    #[error("the message is for another domain; sign the message_template of POST /api/auth/nonce")]
     WrongDomain,
     /// The nonce was never handed out, or is used, or expired.
     #[error("the nonce is unknown, already used or expired; ask POST /api/auth/nonce for a new one")]
@@ -110,13 +172,13 @@ pub fn message_template(domain: &str, uri: &str, nonce: &str) -> String {
 /// someone else's nonce.
 pub async fn sign_in(
     store: &Store,
-    domain: &str,
+    config: &SignInConfig,
     message: &str,
     signature: &str,
     now_ms: i64,
 ) -> Result<Result<Account, SignInError>, StoreError> {
     let Ok(parsed) = message.parse::<siwe::Message>() else { return Ok(Err(SignInError::Malformed)) };
-    if !parsed.domain.as_str().eq_ignore_ascii_case(domain) {
+    if !parsed.domain.as_str().eq_ignore_ascii_case(config.site.domain()) {
         return Ok(Err(SignInError::WrongDomain));
     }
     let Ok(now) = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(now_ms) * 1_000_000) else {
@@ -186,6 +248,19 @@ fn short(wallet: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_site_is_a_bare_http_base_url() {
+        let site = Site::from_url("https://API.example.com/").expect("site");
+        assert_eq!((site.domain(), site.uri()), ("api.example.com", "https://API.example.com"));
+        let local = Site::from_url("http://127.0.0.1:9000").expect("site");
+        assert_eq!(local.domain(), "127.0.0.1:9000");
+        for bad in
+            ["api.example.com", "ftp://x.example", "https://x.example/app", "https://u@x.example", "", "https://"]
+        {
+            assert!(Site::from_url(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn a_token_names_its_account_until_it_expires() {

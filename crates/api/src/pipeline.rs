@@ -88,11 +88,10 @@ async fn run(
     }
 }
 
-/// Who calls a free route: the account, on routes for accounts, and the host asked.
+/// Who calls a free route: the account, on routes for accounts.
 async fn caller(state: &AppState, route: &RouteSpec, parts: &Parts) -> Result<Caller, ApiError> {
     let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
-    let host = header("host").map(str::to_owned).or_else(|| parts.uri.authority().map(|a| a.to_string()));
-    let mut caller = Caller { host, ..Caller::default() };
+    let mut caller = Caller::default();
     if route.access.needs_account() {
         let keys_allowed = route.access == Access::Account;
         let now = state.clock.now_ms();

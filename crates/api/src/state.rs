@@ -17,7 +17,8 @@ pub struct ApiConfig {
     /// Largest request body accepted, in bytes.
     pub body_limit_bytes: usize,
     /// Public base URL used in discovery documents (`https://api.example.com`); when unset,
-    /// the request's `Host` is used.
+    /// the request's `Host` is used there. Sign-in never reads `Host`: its site is in
+    /// [`ApiConfig::sign_in`].
     pub public_url: Option<String>,
     /// Sign-in tokens and nonces.
     pub sign_in: crate::auth::SignInConfig,

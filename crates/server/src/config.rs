@@ -179,7 +179,9 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub store: StoreArgs,
 
-    /// Public base URL for absolute links in discovery documents (default: the request's Host).
+    /// Public base URL (`https://api.example.com`): the site sign-in messages must name, and
+    /// the base of absolute links in discovery documents. Required with `--production`;
+    /// otherwise sign-in names the listen address and links use the request's Host.
     #[arg(long, env = "SVC_PUBLIC_URL")]
     pub public_url: Option<String>,
 

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Parser as _;
+use svc_api::auth::Site;
 use svc_api::{ApiConfig, AppState, Services};
 use svc_domain::SystemClock;
 use svc_store::Store;
@@ -100,13 +101,35 @@ fn svc_signals_config(refresh_minutes: u32) -> svc_signals::SignalConfig {
     }
 }
 
+/// The site sign-in messages must name: the public URL, or on a development run the address
+/// svc listens on. Never a request's `Host`, which the sender chooses.
+fn sign_in_site(public_url: Option<&str>, listening: SocketAddr, production: bool) -> anyhow::Result<Site> {
+    match public_url {
+        Some(url) => Site::from_url(url).context("SVC_PUBLIC_URL"),
+        None if production => {
+            anyhow::bail!("--production needs SVC_PUBLIC_URL: sign-in messages must name the site users reach")
+        }
+        None => {
+            let host = if listening.ip().is_unspecified() {
+                SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), listening.port())
+            } else {
+                listening
+            };
+            Ok(Site::from_url(&format!("http://{host}"))?)
+        }
+    }
+}
+
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     init_logging(args.log_format);
+    let listener = TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
+    let local = listener.local_addr()?;
+    let site = sign_in_site(args.public_url.as_deref(), local, args.payments.production)?;
     let store = open_store(&args.store).await?;
     let config = ApiConfig {
         body_limit_bytes: args.body_limit_bytes,
         public_url: args.public_url.clone(),
-        sign_in: sign_in_config(args.payments.production)?,
+        sign_in: sign_in_config(args.payments.production)?.for_site(site),
         previews_per_hour: args.previews_per_hour,
         rate_per_minute: args.rate_per_minute,
         rate_limits: true,
@@ -132,8 +155,6 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     tokio::spawn(svc_api::signals::run(state.clone()));
     let app = svc_api::app(state).into_make_service_with_connect_info::<SocketAddr>();
 
-    let listener = TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
-    let local = listener.local_addr()?;
     tracing::info!(listen = %local, store = %store.backend(), "svc listening on http://{local}");
 
     let (signal_tx, signal_rx) = tokio::sync::oneshot::channel::<()>();
@@ -174,5 +195,21 @@ pub(crate) async fn shutdown_signal() {
     tokio::select! {
         () = ctrl_c => {},
         () = terminate => {},
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sign_in_names_the_public_url_else_the_listen_address_and_production_needs_the_url() {
+        let listening: SocketAddr = "0.0.0.0:9000".parse().expect("addr");
+        let public = sign_in_site(Some("https://api.example.com"), listening, true).expect("site");
+        assert_eq!(public.domain(), "api.example.com");
+        let local = sign_in_site(None, listening, false).expect("site");
+        assert_eq!((local.domain(), local.uri()), ("127.0.0.1:9000", "http://127.0.0.1:9000"));
+        assert!(sign_in_site(None, listening, true).is_err(), "production without a public URL");
+        assert!(sign_in_site(Some("api.example.com/x"), listening, false).is_err(), "not a base URL");
     }
 }

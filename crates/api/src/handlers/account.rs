@@ -30,22 +30,10 @@ pub(super) fn register(handlers: &mut Handlers) {
     handlers.on_settled("credits.purchase", deliver_purchase);
 }
 
-/// The domain sign-in messages must name, and the URI they carry: the configured public
-/// URL, else the host the request was sent to.
-fn site(state: &AppState, caller: &Caller) -> Result<(String, String), ApiError> {
-    if let Some(url) = &state.config.public_url {
-        let authority = url.split("://").nth(1).unwrap_or(url).split('/').next().unwrap_or_default();
-        return Ok((authority.to_owned(), url.trim_end_matches('/').to_owned()));
-    }
-    let host = caller.host.clone().filter(|h| !h.is_empty()).ok_or_else(|| {
-        ApiError::field(vec!["header".into(), "host".into()], "a Host header is needed to sign in", "missing")
-    })?;
-    Ok((host.clone(), format!("http://{host}")))
-}
-
 /// `POST /api/auth/nonce`.
-async fn nonce(state: AppState, caller: Caller, _: NoInput) -> Result<SignInNonce, ApiError> {
-    let (domain, uri) = site(&state, &caller)?;
+async fn nonce(state: AppState, _: Caller, _: NoInput) -> Result<SignInNonce, ApiError> {
+    let site = state.config.sign_in.site();
+    let (domain, uri) = (site.domain().to_owned(), site.uri().to_owned());
     let (nonce, expires_at) = auth::new_nonce(&state.store, &state.config.sign_in, state.clock.now_ms()).await?;
     Ok(SignInNonce {
         message_template: auth::message_template(&domain, &uri, &nonce),
@@ -59,10 +47,9 @@ async fn nonce(state: AppState, caller: Caller, _: NoInput) -> Result<SignInNonc
 }
 
 /// `POST /api/auth/verify`.
-async fn verify(state: AppState, caller: Caller, input: SignInRequest) -> Result<SignInResponse, ApiError> {
-    let (domain, _) = site(&state, &caller)?;
+async fn verify(state: AppState, _: Caller, input: SignInRequest) -> Result<SignInResponse, ApiError> {
     let now = state.clock.now_ms();
-    let account = auth::sign_in(&state.store, &domain, &input.message, &input.signature, now)
+    let account = auth::sign_in(&state.store, &state.config.sign_in, &input.message, &input.signature, now)
         .await?
         .map_err(|e| ApiError::SignIn(e.to_string()))?;
     let (token, expires_at) = auth::token_for(&state.config.sign_in, &account.id, now);

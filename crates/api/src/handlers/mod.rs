@@ -52,8 +52,6 @@ type ErasedHandler = Arc<dyn Fn(AppState, Caller, ValidInput) -> BoxFuture + Sen
 pub struct Caller {
     /// The account signed in or holding the key, on routes that need one.
     pub account: Option<svc_store::Account>,
-    /// The host the request was sent to, as sign-in messages must name it.
-    pub host: Option<String>,
     /// The verified paying wallet, on a paid call (EVM lowercase, Solana as is).
     pub payer: Option<String>,
     /// The payment's identity (`network:payer:nonce`), on a paid call: what makes a purchase

@@ -9,11 +9,17 @@ use svc_domain::rfc3339;
 
 use crate::support::{NOW_MS, PAYER_KEY, Reply, TestApp, assert_error};
 
-const HOST: &str = "svc.test";
+/// The site of the test app's configuration (the default listen address).
+const SITE: &str = "127.0.0.1:8402";
 
 async fn post(app: &TestApp, uri: &str, body: &str, auth: Option<&str>) -> Reply {
+    post_as(app, uri, body, auth, SITE).await
+}
+
+/// A POST with the `Host` header the sender chose.
+async fn post_as(app: &TestApp, uri: &str, body: &str, auth: Option<&str>, host: &str) -> Reply {
     let bearer = auth.map(|t| format!("Bearer {t}"));
-    let mut headers = vec![("host", HOST)];
+    let mut headers = vec![("host", host)];
     if let Some(bearer) = &bearer {
         headers.push(("authorization", bearer));
     }
@@ -22,7 +28,7 @@ async fn post(app: &TestApp, uri: &str, body: &str, auth: Option<&str>) -> Reply
 
 async fn get(app: &TestApp, uri: &str, auth: &str) -> Reply {
     let bearer = format!("Bearer {auth}");
-    app.call_with(&Method::GET, uri, None, &[("host", HOST), ("authorization", &bearer)]).await
+    app.call_with(&Method::GET, uri, None, &[("authorization", &bearer)]).await
 }
 
 /// A fresh nonce's message, signed by `wallet`, issued at `issued_at_ms`.
@@ -53,8 +59,9 @@ fn payer() -> Payer {
 async fn a_wallet_signs_in_and_its_account_is_opened_once() {
     let app = TestApp::new().await;
     let nonce = post(&app, "/api/auth/nonce", "", None).await.json();
-    assert_eq!(nonce["domain"], HOST);
-    assert!(nonce["message_template"].as_str().is_some_and(|m| m.starts_with("svc.test wants you to sign in")));
+    assert_eq!(nonce["domain"], SITE);
+    assert_eq!(nonce["uri"], format!("http://{SITE}"));
+    assert!(nonce["message_template"].as_str().is_some_and(|m| m.starts_with("127.0.0.1:8402 wants you to sign in")));
 
     let token = sign_in(&app, &payer()).await;
     let me = get(&app, "/api/account", &token).await;
@@ -88,7 +95,7 @@ async fn replayed_forged_foreign_and_expired_sign_ins_are_refused() {
 
     // Signed for another site.
     let (message, _) = signed_message(&app, &payer(), NOW_MS).await;
-    let phished = message.replacen(HOST, "evil.example", 1);
+    let phished = message.replacen(SITE, "evil.example", 1);
     let foreign = verify(&app, &phished, &payer().sign_message(&phished).expect("sign")).await;
     assert!(foreign.text().contains("domain"), "{}", foreign.text());
 
@@ -107,6 +114,32 @@ async fn replayed_forged_foreign_and_expired_sign_ins_are_refused() {
     for (message, signature) in [("hello", "0x00"), ("", "")] {
         assert_eq!(verify(&app, message, signature).await.status, StatusCode::UNPROCESSABLE_ENTITY);
     }
+}
+
+#[tokio::test]
+async fn a_message_signed_for_another_site_is_refused_whatever_host_the_request_names() {
+    let app = TestApp::new().await;
+    // The nonce is ours, but the victim signed the message on evil.example, which named
+    // itself as the domain; the attacker replays it here with `Host: evil.example`.
+    let nonce = post_as(&app, "/api/auth/nonce", "", None, "evil.example").await.json();
+    assert_eq!(nonce["domain"], SITE, "the site comes from configuration, not from Host");
+    let (message, _) = signed_message(&app, &payer(), NOW_MS).await;
+    let phished = message.replace(SITE, "evil.example");
+    let body = json!({"message": phished, "signature": payer().sign_message(&phished).expect("sign")}).to_string();
+    let replayed = post_as(&app, "/api/auth/verify", &body, None, "evil.example").await;
+    assert_error(&replayed, StatusCode::UNAUTHORIZED, "sign_in_refused");
+    assert!(replayed.text().contains("domain"), "{}", replayed.text());
+    assert_eq!(app.store.account_by_wallet(&payer().address().to_string().to_lowercase()).await.expect("store"), None);
+
+    // A deployment with a public URL names it, whatever the Host.
+    let site = svc_api::auth::Site::from_url("https://svc.example").expect("site");
+    let config = svc_api::ApiConfig {
+        sign_in: svc_api::auth::SignInConfig::ephemeral().for_site(site),
+        ..svc_api::ApiConfig::default()
+    };
+    let app = TestApp::with_config(config).await;
+    let nonce = post_as(&app, "/api/auth/nonce", "", None, "evil.example").await.json();
+    assert_eq!((nonce["domain"].as_str(), nonce["uri"].as_str()), (Some("svc.example"), Some("https://svc.example")));
 }
 
 async fn verify(app: &TestApp, message: &str, signature: &str) -> Reply {
