@@ -4,8 +4,10 @@
 #   1. verify-only: TypeScript @x402/fetch + @x402/evm, Python x402 and `svc pay` each pay a
 #      running svc;
 #   2. real settlement: a local EVM chain (Hardhat) with an EIP-3009 token compiled here; svc's
-#      built-in facilitator settles on it; the TypeScript client pays, the balances move exactly
-#      once, and a replay or 20 concurrent copies of one payment move nothing more.
+#      built-in facilitator settles on it from two relayer keys; the TypeScript client pays, the
+#      balances move exactly once, and a replay or 20 concurrent copies of one payment move
+#      nothing more; then 200 distinct payments from 8 payers at concurrency 32 all settle, with
+#      a transaction sent from a relayer key behind svc's back mid-run.
 # Usage: interop/run.sh [path to the svc binary]
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -30,6 +32,9 @@ export PAYER_KEY=0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362
 payer=0x2c7536E3605D9C16a7a3D7b1898e529396a65c23
 deployer_key=0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80
 relayer_key=0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d
+relayer=0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+relayer2_key=0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6
+relayer2=0x90F79bf6EB2c4f870365E785982E1f101E93b906
 pay_to=0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC
 
 sim_port="$(free_port)"
@@ -79,9 +84,12 @@ TOML
 port="$(free_port)"
 mkdir -p "$scratch/settle"
 SVC_SIMULATOR_URL="http://127.0.0.1:$sim_port" SVC_DATA_DIR="$scratch/settle" SVC_CONFIG="$scratch/svc.toml" \
-  SVC_EVM_RELAYER_KEY="$relayer_key" "$svc" serve --listen "127.0.0.1:$port" >"$scratch/settle.log" 2>&1 &
+  SVC_EVM_RELAYER_KEYS="$relayer_key,$relayer2_key" "$svc" serve --listen "127.0.0.1:$port" >"$scratch/settle.log" 2>&1 &
 wait_for curl -sf "http://127.0.0.1:$port/healthz"
 RPC_URL="$rpc" TOKEN="$token" PAY_TO="$pay_to" node settle.mjs "http://127.0.0.1:$port" "$(route 2)" \
   || fail svc "$scratch/settle.log"
+RPC_URL="$rpc" TOKEN="$token" PAY_TO="$pay_to" DEPLOYER_KEY="$deployer_key" RELAYERS="$relayer,$relayer2" \
+  COUNT=200 PAYERS=8 CONCURRENCY=32 INJECT_KEY="$relayer_key" \
+  node settle-load.mjs "http://127.0.0.1:$port" "$(route 3)" || fail svc "$scratch/settle.log"
 
 exit "$status"

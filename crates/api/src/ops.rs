@@ -21,9 +21,14 @@ pub async fn healthz() -> Json<serde_json::Value> {
     Json(json!({ "status": "ok" }))
 }
 
-/// `GET /readyz`: the store answers.
+/// `GET /readyz`: the store answers, and every network that settles on chain can (some
+/// relayer has gas).
 pub async fn readyz(State(state): State<AppState>) -> Result<Json<serde_json::Value>, ApiError> {
     state.store.ping().await.map_err(|e| ApiError::Unavailable(format!("store: {e}")))?;
+    let unready = state.payments.facilitator.unready_networks();
+    if !unready.is_empty() {
+        return Err(ApiError::Unavailable(format!("no relayer can pay for gas on {}; fund one", unready.join(", "))));
+    }
     Ok(Json(json!({ "status": "ok", "store": state.store.backend().to_string() })))
 }
 

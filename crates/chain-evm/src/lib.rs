@@ -8,6 +8,8 @@
 
 mod exact;
 #[cfg(feature = "settle")]
+mod relayer;
+#[cfg(feature = "settle")]
 pub mod settle;
 mod sign;
 

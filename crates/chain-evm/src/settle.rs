@@ -1,16 +1,19 @@
 //! Talking to an EVM node: EIP-1271 checks for contract wallets, the token's record of used
-//! nonces, and sending `transferWithAuthorization` from a relayer key that pays the gas.
+//! nonces, and sending `transferWithAuthorization` from a pool of relayer keys that pay the
+//! gas, each through its own nonce lane ([`crate::relayer`]).
 //! Behind the `settle` feature because the node client is most of this crate's build time.
 
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use alloy::network::EthereumWallet;
 use alloy::providers::{DynProvider, Provider, ProviderBuilder};
 use alloy::rpc::types::TransactionRequest;
 use alloy::signers::local::PrivateKeySigner;
 use alloy::sol;
 use alloy_primitives::{Address, B256, Bytes, U256};
 
+pub use crate::relayer::GasLevel;
+use crate::relayer::{Broadcast, Relayer};
 use crate::{EvmError, VerifiedAuthorization};
 
 sol! {
@@ -38,13 +41,25 @@ pub struct EvmReader {
     token: Address,
 }
 
-/// A node connection with the relayer key that submits transfers for one token.
+/// A node connection with the relayer keys that submit transfers for one token. Each key has
+/// its own nonce lane; a transfer goes to the least busy key that can pay for gas.
 #[derive(Clone)]
 pub struct EvmSettler {
     reader: EvmReader,
-    relayer: Address,
+    relayers: Arc<[Relayer]>,
     receipt_timeout: Duration,
 }
+
+/// Gas a `transferWithAuthorization` is assumed to need when judging a relayer's balance;
+/// the real limit of each transfer is estimated.
+const TRANSFER_GAS: u128 = 100_000;
+/// A relayer that cannot pay for this many transfers is low on gas (a warning).
+const LOW_GAS_TRANSFERS: u128 = 1_000;
+/// How often relayer balances are read.
+const GAS_WATCH_INTERVAL: Duration = Duration::from_secs(30);
+/// First wait between receipt polls; it doubles up to [`RECEIPT_POLL_MAX`].
+const RECEIPT_POLL_START: Duration = Duration::from_millis(20);
+const RECEIPT_POLL_MAX: Duration = Duration::from_secs(1);
 
 /// Longest wait for one node call: a paid request must not hang on a node that stopped
 /// answering.
@@ -64,9 +79,10 @@ async fn within<T, E: std::fmt::Display>(
 impl std::fmt::Debug for EvmSettler {
     /// Never prints the key; the relayer's address is public.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let relayers: Vec<Address> = self.relayers.iter().map(Relayer::address).collect();
         f.debug_struct("EvmSettler")
             .field("token", &self.reader.token)
-            .field("relayer", &self.relayer)
+            .field("relayers", &relayers)
             .finish_non_exhaustive()
     }
 }
@@ -131,33 +147,69 @@ impl EvmReader {
 
 impl EvmSettler {
     /// Connects to `rpc_url` and checks the node serves `chain_id`, so a misconfigured URL
-    /// fails at start-up rather than on the first paid call. `relayer_key` is 0x-hex.
+    /// fails at start-up rather than on the first paid call. `relayer_keys` are 0x-hex, one
+    /// nonce lane each; their gas is read now and every 30 s.
     pub async fn connect(
         rpc_url: &str,
-        relayer_key: &str,
+        relayer_keys: &[String],
         token: Address,
         chain_id: u64,
         receipt_timeout: Duration,
     ) -> Result<Self, EvmError> {
-        let signer: PrivateKeySigner = relayer_key
-            .trim()
-            .parse()
-            .map_err(|_| EvmError::Config("the relayer key is not a 32-byte hex key".into()))?;
-        let relayer = signer.address();
-        let provider =
-            ProviderBuilder::new().wallet(EthereumWallet::from(signer)).connect_http(parse_url(rpc_url)?).erased();
+        let signers = relayer_keys
+            .iter()
+            .enumerate()
+            .map(|(i, key)| {
+                key.trim().parse::<PrivateKeySigner>().map_err(|_| {
+                    EvmError::Config(format!(
+                        "relayer key {} of {} is not a 32-byte hex key",
+                        i + 1,
+                        relayer_keys.len()
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if signers.is_empty() {
+            return Err(EvmError::Config("no relayer key".into()));
+        }
+        let mut addresses: Vec<Address> = signers.iter().map(PrivateKeySigner::address).collect();
+        addresses.sort_unstable();
+        if addresses.windows(2).any(|w| w[0] == w[1]) {
+            return Err(EvmError::Config("a relayer key is listed twice; each key needs its own nonce lane".into()));
+        }
+        let provider = ProviderBuilder::new().disable_recommended_fillers().connect_http(parse_url(rpc_url)?).erased();
         check_chain(&provider, chain_id).await?;
-        Ok(EvmSettler { reader: EvmReader { provider, token }, relayer, receipt_timeout })
+        let relayers: Arc<[Relayer]> =
+            signers.into_iter().map(|signer| Relayer::start(signer, provider.clone(), chain_id)).collect();
+        let settler = EvmSettler { reader: EvmReader { provider, token }, relayers, receipt_timeout };
+        settler.watch_gas().await;
+        tokio::spawn(gas_watch(Arc::downgrade(&settler.relayers), settler.reader.clone()));
+        Ok(settler)
+    }
+
+    /// The relayers' addresses (they need native gas).
+    pub fn relayers(&self) -> Vec<Address> {
+        self.relayers.iter().map(Relayer::address).collect()
+    }
+
+    /// Each relayer's gas, as last read.
+    pub fn gas_levels(&self) -> Vec<(Address, GasLevel)> {
+        self.relayers.iter().map(|r| (r.address(), r.gas())).collect()
+    }
+
+    /// Whether some relayer can pay for a transfer.
+    pub fn can_pay_gas(&self) -> bool {
+        self.relayers.iter().any(|r| r.gas() != GasLevel::Empty)
+    }
+
+    /// Reads every relayer's balance against the current gas price and records its level.
+    async fn watch_gas(&self) {
+        read_gas_levels(&self.relayers, &self.reader).await;
     }
 
     /// Its reads of the chain.
     pub fn reader(&self) -> &EvmReader {
         &self.reader
-    }
-
-    /// The relayer's address (it needs native gas).
-    pub fn relayer(&self) -> Address {
-        self.relayer
     }
 
     /// EIP-1271: asks the payer's contract whether it accepts the signature.
@@ -183,25 +235,124 @@ impl EvmSettler {
     /// Sends the transfer and waits for its receipt. A revert is
     /// [`EvmError::TransactionFailed`]; no receipt in time, or a failure to read it, is
     /// [`EvmError::Pending`], and a send that may have left is [`EvmError::SendUnknown`]: the
-    /// transfer may still land, so the caller must not treat it as unpaid.
+    /// transfer may still land, so the caller must not treat it as unpaid. Every other error
+    /// means nothing was broadcast.
     pub async fn transfer(&self, verified: &VerifiedAuthorization) -> Result<B256, EvmError> {
         let calldata: Bytes = verified.transfer_calldata();
-        let tx = TransactionRequest::default().to(self.reader.token).input(calldata.into());
-        let pending = match tokio::time::timeout(CALL_TIMEOUT, self.reader.provider.send_transaction(tx)).await {
-            Ok(sent) => sent.map_err(|e| classify_send_error(&e.to_string()))?,
-            // The request left and no answer came back: it may have been broadcast.
-            Err(_) => {
-                return Err(EvmError::SendUnknown(format!("eth_sendRawTransaction: no answer in {CALL_TIMEOUT:?}")));
+        let mut tried = Vec::with_capacity(self.relayers.len());
+        loop {
+            let Some(relayer) = self.pick(&tried) else {
+                return Err(EvmError::Rpc("no relayer can pay for gas".into()));
+            };
+            tried.push(relayer.address());
+            // Estimating runs the transfer first: one the token would refuse (authorization
+            // used, balance short) fails here, before a nonce is spent on it.
+            let request = TransactionRequest::default()
+                .from(relayer.address())
+                .to(self.reader.token)
+                .input(calldata.clone().into());
+            let gas = within_estimate(self.reader.provider.estimate_gas(request)).await?;
+            let gas_limit = gas.saturating_add(gas / 5);
+            match relayer.send(self.reader.token, calldata.clone(), gas_limit).await {
+                Broadcast::Accepted(hash) => return self.await_receipt(hash).await,
+                Broadcast::NoGas => {
+                    relayer.set_gas(GasLevel::Empty);
+                    tracing::warn!(relayer = %relayer.address(), "relayer cannot pay for gas; trying another");
+                }
+                Broadcast::NotSent(message) => {
+                    return Err(EvmError::Rpc(format!("send transferWithAuthorization: {message}")));
+                }
+                Broadcast::Unknown(hash, message) => {
+                    tracing::warn!(%hash, %message, "transfer may have been sent; left to reconciliation");
+                    return Err(EvmError::Pending(hash));
+                }
+                Broadcast::Lost => return Err(EvmError::SendUnknown("the relayer's lane stopped mid-send".into())),
             }
-        };
-        let hash = *pending.tx_hash();
-        match tokio::time::timeout(self.receipt_timeout, pending.get_receipt()).await {
-            Err(_) => Err(EvmError::Pending(hash)),
-            // Sent: only the chain can say what became of it.
-            Ok(Err(_)) => Err(EvmError::Pending(hash)),
-            Ok(Ok(receipt)) if receipt.status() => Ok(hash),
-            Ok(Ok(_)) => Err(EvmError::TransactionFailed(hash)),
         }
+    }
+
+    /// The least busy relayer not yet tried that can pay for gas.
+    fn pick(&self, tried: &[Address]) -> Option<&Relayer> {
+        self.relayers
+            .iter()
+            .filter(|r| r.gas() != GasLevel::Empty && !tried.contains(&r.address()))
+            .min_by_key(|r| r.queued())
+    }
+
+    /// Polls for the receipt of `hash`: at once (a development node mines on send), then at
+    /// widening intervals until the receipt timeout.
+    async fn await_receipt(&self, hash: B256) -> Result<B256, EvmError> {
+        let deadline = tokio::time::Instant::now() + self.receipt_timeout;
+        let mut wait = RECEIPT_POLL_START;
+        loop {
+            match self.reader.receipt(hash).await {
+                Ok(Some(true)) => return Ok(hash),
+                Ok(Some(false)) => return Err(EvmError::TransactionFailed(hash)),
+                // Not mined yet, or the node did not answer: sent either way, so keep asking.
+                Ok(None) | Err(_) => {}
+            }
+            if tokio::time::Instant::now() + wait > deadline {
+                return Err(EvmError::Pending(hash));
+            }
+            tokio::time::sleep(wait).await;
+            wait = (wait * 2).min(RECEIPT_POLL_MAX);
+        }
+    }
+}
+
+/// Reads every relayer's balance against the current gas price and records its level.
+async fn read_gas_levels(relayers: &[Relayer], reader: &EvmReader) {
+    let Ok(gas_price) = within("eth_gasPrice", reader.provider.get_gas_price()).await else { return };
+    let per_transfer = U256::from(TRANSFER_GAS.saturating_mul(gas_price.max(1)));
+    for relayer in relayers {
+        let Ok(balance) = within("eth_getBalance", reader.provider.get_balance(relayer.address())).await else {
+            continue;
+        };
+        let level = if balance < per_transfer {
+            GasLevel::Empty
+        } else if balance < per_transfer.saturating_mul(U256::from(LOW_GAS_TRANSFERS)) {
+            GasLevel::Low
+        } else {
+            GasLevel::Ok
+        };
+        if level != relayer.gas() || level != GasLevel::Ok {
+            match level {
+                GasLevel::Ok => tracing::info!(relayer = %relayer.address(), %balance, "relayer has gas again"),
+                GasLevel::Low => tracing::warn!(
+                    relayer = %relayer.address(), %balance,
+                    "relayer is low on gas: fewer than {LOW_GAS_TRANSFERS} transfers left at the current price"
+                ),
+                GasLevel::Empty => tracing::error!(
+                    relayer = %relayer.address(), %balance,
+                    "relayer cannot pay for a transfer; payments go to the other relayers"
+                ),
+            }
+        }
+        relayer.set_gas(level);
+    }
+}
+
+/// Reads relayer balances every [`GAS_WATCH_INTERVAL`] while the settler lives.
+async fn gas_watch(relayers: Weak<[Relayer]>, reader: EvmReader) {
+    loop {
+        tokio::time::sleep(GAS_WATCH_INTERVAL).await;
+        let Some(relayers) = relayers.upgrade() else { return };
+        read_gas_levels(&relayers, &reader).await;
+    }
+}
+
+/// Estimates gas, mapping the token's refusals to their x402 codes. Nothing is sent here, so
+/// every failure means nothing moved.
+async fn within_estimate(
+    call: impl std::future::IntoFuture<Output = Result<u64, alloy::transports::TransportError>>,
+) -> Result<u64, EvmError> {
+    match tokio::time::timeout(CALL_TIMEOUT, call).await {
+        Ok(Ok(gas)) => Ok(gas),
+        Ok(Err(e)) => Err(match classify_send_error(&e.to_string()) {
+            EvmError::SendUnknown(message) => EvmError::Rpc(format!("eth_estimateGas: {message}")),
+            known => known,
+        }),
+        Err(_) => Err(EvmError::Rpc(format!("eth_estimateGas: no answer in {CALL_TIMEOUT:?}"))),
     }
 }
 

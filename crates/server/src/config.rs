@@ -288,6 +288,12 @@ pub struct PaymentArgs {
     #[arg(long = "evm-relayer-key", env = "SVC_EVM_RELAYER_KEY", hide_env_values = true, hide = true)]
     pub evm_relayer_key: Option<String>,
 
+    /// Several relayer keys (0x-hex, comma-separated), each with its own nonce stream, so
+    /// settlement scales past one account; used with or instead of SVC_EVM_RELAYER_KEY. From
+    /// the environment only; never logged.
+    #[arg(long = "evm-relayer-keys", env = "SVC_EVM_RELAYER_KEYS", hide_env_values = true, hide = true)]
+    pub evm_relayer_keys: Option<String>,
+
     /// Recipient of USDC payments on Solana (default: a development address).
     #[arg(long, env = "SVC_PAY_TO_SOLANA")]
     pub pay_to_solana: Option<String>,
@@ -306,6 +312,21 @@ pub struct PaymentArgs {
     pub production: bool,
 }
 
+impl PaymentArgs {
+    /// Every relayer key given, in order: `SVC_EVM_RELAYER_KEY`, then `SVC_EVM_RELAYER_KEYS`.
+    pub fn relayer_keys(&self) -> Vec<String> {
+        let listed = self.evm_relayer_keys.iter().flat_map(|keys| keys.split(','));
+        self.evm_relayer_key
+            .iter()
+            .map(String::as_str)
+            .chain(listed)
+            .map(str::trim)
+            .filter(|k| !k.is_empty())
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
 impl std::fmt::Debug for PaymentArgs {
     /// Never prints the relayer key.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -314,6 +335,7 @@ impl std::fmt::Debug for PaymentArgs {
             .field("pay_to_evm", &self.pay_to_evm)
             .field("evm_rpc_url", &self.evm_rpc_url)
             .field("evm_relayer_key", &self.evm_relayer_key.as_ref().map(|_| "<redacted>"))
+            .field("evm_relayer_keys", &self.evm_relayer_keys.as_ref().map(|_| "<redacted>"))
             .field("pay_to_solana", &self.pay_to_solana)
             .field("solana_rpc_url", &self.solana_rpc_url)
             .field("solana_fee_payer_key", &self.solana_fee_payer_key.as_ref().map(|_| "<redacted>"))
@@ -404,9 +426,27 @@ mod tests {
 
     #[test]
     fn the_relayer_key_never_shows_in_debug_output() {
-        let cli = Cli::try_parse_from(["svc", "serve", "--evm-relayer-key", "0xsecretsecret"]).expect("parses");
+        let cli = Cli::try_parse_from([
+            "svc",
+            "serve",
+            "--evm-relayer-key",
+            "0xsecretsecret",
+            "--evm-relayer-keys",
+            "0xothersecret",
+        ])
+        .expect("parses");
         let Command::Serve(args) = cli.command else { panic!("serve") };
         assert!(!format!("{args:?}").contains("secretsecret"));
+        assert!(!format!("{args:?}").contains("othersecret"));
+    }
+
+    #[test]
+    fn relayer_keys_come_from_both_settings_in_order() {
+        let cli =
+            Cli::try_parse_from(["svc", "serve", "--evm-relayer-key", "0xa", "--evm-relayer-keys", " 0xb, 0xc ,,"])
+                .expect("parses");
+        let Command::Serve(args) = cli.command else { panic!("serve") };
+        assert_eq!(args.payments.relayer_keys(), ["0xa", "0xb", "0xc"]);
     }
 
     #[test]

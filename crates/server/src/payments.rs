@@ -168,20 +168,25 @@ async fn attach_nodes(
                 continue;
             }
         };
-        let key = args
-            .evm_relayer_key
-            .as_deref()
-            .with_context(|| format!("{} has an RPC URL but SVC_EVM_RELAYER_KEY is not set", c.network.network))?;
+        let keys = args.relayer_keys();
+        if keys.is_empty() {
+            bail!(
+                "{} has an RPC URL but neither SVC_EVM_RELAYER_KEY nor SVC_EVM_RELAYER_KEYS is set",
+                c.network.network
+            );
+        }
         let settler = svc_chain_evm::settle::EvmSettler::connect(
             rpc_url,
-            key,
+            &keys,
             domain.token,
             domain.chain_id,
             Duration::from_secs(60),
         )
         .await
         .with_context(|| format!("connecting to the node of {}", c.network.network))?;
-        tracing::info!(network = %c.network.network, relayer = %settler.relayer(), "settling payments on chain");
+        for (relayer, gas) in settler.gas_levels() {
+            tracing::info!(network = %c.network.network, %relayer, ?gas, "settling payments on chain");
+        }
         facilitator = facilitator.with_evm_chain(&c.network.network, Arc::new(settler));
     }
     Ok(facilitator)

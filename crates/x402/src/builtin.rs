@@ -31,6 +31,10 @@ pub trait EvmChain: EvmLedger {
     fn transfer<'a>(&'a self, verified: &'a VerifiedAuthorization) -> BoxFuture<'a, Result<String, EvmError>>;
     /// The token balance of `owner`, in atomic units.
     fn balance<'a>(&'a self, owner: Address) -> BoxFuture<'a, Result<U256, EvmError>>;
+    /// Whether a transfer can be sent now (some relayer can pay for gas).
+    fn can_settle(&self) -> bool {
+        true
+    }
 }
 
 /// A node attached to one network, shared by every request.
@@ -352,6 +356,13 @@ impl Facilitator for BuiltinFacilitator {
         .boxed()
     }
 
+    fn unready_networks(&self) -> Vec<String> {
+        let mut unready: Vec<String> =
+            self.evm_chains.iter().filter(|(_, chain)| !chain.can_settle()).map(|(n, _)| n.clone()).collect();
+        unready.sort();
+        unready
+    }
+
     fn verify_only(&self) -> bool {
         self.networks.iter().any(|n| !self.evm_chains.contains_key(&n.network) && !self.solana.contains_key(&n.network))
     }
@@ -407,6 +418,10 @@ impl EvmChain for svc_chain_evm::settle::EvmSettler {
 
     fn balance<'a>(&'a self, owner: Address) -> BoxFuture<'a, Result<U256, EvmError>> {
         svc_chain_evm::settle::EvmSettler::balance(self, owner).boxed()
+    }
+
+    fn can_settle(&self) -> bool {
+        self.can_pay_gas()
     }
 }
 

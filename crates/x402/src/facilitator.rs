@@ -169,4 +169,10 @@ pub trait Facilitator: Send + Sync + std::fmt::Debug {
     fn verify_only(&self) -> bool {
         false
     }
+
+    /// Networks on which it cannot settle right now (every relayer out of gas, say): the
+    /// server reports itself not ready rather than take payments it cannot settle.
+    fn unready_networks(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
