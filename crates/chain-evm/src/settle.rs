@@ -109,10 +109,26 @@ fn parse_url(rpc_url: &str) -> Result<alloy::transports::http::reqwest::Url, Evm
     rpc_url.parse().map_err(|_| EvmError::Config("the RPC URL does not parse".into()))
 }
 
+/// How long an idle connection to the node is kept. Below the 5 s after which common node
+/// servers close idle connections: a request sent on a connection the node is closing fails
+/// without saying whether it was read.
+const IDLE_CONNECTION: Duration = Duration::from_secs(3);
+
+/// A JSON-RPC client of `rpc_url` over connections that are dropped before the node drops them.
+fn rpc_client(rpc_url: &str) -> Result<alloy::rpc::client::RpcClient, EvmError> {
+    let url = parse_url(rpc_url)?;
+    let http = alloy::transports::http::reqwest::Client::builder()
+        .pool_idle_timeout(IDLE_CONNECTION)
+        .build()
+        .map_err(|e| EvmError::Config(format!("building the node client: {e}")))?;
+    let is_local = url.host_str().is_some_and(|h| h == "localhost" || h.starts_with("127.") || h == "[::1]");
+    Ok(alloy::rpc::client::RpcClient::new(alloy::transports::http::Http::with_client(http, url), is_local))
+}
+
 impl EvmReader {
     /// Connects to `rpc_url` and checks the node serves `chain_id`.
     pub async fn connect(rpc_url: &str, token: Address, chain_id: u64) -> Result<Self, EvmError> {
-        let provider = ProviderBuilder::new().connect_http(parse_url(rpc_url)?).erased();
+        let provider = ProviderBuilder::new().connect_client(rpc_client(rpc_url)?).erased();
         check_chain(&provider, chain_id).await?;
         Ok(EvmReader { provider, token })
     }
@@ -177,7 +193,8 @@ impl EvmSettler {
         if addresses.windows(2).any(|w| w[0] == w[1]) {
             return Err(EvmError::Config("a relayer key is listed twice; each key needs its own nonce lane".into()));
         }
-        let provider = ProviderBuilder::new().disable_recommended_fillers().connect_http(parse_url(rpc_url)?).erased();
+        let provider =
+            ProviderBuilder::new().disable_recommended_fillers().connect_client(rpc_client(rpc_url)?).erased();
         check_chain(&provider, chain_id).await?;
         let relayers: Arc<[Relayer]> =
             signers.into_iter().map(|signer| Relayer::start(signer, provider.clone(), chain_id)).collect();
