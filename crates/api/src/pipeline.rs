@@ -67,6 +67,10 @@ async fn run(
 
     let raw = RawInput { path: &path, query: parts.uri.query(), body: body.as_deref() };
     let input = route.parse_input(&raw)?;
+    // A call the handler would refuse is refused now, before it is priced or paid.
+    if !matches!(channel, Channel::Free) {
+        state.handlers.before_payment(route.id, &state, &input).await?;
+    }
     // Every branch but the challenge's is boxed: an unboxed branch would make this future as
     // large as its largest one, and axum moves it several times per request.
     match channel {

@@ -124,6 +124,11 @@ impl ValidInput {
         self.units
     }
 
+    /// The input as its concrete type, if it is one.
+    pub fn get<T: 'static>(&self) -> Option<&T> {
+        self.value.downcast_ref::<T>()
+    }
+
     /// Takes the input back as its concrete type.
     pub fn downcast<T: 'static>(self) -> Result<T, Self> {
         match self.value.downcast::<T>() {

@@ -755,12 +755,24 @@ impl Chaindata {
         self.object(Endpoint::TgmFlowIntelligence, Self::tgm_body(p, false)).await
     }
 
-    /// `tgm/who-bought-sold`.
+    /// `p` with its date range, or the last day (yesterday and today, UTC) when it has none:
+    /// the vendor refuses these queries without one, and the spec's minimal payload has none.
+    fn with_default_date(&self, p: &ChaindataTgmPayload) -> ChaindataTgmPayload {
+        let mut p = p.clone();
+        if p.date.is_none() {
+            let day = |ms: i64| svc_domain::rfc3339(ms)[..10].to_owned();
+            let now = self.clock.now_ms();
+            p.date = Some(ChaindataDateRange { from: day(now - 86_400_000), to: day(now) });
+        }
+        p
+    }
+
+    /// `tgm/who-bought-sold` (default range: the last day).
     pub async fn who_bought_sold(
         &self,
         p: &ChaindataTgmPayload,
     ) -> Result<ChaindataList<ChaindataWhoBoughtSoldRow>, UpstreamError> {
-        self.tgm_list(Endpoint::TgmWhoBoughtSold, p).await
+        self.tgm_list(Endpoint::TgmWhoBoughtSold, &self.with_default_date(p)).await
     }
 
     /// `tgm/dex-trades`.
@@ -787,12 +799,12 @@ impl Chaindata {
         self.tgm_list(Endpoint::TgmHolders, p).await
     }
 
-    /// `tgm/flows`.
+    /// `tgm/flows` (default range: the last day).
     pub async fn token_flows(
         &self,
         p: &ChaindataTgmPayload,
     ) -> Result<ChaindataList<ChaindataTokenFlowRow>, UpstreamError> {
-        self.tgm_list(Endpoint::TgmFlows, p).await
+        self.tgm_list(Endpoint::TgmFlows, &self.with_default_date(p)).await
     }
 
     /// `tgm/pnl-leaderboard`.

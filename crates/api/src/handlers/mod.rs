@@ -59,6 +59,9 @@ pub struct Caller {
     pub payment: Option<String>,
 }
 
+type PreCheck = Arc<dyn Fn(AppState, &ValidInput) -> Option<BoxCheck> + Send + Sync>;
+type BoxCheck = Pin<Box<dyn Future<Output = Result<(), ApiError>> + Send>>;
+
 type SettledHook =
     Arc<dyn Fn(AppState, Bytes) -> Pin<Box<dyn Future<Output = Result<(), ApiError>> + Send>> + Send + Sync>;
 
@@ -73,6 +76,7 @@ struct Entry {
 pub struct Handlers {
     by_id: HashMap<&'static str, Entry>,
     on_settled: HashMap<&'static str, SettledHook>,
+    before_payment: HashMap<&'static str, PreCheck>,
 }
 
 /// A handler registered with types other than its route's.
@@ -177,6 +181,38 @@ impl Handlers {
             })
         });
         self.on_settled.insert(id, hook);
+    }
+
+    /// Registers a check of route `id`'s input that needs more than its schema (svc's limits,
+    /// the upstream's rules): it runs before any challenge, debit or preview, so a client is
+    /// never asked to pay for a call its handler would refuse. `check` takes what it needs from
+    /// the input and returns a future that owns it.
+    pub fn check_before_payment<I, F, Fut>(&mut self, id: &'static str, check: F)
+    where
+        I: RouteInput,
+        F: Fn(AppState, &I) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), ApiError>> + Send + 'static,
+    {
+        let check: PreCheck = Arc::new(move |state, input: &ValidInput| {
+            input.get::<I>().map(|input| Box::pin(check(state, input)) as BoxCheck)
+        });
+        self.before_payment.insert(id, check);
+    }
+
+    /// Runs route `id`'s check before payment, if it has one.
+    pub(crate) async fn before_payment(
+        &self,
+        id: &'static str,
+        state: &AppState,
+        input: &ValidInput,
+    ) -> Result<(), ApiError> {
+        match self.before_payment.get(id) {
+            Some(check) => match check(state.clone(), input) {
+                Some(checking) => checking.await,
+                None => Err(ApiError::Internal(format!("input type of {id}"))),
+            },
+            None => Ok(()),
+        }
     }
 
     /// Delivers what route `id` sold, after its payment settled; nothing for data routes.

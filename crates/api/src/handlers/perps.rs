@@ -17,6 +17,10 @@ use crate::state::AppState;
 pub(super) fn register(handlers: &mut Handlers) {
     handlers.add("infra.perpdex_info", perpdex_info);
     handlers.add("infra.perpdex_exchange", perpdex_exchange);
+    handlers.check_before_payment("infra.perpdex_exchange", |state: AppState, input: &PerpExchangeRequest| {
+        let action = input.body.clone();
+        async move { state.upstreams.perpdex.check(&action).await.map_err(exchange_error) }
+    });
     handlers.add("infra.orderbookdex_markets", orderbookdex_markets);
     handlers.add("infra.orderbookdex_proxy", orderbookdex_proxy);
 }
@@ -29,14 +33,18 @@ async fn perpdex_info(state: AppState, input: PerpInfoRequest) -> Result<PerpInf
 /// `POST {tools}/perpdex/exchange`: svc checks, signs and sends the action; limits and the
 /// exchange's size and price rules are a 422 before anything is signed.
 async fn perpdex_exchange(state: AppState, input: PerpExchangeRequest) -> Result<PerpExchangeResponse, ApiError> {
-    state.upstreams.perpdex.exchange(&input.body).await.map_err(|err| match err {
+    state.upstreams.perpdex.exchange(&input.body).await.map_err(exchange_error)
+}
+
+fn exchange_error(err: ExchangeError) -> ApiError {
+    match err {
         ExchangeError::Invalid(errors) => ApiError::Validation(InputError { errors }),
         ExchangeError::Disabled => ApiError::NotEnabled(
             "Trading on perpdex is not enabled on this server (no agent key is configured); nothing was charged."
                 .into(),
         ),
         ExchangeError::Upstream(err) => err.into(),
-    })
+    }
 }
 
 /// `POST {tools}/orderbookdex/markets`.

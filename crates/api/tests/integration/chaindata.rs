@@ -251,6 +251,23 @@ async fn a_query_the_vendor_refuses_is_a_422_that_charges_nothing() {
 }
 
 #[tokio::test]
+async fn the_spec_minimal_token_payload_is_answered_once_paid_with_the_last_day_by_default() {
+    let app = TestApp::new().await;
+    let token = app.sim.world.planted_token(Chain::Base, Scenario::Accumulated).expect("planted").address.clone();
+    let minimal = json!({"token_address": token, "chain": "base"});
+    for (nonce, path) in [(8, "tgm/who-bought-sold"), (9, "tgm/flows")] {
+        let reply = pay(&app, path, minimal.clone(), nonce).await;
+        assert_eq!(reply.status, StatusCode::OK, "{path}: {}", reply.text());
+        assert!(reply.headers.get("payment-response").is_some(), "{path}");
+        // The same as asking for yesterday and today.
+        let explicit = json!({"token_address": token, "chain": "base", "date": days()});
+        let dated = pay(&app, path, explicit, nonce + 10).await;
+        assert_eq!(reply.json()["data"], dated.json()["data"], "{path}");
+    }
+    assert_eq!(app.paid_calls().await, 4);
+}
+
+#[tokio::test]
 async fn an_unknown_token_has_no_information_and_is_not_charged() {
     let app = TestApp::new().await;
     let body = json!({"token_address": format!("0x{}", "cd".repeat(20)), "chain": "base"});

@@ -160,14 +160,15 @@ async fn a_client_signed_blob_is_refused_before_payment() {
 }
 
 #[tokio::test]
-async fn an_order_over_the_notional_limit_is_a_422_and_charges_nothing() {
+async fn an_order_over_the_notional_limit_is_a_422_before_any_challenge() {
     let app = TestApp::with(Setup {
         upstreams: Box::new(|c| c.perp_limits.max_order_notional_usd = 20),
         ..Default::default()
     })
     .await;
-    let reply =
-        pay(&app, EXCHANGE, &json!({"body": {"type": "order", "orders": [resting_order(&app, "0.01")]}}), 3).await;
+    // Unpaid: a 422, not a 402 to sign for a call that cannot succeed.
+    let body = json!({"body": {"type": "order", "orders": [resting_order(&app, "0.01")]}}).to_string();
+    let reply = app.post_json(EXCHANGE, &body).await;
     assert_invalid_at(&reply, &[json!("body"), json!("body"), json!("orders"), json!(0)]);
     assert!(reply.text().contains("20 USD"), "{}", reply.text());
     assert_eq!(app.paid_calls().await, 0);
@@ -175,19 +176,14 @@ async fn an_order_over_the_notional_limit_is_a_422_and_charges_nothing() {
 }
 
 #[tokio::test]
-async fn without_an_agent_key_the_exchange_is_a_503_and_charges_nothing() {
+async fn without_an_agent_key_the_exchange_is_a_503_before_any_challenge() {
     let app = TestApp::with(Setup {
         upstreams: Box::new(|c| c.vendor_mut(Vendor::Perpdex).key = None),
         ..Default::default()
     })
     .await;
-    let reply = pay(
-        &app,
-        EXCHANGE,
-        &json!({"body": {"type": "updateLeverage", "coin": "BTC", "is_cross": true, "leverage": 2}}),
-        4,
-    )
-    .await;
+    let body = json!({"body": {"type": "updateLeverage", "coin": "BTC", "is_cross": true, "leverage": 2}});
+    let reply = app.post_json(EXCHANGE, &body.to_string()).await;
     assert_error(&reply, StatusCode::SERVICE_UNAVAILABLE, "not_enabled");
     assert!(reply.text().contains("agent key"), "{}", reply.text());
     assert_eq!(app.paid_calls().await, 0);

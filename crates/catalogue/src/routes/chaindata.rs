@@ -550,7 +550,8 @@ pub struct ChaindataTgmPayload {
     /// Chain of the token (DCA routes: `solana`).
     #[garde(skip)]
     pub chain: Chain,
-    /// Days to cover (who-bought-sold and flows need one upstream; trades, transfers, leaderboards).
+    /// Days to cover (who-bought-sold and flows: default yesterday and today, UTC; trades,
+    /// transfers, leaderboards).
     #[garde(dive)]
     pub date: Option<ChaindataDateRange>,
     /// Time frame such as `5m`, `1h`, `1d`, `7d`, `1M` (flow intelligence, token information, OHLCV).

@@ -316,6 +316,14 @@ impl Perpdex {
         }
     }
 
+    /// Checks `action` against the exchange's rules and svc's limits without signing it: what
+    /// [`Perpdex::exchange`] would refuse, known before anyone pays for the call.
+    pub async fn check(&self, action: &PerpAction) -> Result<(), ExchangeError> {
+        self.agent.as_ref().ok_or(ExchangeError::Disabled)?;
+        let universe = self.universe().await?;
+        build_action(action, &universe, self.limits).map(|_| ()).map_err(ExchangeError::Invalid)
+    }
+
     /// Checks `action` against the exchange's rules and svc's limits, signs it with the agent
     /// key and sends it; answers the exchange's verdict per order.
     pub async fn exchange(&self, action: &PerpAction) -> Result<PerpExchangeResponse, ExchangeError> {
