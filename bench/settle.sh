@@ -24,12 +24,9 @@ trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_for() { for _ in $(seq 1 300); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done; echo "timed out: $*" >&2; return 1; }
 
-# The local chain's public development accounts.
-deployer_key=0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80
-keys=(0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d
-      0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6)
-addresses=(0x70997970C51812dc3A010C7d01b50e0d17dc79C8 0x90F79bf6EB2c4f870365E785982E1f101E93b906)
-pay_to=0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC
+source ./chain.sh
+keys=("$relayer_key" "$relayer2_key")
+addresses=("$relayer" "$relayer2")
 
 sim_port="$(free_port)"
 "$SVC" simulator --listen "127.0.0.1:$sim_port" >"$work/simulator.log" 2>&1 &
@@ -39,26 +36,7 @@ mint="$(curl -sf "http://127.0.0.1:$sim_port/" | python3 -c 'import json,sys; pr
 echo "svc real-settlement benchmark ($(nproc) cores; $COUNT distinct payments from 8 payers at concurrency $CONCURRENCY; Hardhat automine)"
 printf '%-9s %9s %9s %12s %9s %9s\n' relayers payments settled "settled/s" "p50 ms" "p99 ms"
 for n in 1 2; do
-  rpc_port="$(free_port)"
-  npx hardhat --config hardhat.config.cjs node --port "$rpc_port" >"$work/chain-$n.log" 2>&1 &
-  chain_pid=$!
-  rpc="http://127.0.0.1:$rpc_port"
-  wait_for curl -sf -X POST -H 'content-type: application/json' \
-    --data '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' "$rpc"
-  token="$(RPC_URL="$rpc" DEPLOYER_KEY="$deployer_key" PAYER="$pay_to" node deploy.mjs |
-    python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')"
-  cat >"$work/svc.toml" <<TOML
-[x402]
-solana = false
-
-[[x402.networks]]
-network = "eip155:31337"
-asset = "$token"
-name = "USD Coin"
-version = "2"
-pay_to = "$pay_to"
-rpc_url = "$rpc"
-TOML
+  start_chain "$work/chain-$n.log" "$work/svc.toml"
   port="$(free_port)"
   mkdir -p "$work/data-$n"
   relayer_keys="$(IFS=,; echo "${keys[*]:0:$n}")"

@@ -30,12 +30,7 @@ fail() { status=1; echo "--- $1 log" >&2; tail -n 30 "$2" >&2; }
 # Public development keys of the local chain's default accounts, and the vectors' payer.
 export PAYER_KEY=0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318
 payer=0x2c7536E3605D9C16a7a3D7b1898e529396a65c23
-deployer_key=0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80
-relayer_key=0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d
-relayer=0x70997970C51812dc3A010C7d01b50e0d17dc79C8
-relayer2_key=0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6
-relayer2=0x90F79bf6EB2c4f870365E785982E1f101E93b906
-pay_to=0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC
+source ./chain.sh
 
 sim_port="$(free_port)"
 "$svc" simulator --listen "127.0.0.1:$sim_port" >"$scratch/simulator.log" 2>&1 &
@@ -64,23 +59,7 @@ print("svc pay: 200, settlement", out["payment_response"]["network"])
 PY
 
 echo "== settlement on a local EVM chain"
-rpc_port="$(free_port)"
-npx hardhat --config hardhat.config.cjs node --port "$rpc_port" >"$scratch/chain.log" 2>&1 &
-rpc="http://127.0.0.1:$rpc_port"
-wait_for curl -sf -X POST -H 'content-type: application/json' --data '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' "$rpc"
-token="$(RPC_URL="$rpc" DEPLOYER_KEY="$deployer_key" PAYER="$payer" node deploy.mjs | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')"
-cat >"$scratch/svc.toml" <<TOML
-[x402]
-solana = false
-
-[[x402.networks]]
-network = "eip155:31337"
-asset = "$token"
-name = "USD Coin"
-version = "2"
-pay_to = "$pay_to"
-rpc_url = "$rpc"
-TOML
+start_chain "$scratch/chain.log" "$scratch/svc.toml" "$payer"
 port="$(free_port)"
 mkdir -p "$scratch/settle"
 SVC_SIMULATOR_URL="http://127.0.0.1:$sim_port" SVC_DATA_DIR="$scratch/settle" SVC_CONFIG="$scratch/svc.toml" \

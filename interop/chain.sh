@@ -1,0 +1,37 @@
+# Sourced by interop/run.sh and bench/settle.sh (from interop/, with free_port and wait_for
+# defined): a local Hardhat chain with the EIP-3009 test token, and svc's config to settle on it.
+
+# The local chain's public development accounts.
+deployer_key=0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80
+relayer_key=0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d
+relayer=0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+relayer2_key=0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6
+relayer2=0x90F79bf6EB2c4f870365E785982E1f101E93b906
+pay_to=0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC
+
+# start_chain LOG CONFIG [MINT_TO]: starts a chain logging to LOG, deploys the token (minting to
+# MINT_TO, default the recipient) and writes svc's [x402] config to CONFIG. Sets chain_pid, rpc
+# and token.
+start_chain() {
+  local log=$1 config=$2 mint_to=${3:-$pay_to} port
+  port="$(free_port)"
+  npx hardhat --config hardhat.config.cjs node --port "$port" >"$log" 2>&1 &
+  chain_pid=$!
+  rpc="http://127.0.0.1:$port"
+  wait_for curl -sf -X POST -H 'content-type: application/json' \
+    --data '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' "$rpc"
+  token="$(RPC_URL="$rpc" DEPLOYER_KEY="$deployer_key" PAYER="$mint_to" node deploy.mjs |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')"
+  cat >"$config" <<TOML
+[x402]
+solana = false
+
+[[x402.networks]]
+network = "eip155:31337"
+asset = "$token"
+name = "USD Coin"
+version = "2"
+pay_to = "$pay_to"
+rpc_url = "$rpc"
+TOML
+}
