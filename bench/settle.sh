@@ -5,7 +5,8 @@
 # at concurrency 16 (interop/settle-load.mjs, which also checks that every payment settled
 # exactly once and no nonce was left behind). Runs with one relayer key, then two.
 # Usage: bench/settle.sh [payments per run, default 1000]; SVC=/path/to/svc measures another
-# build. Needs Node.js 20 and npm (the interop packages are installed on first run).
+# build; BASELINE=/path/to/older/svc measures an older build in the same run (before the pool of
+# relayer keys it has one key). Needs Node.js 20 and npm (interop packages installed on first run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 COUNT=${1:-1000}
@@ -34,27 +35,33 @@ wait_for curl -sf "http://127.0.0.1:$sim_port/"
 mint="$(curl -sf "http://127.0.0.1:$sim_port/" | python3 -c 'import json,sys; print(json.load(sys.stdin)["launchpad"]["coins"][0]["mint"])')"
 
 echo "svc real-settlement benchmark ($(nproc) cores; $COUNT distinct payments from 8 payers at concurrency $CONCURRENCY; Hardhat automine)"
-printf '%-9s %9s %9s %12s %9s %9s\n' relayers payments settled "settled/s" "p50 ms" "p99 ms"
-for n in 1 2; do
-  start_chain "$work/chain-$n.log" "$work/svc.toml"
+printf '%-9s %-9s %9s %9s %12s %9s %9s  %s\n' build relayers payments settled "settled/s" "p50 ms" "p99 ms" problems
+status=0
+measure() { # label, binary, relayer count
+  local label=$1 bin=$2 n=$3
+  start_chain "$work/chain.log" "$work/svc.toml"
   port="$(free_port)"
-  mkdir -p "$work/data-$n"
-  relayer_keys="$(IFS=,; echo "${keys[*]:0:$n}")"
-  relayers="$(IFS=,; echo "${addresses[*]:0:$n}")"
-  SVC_SIMULATOR_URL="http://127.0.0.1:$sim_port" SVC_DATA_DIR="$work/data-$n" SVC_CONFIG="$work/svc.toml" \
-    SVC_EVM_RELAYER_KEYS="$relayer_keys" SVC_RATE_PER_MINUTE=1000000 RUST_LOG=warn \
-    "$SVC" serve --listen "127.0.0.1:$port" >"$work/svc-$n.log" 2>&1 &
-  svc_pid=$!
+  rm -rf "$work/data"; mkdir -p "$work/data"
+  # The first key as SVC_EVM_RELAYER_KEY, which every build reads; the others as the pool.
+  SVC_SIMULATOR_URL="http://127.0.0.1:$sim_port" SVC_DATA_DIR="$work/data" SVC_CONFIG="$work/svc.toml" \
+    SVC_EVM_RELAYER_KEY="${keys[0]}" SVC_EVM_RELAYER_KEYS="$(IFS=,; echo "${keys[*]:1:$((n - 1))}")" \
+    SVC_RATE_PER_MINUTE=1000000 RUST_LOG=warn "$bin" serve --listen "127.0.0.1:$port" >"$work/svc.log" 2>&1 &
+  local svc_pid=$!
   wait_for curl -sf "http://127.0.0.1:$port/healthz"
-  result="$(RPC_URL="$rpc" TOKEN="$token" PAY_TO="$pay_to" DEPLOYER_KEY="$deployer_key" RELAYERS="$relayers" \
-    COUNT="$COUNT" PAYERS=8 CONCURRENCY="$CONCURRENCY" \
-    node settle-load.mjs "http://127.0.0.1:$port" "/api/x402/svc-tools/launchpad/coin/$mint")" ||
-    { echo "$result"; tail -n 20 "$work/svc-$n.log" >&2; exit 1; }
-  echo "$result" | python3 -c '
+  local result problems=none
+  result="$(RPC_URL="$rpc" TOKEN="$token" PAY_TO="$pay_to" DEPLOYER_KEY="$deployer_key" \
+    RELAYERS="$(IFS=,; echo "${addresses[*]:0:$n}")" COUNT="$COUNT" PAYERS=8 CONCURRENCY="$CONCURRENCY" TIMEOUT_MS=10000 \
+    node settle-load.mjs "http://127.0.0.1:$port" "/api/x402/svc-tools/launchpad/coin/$mint" 2>"$work/problems")" ||
+    { problems="$(head -c 160 "$work/problems" | tr '\n' ' ')"; [ "$label" = baseline ] || status=1; }
+  echo "$result" | tail -n 1 | python3 -c '
 import json, sys
 r = json.load(sys.stdin)
-print("%-9s %9d %9d %12.1f %9.1f %9.1f" % (sys.argv[1], r["payments"], r["settled"], r["settled_per_s"], r["p50_ms"], r["p99_ms"]))
-' "$n"
+print("%-9s %-9s %9d %9d %12.1f %9.1f %9.1f  %s" % (sys.argv[1], sys.argv[2], r["payments"], r["settled"], r["settled_per_s"], r["p50_ms"], r["p99_ms"], sys.argv[3]))
+' "$label" "$n" "$problems"
   kill "$svc_pid" "$chain_pid"
   wait "$svc_pid" "$chain_pid" 2>/dev/null || true
-done
+}
+measure current "$SVC" 1
+measure current "$SVC" 2
+if [ -n "${BASELINE:-}" ]; then measure baseline "$BASELINE" 1; fi
+exit "$status"

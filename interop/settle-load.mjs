@@ -9,7 +9,8 @@
 // Prints one JSON line: counts, settled/s, latency percentiles.
 // Usage: node settle-load.mjs BASE_URL PATH
 //   env: RPC_URL, TOKEN, PAY_TO, DEPLOYER_KEY (mints to the payers), RELAYERS (comma-separated
-//   addresses), COUNT (200), PAYERS (8), CONCURRENCY (32), INJECT_KEY (a relayer key; optional)
+//   addresses), COUNT (200), PAYERS (8), CONCURRENCY (32), INJECT_KEY (a relayer key; optional),
+//   TIMEOUT_MS (15000 per call)
 import { x402Client } from "@x402/fetch";
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader, decodePaymentResponseHeader } from "@x402/core/http";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
@@ -22,6 +23,8 @@ const { RPC_URL, TOKEN, PAY_TO, DEPLOYER_KEY } = process.env;
 const COUNT = Number(process.env.COUNT ?? 200);
 const PAYERS = Number(process.env.PAYERS ?? 8);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 32);
+// A call not answered in this time counts as not settled (a wedged settler holds calls open).
+const TIMEOUT_MS = Number(process.env.TIMEOUT_MS ?? 15000);
 const relayers = (process.env.RELAYERS ?? "").split(",").filter(Boolean);
 const transport = http(RPC_URL);
 const chain = createPublicClient({ chain: hardhat, transport });
@@ -79,11 +82,14 @@ const worker = async () => {
       })();
     }
     const t0 = performance.now();
-    const response = await fetch(base + path, { headers: { "payment-signature": headers[i] } });
-    const body = await response.text();
-    const ms = performance.now() - t0;
-    const header = response.headers.get("payment-response");
-    results[i] = { status: response.status, ms, body, settlement: header ? decodePaymentResponseHeader(header) : null };
+    try {
+      const response = await fetch(base + path, { headers: { "payment-signature": headers[i] }, signal: AbortSignal.timeout(TIMEOUT_MS) });
+      const body = await response.text();
+      const header = response.headers.get("payment-response");
+      results[i] = { status: response.status, ms: performance.now() - t0, body, settlement: header ? decodePaymentResponseHeader(header) : null };
+    } catch (e) {
+      results[i] = { status: 0, ms: performance.now() - t0, body: `no answer: ${e.name}`, settlement: null };
+    }
   }
 };
 await Promise.all(Array.from({ length: CONCURRENCY }, worker));

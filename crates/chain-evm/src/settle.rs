@@ -47,6 +47,9 @@ pub struct EvmReader {
 pub struct EvmSettler {
     reader: EvmReader,
     relayers: Arc<[Relayer]>,
+    /// Turns of the pick: among equally busy keys the next one is taken, so an idle server
+    /// spreads transfers (and gas use) over every key.
+    turn: Arc<std::sync::atomic::AtomicUsize>,
     receipt_timeout: Duration,
 }
 
@@ -198,7 +201,8 @@ impl EvmSettler {
         check_chain(&provider, chain_id).await?;
         let relayers: Arc<[Relayer]> =
             signers.into_iter().map(|signer| Relayer::start(signer, provider.clone(), chain_id)).collect();
-        let settler = EvmSettler { reader: EvmReader { provider, token }, relayers, receipt_timeout };
+        let settler =
+            EvmSettler { reader: EvmReader { provider, token }, relayers, turn: Arc::default(), receipt_timeout };
         settler.watch_gas().await;
         tokio::spawn(gas_watch(Arc::downgrade(&settler.relayers), settler.reader.clone()));
         Ok(settler)
@@ -288,10 +292,13 @@ impl EvmSettler {
         }
     }
 
-    /// The least busy relayer not yet tried that can pay for gas.
+    /// The least busy relayer not yet tried that can pay for gas; the next in turn among
+    /// equals.
     fn pick(&self, tried: &[Address]) -> Option<&Relayer> {
-        self.relayers
-            .iter()
+        let count = self.relayers.len();
+        let first = self.turn.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % count;
+        (0..count)
+            .map(|i| &self.relayers[(first + i) % count])
             .filter(|r| r.gas() != GasLevel::Empty && !tried.contains(&r.address()))
             .min_by_key(|r| r.queued())
     }
