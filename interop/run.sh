@@ -57,6 +57,16 @@ assert out["payment_response"]["success"] is True, out
 assert out["body"]["mint"], out
 print("svc pay: 200, settlement", out["payment_response"]["network"])
 PY
+# It fails loudly: an answer that is not a 2xx is a non-zero exit, and so is a bad key.
+if SVC_PAYER_KEY="$PAYER_KEY" "$svc" pay GET "/api/x402/svc-tools/launchpad/coin/xyz" --url "http://127.0.0.1:$port" \
+  >"$scratch/svc-pay-422.json" 2>"$scratch/svc-pay-422.log"; then
+  status=1; echo "svc pay exited 0 on a 422" >&2
+fi
+grep -q '"status": 422' "$scratch/svc-pay-422.json" || { status=1; echo "svc pay did not print the 422" >&2; }
+if SVC_PAYER_KEY=0x1234 "$svc" pay GET "$(route 0)" --url "http://127.0.0.1:$port" 2>"$scratch/svc-pay-key.log"; then
+  status=1; echo "svc pay exited 0 with a bad key" >&2
+fi
+grep -q "not a private key" "$scratch/svc-pay-key.log" || { status=1; echo "svc pay did not name the bad key" >&2; }
 
 echo "== settlement on a local EVM chain"
 start_chain "$scratch/chain.log" "$scratch/svc.toml" "$payer"

@@ -101,6 +101,9 @@ pub enum KeysCommand {
 
 /// Settings of `svc pay`.
 #[derive(Args)]
+#[command(after_help = "Environment:\n  SVC_PAYER_KEY  the paying wallet's private key, 0x followed by 64 hex digits \
+    (required; read from the environment only, never printed)\n  SVC_URL        base URL of the service \
+    (default http://127.0.0.1:8402)\n\nExits non-zero on any answer that is not a 2xx, after printing it.")]
 pub struct PayArgs {
     /// HTTP method.
     pub method: String,
@@ -117,7 +120,7 @@ pub struct PayArgs {
     pub network: Option<String>,
     /// The paying wallet's private key (0x-hex). From the environment only; never printed.
     #[arg(long = "payer-key", env = "SVC_PAYER_KEY", hide_env_values = true, hide = true)]
-    pub payer_key: String,
+    pub payer_key: Option<String>,
 }
 
 impl std::fmt::Debug for PayArgs {

@@ -9,9 +9,15 @@ use svc_x402::PaymentRequired;
 
 use crate::config::PayArgs;
 
-/// Runs `svc pay`; prints the answer's status, body and decoded `PAYMENT-RESPONSE` as JSON.
+/// Runs `svc pay`; prints the answer's status, body and decoded `PAYMENT-RESPONSE` as JSON, and
+/// fails (a non-zero exit) on any answer that is not a 2xx, so scripts can rely on it.
 pub async fn run(args: PayArgs) -> anyhow::Result<()> {
-    let payer = Payer::from_key(&args.payer_key).context("SVC_PAYER_KEY")?;
+    let Some(key) = args.payer_key.as_deref() else {
+        bail!("set SVC_PAYER_KEY to the paying wallet's private key (0x followed by 64 hex digits)");
+    };
+    // The key's text never goes into the message.
+    let payer = Payer::from_key(key.trim())
+        .map_err(|_| anyhow::anyhow!("SVC_PAYER_KEY is not a private key: expected 0x followed by 64 hex digits"))?;
     let url = if args.path.starts_with("http://") || args.path.starts_with("https://") {
         args.path.clone()
     } else {
@@ -54,6 +60,7 @@ pub async fn run(args: PayArgs) -> anyhow::Result<()> {
     print(request(Some(&payment)).await.context("retrying with the payment")?).await
 }
 
+/// Prints the answer; an answer that is not a 2xx is an error naming its status and code.
 async fn print(response: reqwest::Response) -> anyhow::Result<()> {
     use std::io::Write as _;
     let status = response.status().as_u16();
@@ -66,5 +73,12 @@ async fn print(response: reqwest::Response) -> anyhow::Result<()> {
     let body = serde_json::from_str::<serde_json::Value>(&text).unwrap_or(serde_json::Value::String(text));
     let out = serde_json::json!({"status": status, "payment_response": settlement, "body": body});
     writeln!(std::io::stdout(), "{}", serde_json::to_string_pretty(&out)?)?;
+    if !(200..300).contains(&status) {
+        let code = body.get("code").or_else(|| body.get("error")).and_then(serde_json::Value::as_str);
+        match code {
+            Some(code) => bail!("the service answered {status} ({code})"),
+            None => bail!("the service answered {status}"),
+        }
+    }
     Ok(())
 }
