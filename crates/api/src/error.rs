@@ -143,7 +143,7 @@ impl ApiError {
         ApiError::Validation(InputError { errors: vec![FieldError { loc, msg: msg.into(), kind }] })
     }
 
-    fn status(&self) -> StatusCode {
+    pub(crate) fn status(&self) -> StatusCode {
         match self {
             ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::NotFound => StatusCode::NOT_FOUND,

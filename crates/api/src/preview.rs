@@ -3,8 +3,10 @@
 //! dropped) and labelled with its price and freshness, so an agent can judge the data before
 //! paying. Routes that act (orders, transactions) only quote: a preview never acts.
 //!
-//! Each client IP gets a few an hour (sliding window); a preview that fails on our side is
-//! given back.
+//! Each client IP gets a few an hour (sliding window); a preview that fails on our side (a 5xx:
+//! a vendor down, a timeout) is given back. One that fails on the client's own input (an
+//! unknown id, a query the vendor refuses) still reached the vendor, so it counts: otherwise
+//! failing previews would be free and uncapped.
 
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -46,7 +48,9 @@ pub async fn serve(state: &AppState, route: &'static RouteSpec, parts: &Parts, i
             response
         }
         Err(err) => {
-            state.limiter.give_back(&key, now).await;
+            if err.status().is_server_error() {
+                state.limiter.give_back(&key, now).await;
+            }
             err.into_response()
         }
     };

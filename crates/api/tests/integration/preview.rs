@@ -110,3 +110,18 @@ async fn a_preview_that_fails_upstream_is_given_back() {
     assert_error(&failed, StatusCode::BAD_GATEWAY, "upstream_error");
     assert_eq!(app.get_from(ALICE, &preview_uri(&app, 0), &[]).await.json()["preview"]["remaining"], 4);
 }
+
+#[tokio::test]
+async fn previews_that_fail_on_the_clients_own_input_count_and_the_sixth_calls_no_vendor() {
+    let app = TestApp::new().await;
+    // A well-formed mint the launchpad does not know: the vendor answers 404.
+    let unknown = format!("{}?preview=true", COIN.replace("{mint}", "So11111111111111111111111111111111111111112"));
+    for _ in 0..5 {
+        let reply = app.get_from(ALICE, &unknown, &[]).await;
+        assert_eq!(reply.status, StatusCode::NOT_FOUND, "{}", reply.text());
+    }
+    let vendor_calls = app.sim.faults.log().len();
+    assert_eq!(vendor_calls, 5, "{:?}", app.sim.faults.log());
+    assert_error(&app.get_from(ALICE, &unknown, &[]).await, StatusCode::TOO_MANY_REQUESTS, "preview_quota_exceeded");
+    assert_eq!(app.sim.faults.log().len(), vendor_calls, "the refused preview reached the vendor");
+}
