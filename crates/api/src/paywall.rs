@@ -101,8 +101,10 @@ async fn serve_paid(
         Ok(id) => id,
         Err(why) => return challenge.respond(&offered, why),
     };
+    // Only computed for payments that ask for their answer to be kept.
+    let digest = payment_id.as_ref().map(|_| payment.payload_digest()).unwrap_or_default();
     if let Some(id) = &payment_id {
-        match answer_again(state, route, id, &replay, payment.network()).await {
+        match answer_again(state, route, id, &replay, &payment).await {
             Ok(Some(response)) => return response,
             Ok(None) => {}
             Err(err) => return err.into_response(),
@@ -230,7 +232,8 @@ async fn serve_paid(
             }
             let reply = settle_response(true, None, Some(payer), transaction.clone(), &requirement.network);
             if let Some(id) = &payment_id {
-                keep_answer(state, id, &replay, &requirement.network, &body.json, &reply, finished_ms).await;
+                let paid_with = PaidWith { replay: &replay, network: &requirement.network, digest: &digest };
+                keep_answer(state, id, paid_with, &body.json, &reply, finished_ms).await;
             }
             (status, Some(transaction).filter(|t| !t.is_empty()), None, paid(body, &reply))
         }
@@ -657,17 +660,24 @@ impl PaymentId {
 
 /// A retry of a call already answered: the same answer again, without a second charge. The
 /// same id with another payment, or the same payment sent to another route, is a client bug,
-/// answered 409: an answer is only ever given again for the call it paid for.
+/// answered 409: an answer is only ever given again for the call it paid for, and only to the
+/// very payment that bought it, signature included (its payer and nonce are public once it
+/// settles, and are not enough).
 async fn answer_again(
     state: &AppState,
     route: &RouteSpec,
     id: &str,
     replay: &ReplayKey,
-    network: &str,
+    payment: &DecodedPayment,
 ) -> Result<Option<Response>, ApiError> {
     let since = state.clock.now_ms() - ANSWER_KEPT_MS;
     let Some(kept) = state.store.paid_response(id, since).await? else { return Ok(None) };
-    let same_payment = kept.network == network && kept.payer == replay.payer && kept.nonce == replay.nonce;
+    let network = payment.network();
+    let same_payment = kept.network == network
+        && kept.payer == replay.payer
+        && kept.nonce == replay.nonce
+        && !kept.payload_digest.is_empty()
+        && kept.payload_digest == payment.payload_digest();
     let same_route = same_payment
         && state
             .store
@@ -685,20 +695,28 @@ async fn answer_again(
     Ok(Some(paid_with_header(Bytes::from(kept.body), HeaderValue::from_str(&kept.payment_response).ok())))
 }
 
+/// The payment an answer is kept for.
+struct PaidWith<'a> {
+    replay: &'a ReplayKey,
+    network: &'a str,
+    /// [`DecodedPayment::payload_digest`].
+    digest: &'a str,
+}
+
 async fn keep_answer(
     state: &AppState,
     id: &str,
-    replay: &ReplayKey,
-    network: &str,
+    paid_with: PaidWith<'_>,
     body: &Bytes,
     reply: &SettleResponse,
     now_ms: i64,
 ) {
     let kept = svc_store::PaidResponse {
         payment_id: id.to_owned(),
-        network: network.to_owned(),
-        payer: replay.payer.clone(),
-        nonce: replay.nonce.clone(),
+        network: paid_with.network.to_owned(),
+        payer: paid_with.replay.payer.clone(),
+        nonce: paid_with.replay.nonce.clone(),
+        payload_digest: paid_with.digest.to_owned(),
         body: body.to_vec(),
         payment_response: svc_x402::encode_header(reply),
         created_at: now_ms,

@@ -312,6 +312,7 @@ async fn a_paid_answer_is_kept_once_per_payment_id_and_expires(store: Store) {
         network: "eip155:8453".into(),
         payer: "0xaa".into(),
         nonce: "0x01".into(),
+        payload_digest: "ab".repeat(32),
         body: br#"{"picks":{}}"#.to_vec(),
         payment_response: "eyJzdWNjZXNzIjp0cnVlfQ==".into(),
         created_at: 1_000,

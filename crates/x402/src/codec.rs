@@ -84,6 +84,16 @@ impl DecodedPayment {
         Some((field("from")?, field("nonce")?))
     }
 
+    /// A digest of the scheme payload, signature included: what identifies this very payment
+    /// when an answer kept for it is asked for again. Keys are sorted first, so a client that
+    /// re-encodes the same payload gets the same digest.
+    pub fn payload_digest(&self) -> String {
+        use sha2::Digest as _;
+        let mut hasher = sha2::Sha256::new();
+        canonical(&self.payload, &mut hasher);
+        hex::encode(hasher.finalize())
+    }
+
     /// Unix seconds after which this payment can no longer move funds: an EIP-3009
     /// authorization's `validBefore`; for a Solana transaction, whose recent blockhash lets it
     /// land for only about a minute and a half after the client fetched it, ten minutes from
@@ -172,6 +182,34 @@ pub fn v1_network(name: &str) -> Option<&str> {
         other if other.contains(':') => other,
         _ => return None,
     })
+}
+
+/// Feeds `value` to `hasher` as JSON with every object's keys sorted.
+fn canonical(value: &Value, hasher: &mut sha2::Sha256) {
+    use sha2::Digest as _;
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            hasher.update(b"{");
+            for key in keys {
+                hasher.update(Value::from(key.as_str()).to_string().as_bytes());
+                hasher.update(b":");
+                canonical(&map[key], hasher);
+                hasher.update(b",");
+            }
+            hasher.update(b"}");
+        }
+        Value::Array(items) => {
+            hasher.update(b"[");
+            for item in items {
+                canonical(item, hasher);
+                hasher.update(b",");
+            }
+            hasher.update(b"]");
+        }
+        scalar => hasher.update(scalar.to_string().as_bytes()),
+    }
 }
 
 #[cfg(test)]

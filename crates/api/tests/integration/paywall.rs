@@ -456,6 +456,34 @@ async fn a_retry_with_the_same_payment_id_gets_the_answer_again_without_a_second
 }
 
 #[tokio::test]
+async fn a_kept_answer_is_never_given_to_a_forged_payment_naming_the_same_payer_nonce_and_id() {
+    let p = paywalled(Some(FakeChain::default())).await;
+    let header = with_payment_id(&p.signed(TOP_PICKS, 15).await, "pay_0123456789abcdef");
+    let first = p.pay(TOP_PICKS, "payment-signature", &header).await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.text());
+
+    // The payer, nonce and id are public once the payment settles; the signature is forged.
+    let mut forged = b64_json(&header);
+    forged["payload"]["signature"] = Value::from(format!("0x{}", "11".repeat(65)));
+    let forged = p.pay(TOP_PICKS, "payment-signature", &svc_x402::encode_header(&forged)).await;
+    assert_error(&forged, StatusCode::CONFLICT, "payment_id_conflict");
+    assert!(!forged.text().contains("picks"), "{}", forged.text());
+
+    // The very payment, re-encoded with its payload's keys in another order, still gets its answer.
+    let mut original = b64_json(&header);
+    let reversed = |value: &Value| -> Value {
+        Value::Object(value.as_object().expect("object").iter().rev().map(|(k, v)| (k.clone(), v.clone())).collect())
+    };
+    let mut payload = reversed(&original["payload"]);
+    payload["authorization"] = reversed(&payload["authorization"]);
+    original["payload"] = payload;
+    let again = p.pay(TOP_PICKS, "payment-signature", &svc_x402::encode_header(&original)).await;
+    assert_eq!(again.status, StatusCode::OK, "{}", again.text());
+    assert_eq!(again.body, first.body);
+    assert_eq!(p.chain.transfers.load(Ordering::SeqCst), 1, "charged once");
+}
+
+#[tokio::test]
 async fn repeated_challenges_are_identical_and_each_names_its_own_url() {
     let p = paywalled(None).await;
     let first = p.app.get("/api/x402/svc-tools/social/search?query=sol").await;
