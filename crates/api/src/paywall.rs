@@ -74,8 +74,14 @@ pub async fn serve(
     input: ValidInput,
 ) -> Response {
     let list_price = route.price.price(input.price_units());
-    let Some(payment) = payment_header(&parts.headers).and_then(|h| svc_x402::decode_payment(h.as_bytes())) else {
-        return Challenge { state, route, parts, body, price: list_price, input: &input }.unpaid();
+    let header = payment_header(&parts.headers);
+    let Some(payment) = header.and_then(|h| svc_x402::decode_payment(h.as_bytes())) else {
+        let mut response = Challenge { state, route, parts, body, price: list_price, input: &input }.unpaid();
+        if header.is_some() {
+            // A payment header that is not a payment: refused like any invalid payment.
+            response.extensions_mut().insert(PaymentRefused);
+        }
+        return response;
     };
     // The paid path's future is large (verification, store, handler, settlement): boxed, so
     // the futures of every unpaid request, most of the traffic, stay small and cheap to move.
@@ -494,10 +500,12 @@ impl Challenge<'_> {
     }
 
     fn respond(&self, accepts: &[PaymentRequirements], error: &str) -> Response {
-        match self.build(accepts, error) {
+        let mut response = match self.build(accepts, error) {
             Ok((body, header)) => challenge_response(body, Some(header)),
             Err(err) => err.into_response(),
-        }
+        };
+        response.extensions_mut().insert(PaymentRefused);
+        response
     }
 
     /// The challenge's JSON and its base64 header value.
@@ -552,6 +560,12 @@ impl Challenge<'_> {
 }
 
 /// A 402 with a challenge: JSON body, base64 header, never cached by intermediaries.
+/// Marks the answer to a payment that was refused before it verified (undecodable as a
+/// payment of ours, unmatched, badly signed, replayed): whatever payer it names is unproven,
+/// so the rate limiter counts it like an unpaid request and it earns no held slot.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PaymentRefused;
+
 fn challenge_response(body: Bytes, header: Option<HeaderValue>) -> Response {
     let mut response = crate::pipeline::response_with_room(StatusCode::PAYMENT_REQUIRED, body);
     let headers = response.headers_mut();

@@ -6,6 +6,14 @@
 //! A 402 challenge holds the client's slot: the paid retry of a challenge, sent within the
 //! challenge's 300 s, is never refused for rate. An agent that was told what to pay and paid
 //! must get its answer, not a 429 for having asked first.
+//!
+//! The payer a payment names is only a claim until the payment verifies. So a paid call is
+//! counted against its wallet, and also needs its IP to be within its limit unless it uses a
+//! held slot; when the payment is refused (junk, a forged signature, a replay) the wallet's
+//! count is given back, a slot it used is held again, and the call counts against the IP like
+//! any unpaid request (and against the IP's refused payments, which, once over the limit, may
+//! not use held slots either). Only a challenge to an unpaid request, or to a verified payment
+//! whose settlement failed, holds a slot.
 
 use axum::http::StatusCode;
 use axum::http::request::Parts;
@@ -72,29 +80,65 @@ where
         .and_then(|h| svc_x402::decode_payment(h.as_bytes()))
         .and_then(|p| p.replay_key())
         .map(|(payer, _)| payer);
-    let (mut decision, admitted) = match &payer {
-        Some(payer) if state.limiter.take_hold(&hold_key, now).await => {
-            // The retry of a challenge: admitted whatever the window says; it is reported as
-            // it stands.
-            let (limit, bucket) = bucket(state, route);
-            (state.limiter.peek(&format!("rate:{bucket}:wallet:{payer}"), limit, MINUTE_MS, now).await, true)
-        }
+    let (limit, bucket) = bucket(state, route);
+    let ip_key = format!("rate:{bucket}:ip:{ip}");
+    let junk_key = format!("rate:{bucket}:refused:{ip}");
+    let (mut decision, held, wallet_counted) = match &payer {
         Some(payer) => {
-            let decision = count(state, route, &format!("wallet:{payer}"), now).await;
-            (decision, decision.allowed)
+            let wallet_key = format!("rate:{bucket}:wallet:{payer}");
+            let by_ip = state.limiter.peek(&ip_key, limit, MINUTE_MS, now).await;
+            let by_wallet = state.limiter.peek(&wallet_key, limit, MINUTE_MS, now).await;
+            let held = if by_ip.allowed && by_wallet.allowed {
+                false
+            } else {
+                // Over a limit: only the retry of a challenge gets in, and not while this IP's
+                // refused payments are over the limit too (each would put its slot back).
+                let junk = state.limiter.peek(&junk_key, limit, MINUTE_MS, now).await;
+                if !junk.allowed {
+                    return refused(&junk, now);
+                }
+                state.limiter.take_hold(&hold_key, now).await
+            };
+            if !held && !by_ip.allowed {
+                return refused(&by_ip, now);
+            }
+            // Counted either way; the retry of a challenge is admitted whatever the window says.
+            let decision = state.limiter.hit(&wallet_key, limit, MINUTE_MS, now).await;
+            if !decision.allowed && !held {
+                return refused(&decision, now);
+            }
+            (decision, held, decision.allowed)
         }
         None => {
             let decision = count(state, route, &format!("ip:{ip}"), now).await;
-            (decision, decision.allowed)
+            if !decision.allowed {
+                return refused(&decision, now);
+            }
+            (decision, false, false)
         }
     };
-    if !admitted {
-        return refused(&decision, now);
-    }
     decision.allowed = true;
     let mut response = serve.await;
-    if response.status() == StatusCode::PAYMENT_REQUIRED {
+    let refused_payment = response.extensions().get::<crate::paywall::PaymentRefused>().is_some();
+    if let (Some(payer), true) = (&payer, refused_payment) {
+        // The payer was never proven: the call was the IP's, not the wallet's.
+        if wallet_counted {
+            state.limiter.give_back(&format!("rate:{bucket}:wallet:{payer}"), now).await;
+        }
+        if held {
+            state.limiter.hold(&hold_key, now + HOLD_MS, now).await;
+        }
+        state.limiter.hit(&junk_key, limit, MINUTE_MS, now).await;
+        decision = state.limiter.hit(&ip_key, limit, MINUTE_MS, now).await;
+        decision.allowed = true;
+    } else if refused_payment {
+        // Junk in the payment header, no payer named: counted against the IP already.
+    } else if response.status() == StatusCode::PAYMENT_REQUIRED {
         state.limiter.hold(&hold_key, now + HOLD_MS, now).await;
+    } else if payer.is_some() && !held {
+        // A payment that went through is the retry of this client's challenge, if it had
+        // one: slots do not pile up to be spent later.
+        state.limiter.take_hold(&hold_key, now).await;
     }
     rate_headers(response.headers_mut(), &decision, now);
     response

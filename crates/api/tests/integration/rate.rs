@@ -154,3 +154,66 @@ async fn the_redis_backed_limit_is_shared_by_two_app_instances() {
     let sixth = one.get_from(BOB, &preview, &[]).await;
     assert_error(&sixth, StatusCode::TOO_MANY_REQUESTS, "preview_quota_exceeded");
 }
+
+const TOP_PICKS: &str = "/api/x402/alpha/top-picks";
+
+/// `header` (a signed payment) naming another payer: decodable, but its signature is not
+/// that payer's.
+fn forged_for(header: &str, index: u8) -> String {
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(header).expect("base64");
+    let mut message: serde_json::Value = serde_json::from_slice(&bytes).expect("json");
+    message["payload"]["authorization"]["from"] = format!("0x{}", format!("{index:02x}").repeat(20)).into();
+    svc_x402::encode_header(&message)
+}
+
+#[tokio::test]
+async fn junk_payments_earn_no_held_slot_so_a_wallet_gets_429_after_thirty_top_picks() {
+    let app = TestApp::new().await;
+    let challenge = app.get_from(ALICE, TOP_PICKS, &[]).await;
+    assert_eq!(challenge.status, StatusCode::PAYMENT_REQUIRED);
+    let (mut served, mut limited) = (0, 0);
+    for nonce in 0..45u8 {
+        // A junk payment, then a real one: the junk must not buy the real one a slot.
+        let junk = app.get_from(ALICE, TOP_PICKS, &[("payment-signature", "junk")]).await;
+        assert!(matches!(junk.status, StatusCode::PAYMENT_REQUIRED | StatusCode::TOO_MANY_REQUESTS));
+        let paid = app.get_from(ALICE, TOP_PICKS, &[("payment-signature", &sign_challenge(&challenge, nonce))]).await;
+        match paid.status {
+            StatusCode::OK => served += 1,
+            StatusCode::TOO_MANY_REQUESTS => limited += 1,
+            other => panic!("{other}: {}", paid.text()),
+        }
+    }
+    assert!(served <= 30, "{served} answers in a minute against 30");
+    assert_eq!(served + limited, 45);
+    assert_eq!(app.paid_calls().await, served);
+}
+
+#[tokio::test]
+async fn forged_payments_naming_fresh_wallets_count_against_the_ip_and_hold_nothing() {
+    let app = two_a_minute().await;
+    let uri = coin_uri(&app);
+    let challenge = app.get_from(ALICE, &uri, &[]).await;
+    let real = sign_challenge(&challenge, 31);
+    // Each names another wallet, so a per-wallet count alone would never fill.
+    let first = app.get_from(ALICE, &uri, &[("payment-signature", &forged_for(&real, 1))]).await;
+    assert_eq!(first.status, StatusCode::PAYMENT_REQUIRED, "{}", first.text());
+    // The IP is at its limit now; the slot Alice's challenge holds admits one more attempt,
+    // which, refused, puts the slot back but counts as a refused payment.
+    let second = app.get_from(ALICE, &uri, &[("payment-signature", &forged_for(&real, 2))]).await;
+    assert_eq!(second.status, StatusCode::PAYMENT_REQUIRED, "{}", second.text());
+    for index in 3..6 {
+        let more = app.get_from(ALICE, &uri, &[("payment-signature", &forged_for(&real, index))]).await;
+        assert_error(&more, StatusCode::TOO_MANY_REQUESTS, "rate_limited");
+    }
+    // The IP spent its minute on junk, its own real payment included.
+    assert_error(
+        &app.get_from(ALICE, &uri, &[("payment-signature", &real)]).await,
+        StatusCode::TOO_MANY_REQUESTS,
+        "rate_limited",
+    );
+    assert_eq!(app.paid_calls().await, 0);
+    // The forged claims cost the wallets they named nothing.
+    let bob = app.get_from(BOB, &uri, &[("payment-signature", &forged_for(&sign_challenge(&challenge, 33), 1))]).await;
+    assert_eq!(bob.status, StatusCode::PAYMENT_REQUIRED);
+}
