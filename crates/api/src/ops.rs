@@ -27,6 +27,7 @@ pub async fn readyz(State(state): State<AppState>) -> Result<Json<serde_json::Va
     state.store.ping().await.map_err(|e| ApiError::Unavailable(format!("store: {e}")))?;
     let unready = state.payments.facilitator.unready_networks();
     if !unready.is_empty() {
+        tracing::warn!(networks = ?unready, "not ready: no relayer can pay for gas");
         return Err(ApiError::Unavailable(format!("no relayer can pay for gas on {}; fund one", unready.join(", "))));
     }
     Ok(Json(json!({ "status": "ok", "store": state.store.backend().to_string() })))

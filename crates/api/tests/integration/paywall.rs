@@ -69,6 +69,8 @@ struct FakeChain {
     mined: std::sync::Mutex<Option<bool>>,
     /// The latest block's timestamp, unix seconds.
     time: std::sync::atomic::AtomicU64,
+    /// No relayer can pay for gas.
+    out_of_gas: std::sync::atomic::AtomicBool,
 }
 
 impl EvmLedger for FakeChain {
@@ -86,6 +88,10 @@ impl EvmLedger for FakeChain {
 }
 
 impl EvmChain for FakeChain {
+    fn can_settle(&self) -> bool {
+        !self.out_of_gas.load(Ordering::SeqCst)
+    }
+
     fn is_valid_signature<'a>(&'a self, _: &'a VerifiedAuthorization) -> BoxFuture<'a, Result<bool, EvmError>> {
         futures::future::ready(Ok(false)).boxed()
     }
@@ -983,4 +989,15 @@ mod reconciliation {
         assert_eq!(served.status, StatusCode::OK, "{}", served.text());
         assert_eq!(p.chain.transfers.load(Ordering::SeqCst), 0, "the earlier transfer was the payment");
     }
+}
+
+#[tokio::test]
+async fn readiness_fails_while_no_relayer_can_pay_for_gas_and_recovers_when_one_can() {
+    let p = paywalled(Some(FakeChain::default())).await;
+    assert_eq!(p.app.get("/readyz").await.status, StatusCode::OK);
+    p.chain.out_of_gas.store(true, Ordering::SeqCst);
+    let unready = p.app.get("/readyz").await;
+    assert_error(&unready, StatusCode::SERVICE_UNAVAILABLE, "unavailable");
+    p.chain.out_of_gas.store(false, Ordering::SeqCst);
+    assert_eq!(p.app.get("/readyz").await.status, StatusCode::OK);
 }
