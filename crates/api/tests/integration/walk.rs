@@ -2,7 +2,8 @@
 //! matches its published schema. The samples come from each family's own test module, built
 //! from identifiers the simulated world holds.
 
-use axum::http::StatusCode;
+use axum::http::{Method, StatusCode};
+use serde_json::Value;
 
 use crate::support::{Sample, TestApp, assert_matches_schema};
 
@@ -54,4 +55,75 @@ async fn the_walk_covers_every_data_infrastructure_and_signal_route() {
         .filter(|id| !sampled.contains(id))
         .collect();
     assert!(missing.is_empty(), "routes without a sample: {missing:?}");
+}
+
+/// Whether `reply` is a 422 naming query parameter `name`.
+fn refuses_param(reply: &crate::support::Reply, name: &str) -> bool {
+    reply.status == StatusCode::UNPROCESSABLE_ENTITY
+        && reply.json()["detail"].as_array().is_some_and(|errors| {
+            errors.iter().any(|e| e["loc"].as_array().is_some_and(|loc| loc.contains(&Value::from(name))))
+        })
+}
+
+/// The integer bounds OpenAPI documents for the query parameters of operation `id`.
+fn documented_bounds(doc: &Value, id: &str) -> Vec<(String, &'static str, i64)> {
+    let mut bounds = Vec::new();
+    for operations in doc["paths"].as_object().expect("paths").values() {
+        for operation in operations.as_object().expect("operations").values() {
+            if operation["operationId"] != id {
+                continue;
+            }
+            for parameter in operation["parameters"].as_array().into_iter().flatten() {
+                if parameter["in"] != "query" {
+                    continue;
+                }
+                for bound in ["minimum", "maximum"] {
+                    if let Some(edge) = parameter["schema"][bound].as_i64() {
+                        bounds.push((parameter["name"].as_str().expect("name").to_owned(), bound, edge));
+                    }
+                }
+            }
+        }
+    }
+    bounds
+}
+
+#[tokio::test]
+async fn every_documented_bound_of_a_query_parameter_is_the_one_validation_enforces() {
+    let app = TestApp::new().await;
+    let doc = app.get("/openapi.json").await.json();
+    let mut checked = 0;
+    let mut calls: Vec<(&str, String)> =
+        samples(&app).into_iter().filter(|s| s.method == Method::GET).map(|s| (s.route, s.uri)).collect();
+    // The account routes' lists: validated before the caller is asked who it is.
+    calls.push(("x402.receipts", "/api/x402/receipts?limit=50".into()));
+    calls.push(("account.credits", "/api/account/credits?limit=50".into()));
+    for (route, uri) in &calls {
+        let (path, query) = uri.split_once('?').unwrap_or((uri, ""));
+        for (name, bound, edge) in documented_bounds(&doc, route) {
+            let others: Vec<&str> =
+                query.split('&').filter(|pair| !pair.is_empty() && !pair.starts_with(&format!("{name}="))).collect();
+            let with = |value: i64| {
+                let mut pairs = others.clone();
+                let own = format!("{name}={value}");
+                pairs.push(&own);
+                format!("{path}?{}", pairs.join("&"))
+            };
+            let inside = app.call(&Method::GET, &with(edge), None).await;
+            assert!(
+                !refuses_param(&inside, &name),
+                "{route}: {name}={edge} is documented as allowed: {}",
+                inside.text()
+            );
+            let beyond = if bound == "minimum" { edge - 1 } else { edge + 1 };
+            let outside = app.call(&Method::GET, &with(beyond), None).await;
+            assert!(
+                refuses_param(&outside, &name),
+                "{route}: {name}={beyond} is documented as refused: {}",
+                outside.text()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 4, "only {checked} bounds checked");
 }

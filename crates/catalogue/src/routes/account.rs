@@ -182,6 +182,7 @@ pub struct LedgerQuery {
     /// Entries to list, newest first (1–200, default 50).
     #[serde(default)]
     #[garde(inner(range(min = 1, max = 200)))]
+    #[schemars(range(min = 1, max = 200))]
     pub limit: Option<u32>,
 }
 
