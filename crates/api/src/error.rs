@@ -34,6 +34,15 @@ pub enum ApiError {
         /// The limit in bytes.
         limit: usize,
     },
+    /// A payment header too large to be a payment of ours (431): said plainly, never taken
+    /// as "no payment", which would answer a fresh challenge and leave the client looping.
+    #[error("payment header of {bytes} bytes; payments are at most {limit} bytes")]
+    PaymentHeaderTooLarge {
+        /// The header's size.
+        bytes: usize,
+        /// The largest accepted.
+        limit: usize,
+    },
     /// A body that is not JSON (415).
     #[error("request bodies must be JSON (Content-Type: application/json)")]
     UnsupportedMediaType,
@@ -149,6 +158,7 @@ impl ApiError {
             ApiError::NotFound => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::PaymentHeaderTooLarge { .. } => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
             ApiError::Missing(_) => StatusCode::NOT_FOUND,
@@ -169,6 +179,7 @@ impl ApiError {
             ApiError::NotFound => "not_found",
             ApiError::MethodNotAllowed { .. } => "method_not_allowed",
             ApiError::PayloadTooLarge { .. } => "payload_too_large",
+            ApiError::PaymentHeaderTooLarge { .. } => "payment_header_too_large",
             ApiError::UnsupportedMediaType => "unsupported_media_type",
             ApiError::NotImplemented(_) => "not_implemented",
             ApiError::Missing(_) => "not_found",
@@ -229,6 +240,15 @@ impl IntoResponse for ApiError {
                 let code = ApiError::PayloadTooLarge { limit }.code();
                 (status, Json(error_body(format!("Request body larger than {limit} bytes."), code, extra)))
                     .into_response()
+            }
+            ApiError::PaymentHeaderTooLarge { bytes, limit } => {
+                let mut extra = Map::new();
+                extra.insert("limit_bytes".into(), Value::from(limit));
+                let detail = format!(
+                    "The payment header is {bytes} bytes; a payment to this service is at most {limit} bytes. \
+                     Nothing was charged; sign the payment again from the challenge."
+                );
+                (status, Json(error_body(detail, "payment_header_too_large", extra))).into_response()
             }
             ApiError::Unauthorized(detail) => {
                 let mut response = (status, Json(error_body(detail, "unauthorized", Map::new()))).into_response();

@@ -75,6 +75,10 @@ pub async fn serve(
 ) -> Response {
     let list_price = route.price.price(input.price_units());
     let header = payment_header(&parts.headers);
+    if let Some(header) = header.filter(|h| h.len() > svc_x402::codec::MAX_HEADER_BYTES) {
+        let bytes = header.len();
+        return ApiError::PaymentHeaderTooLarge { bytes, limit: svc_x402::codec::MAX_HEADER_BYTES }.into_response();
+    }
     let Some(payment) = header.and_then(|h| svc_x402::decode_payment(h.as_bytes())) else {
         let mut response = Challenge { state, route, parts, body, price: list_price, input: &input }.unpaid();
         if header.is_some() {

@@ -1001,3 +1001,16 @@ async fn readiness_fails_while_no_relayer_can_pay_for_gas_and_recovers_when_one_
     p.chain.out_of_gas.store(false, Ordering::SeqCst);
     assert_eq!(p.app.get("/readyz").await.status, StatusCode::OK);
 }
+
+#[tokio::test]
+async fn a_payment_header_too_large_to_be_ours_is_a_431_that_says_so_not_a_new_challenge() {
+    let p = paywalled(None).await;
+    let huge = "A".repeat(svc_x402::codec::MAX_HEADER_BYTES + 1);
+    for name in ["payment-signature", "x-payment"] {
+        let reply = p.pay(TOP_PICKS, name, &huge).await;
+        assert_error(&reply, StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, "payment_header_too_large");
+        assert_eq!(reply.json()["limit_bytes"], svc_x402::codec::MAX_HEADER_BYTES);
+        assert!(reply.headers.get("payment-required").is_none(), "not a challenge to loop on");
+    }
+    assert_eq!(p.app.paid_calls().await, 0);
+}
