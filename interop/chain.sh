@@ -15,7 +15,9 @@ pay_to=0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC
 start_chain() {
   local log=$1 config=$2 mint_to=${3:-$pay_to} port
   port="$(free_port)"
-  npx hardhat --config hardhat.config.cjs node --port "$port" >"$log" 2>&1 &
+  # Run directly, not through npx, so that chain_pid is the node process itself and killing
+  # it stops the chain.
+  ./node_modules/.bin/hardhat --config hardhat.config.cjs node --port "$port" >"$log" 2>&1 &
   chain_pid=$!
   rpc="http://127.0.0.1:$port"
   wait_for curl -sf -X POST -H 'content-type: application/json' \
