@@ -21,6 +21,8 @@ use alloy::transports::{RpcError, TransportErrorKind};
 use alloy_primitives::{Address, B256, Bytes, TxKind};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::settle::{CALL_TIMEOUT, within};
+
 /// Most transfers signed in one round.
 const MAX_BATCH: usize = 64;
 /// How many times a transfer refused for its nonce is given a fresh one.
@@ -28,8 +30,6 @@ const NONCE_ATTEMPTS: u8 = 3;
 /// How long fee estimates are reused: fees move per block, and asking per batch would double
 /// the lane's round trips.
 const FEES_TTL: Duration = Duration::from_secs(2);
-/// Longest wait for one node call made by the lane.
-const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What became of one transfer handed to the lane.
 #[derive(Debug)]
@@ -255,7 +255,7 @@ impl Lane {
             Some(nonce) => nonce,
             None => {
                 let count = self.provider.get_transaction_count(self.signer.address()).pending();
-                let nonce = within("eth_getTransactionCount", count).await?;
+                let nonce = within("eth_getTransactionCount", count).await.map_err(|e| e.to_string())?;
                 self.next_nonce = Some(nonce);
                 nonce
             }
@@ -263,7 +263,8 @@ impl Lane {
         let fees = match self.fees {
             Some((fees, at)) if at.elapsed() < FEES_TTL => fees,
             _ => {
-                let estimate = within("eth_feeHistory", self.provider.estimate_eip1559_fees()).await?;
+                let estimate =
+                    within("eth_feeHistory", self.provider.estimate_eip1559_fees()).await.map_err(|e| e.to_string())?;
                 let fees = Fees {
                     max_fee_per_gas: estimate.max_fee_per_gas,
                     max_priority_fee_per_gas: estimate.max_priority_fee_per_gas,
@@ -336,16 +337,6 @@ fn refusal(message: &str) -> Refusal {
         Refusal::MayHaveRun
     } else {
         Refusal::Other
-    }
-}
-
-async fn within<T, E: std::fmt::Display>(
-    what: &str,
-    call: impl std::future::IntoFuture<Output = Result<T, E>>,
-) -> Result<T, String> {
-    match tokio::time::timeout(CALL_TIMEOUT, call).await {
-        Ok(result) => result.map_err(|e| format!("{what}: {e}")),
-        Err(_) => Err(format!("{what}: no answer in {CALL_TIMEOUT:?}")),
     }
 }
 

@@ -66,10 +66,10 @@ const RECEIPT_POLL_MAX: Duration = Duration::from_secs(1);
 
 /// Longest wait for one node call: a paid request must not hang on a node that stopped
 /// answering.
-const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// `call` within [`CALL_TIMEOUT`], its error and a timeout both an [`EvmError::Rpc`].
-async fn within<T, E: std::fmt::Display>(
+pub(crate) async fn within<T, E: std::fmt::Display>(
     what: &str,
     call: impl std::future::IntoFuture<Output = Result<T, E>>,
 ) -> Result<T, EvmError> {
@@ -203,14 +203,9 @@ impl EvmSettler {
             signers.into_iter().map(|signer| Relayer::start(signer, provider.clone(), chain_id)).collect();
         let settler =
             EvmSettler { reader: EvmReader { provider, token }, relayers, turn: Arc::default(), receipt_timeout };
-        settler.watch_gas().await;
+        read_gas_levels(&settler.relayers, &settler.reader).await;
         tokio::spawn(gas_watch(Arc::downgrade(&settler.relayers), settler.reader.clone()));
         Ok(settler)
-    }
-
-    /// The relayers' addresses (they need native gas).
-    pub fn relayers(&self) -> Vec<Address> {
-        self.relayers.iter().map(Relayer::address).collect()
     }
 
     /// Each relayer's gas, as last read.
@@ -221,11 +216,6 @@ impl EvmSettler {
     /// Whether some relayer can pay for a transfer.
     pub fn can_pay_gas(&self) -> bool {
         self.relayers.iter().any(|r| r.gas() != GasLevel::Empty)
-    }
-
-    /// Reads every relayer's balance against the current gas price and records its level.
-    async fn watch_gas(&self) {
-        read_gas_levels(&self.relayers, &self.reader).await;
     }
 
     /// Its reads of the chain.
