@@ -114,7 +114,7 @@ async fn serve_paid(
     // Only computed for payments that ask for their answer to be kept.
     let digest = payment_id.as_ref().map(|_| payment.payload_digest()).unwrap_or_default();
     if let Some(id) = &payment_id {
-        match answer_again(state, route, id, &replay, &payment).await {
+        match answer_again(state, route, id, &replay, payment.network(), &digest).await {
             Ok(Some(response)) => return response,
             Ok(None) => {}
             Err(err) => return err.into_response(),
@@ -563,13 +563,13 @@ impl Challenge<'_> {
     }
 }
 
-/// A 402 with a challenge: JSON body, base64 header, never cached by intermediaries.
 /// Marks the answer to a payment that was refused before it verified (undecodable as a
 /// payment of ours, unmatched, badly signed, replayed): whatever payer it names is unproven,
 /// so the rate limiter counts it like an unpaid request and it earns no held slot.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PaymentRefused;
 
+/// A 402 with a challenge: JSON body, base64 header, never cached by intermediaries.
 fn challenge_response(body: Bytes, header: Option<HeaderValue>) -> Response {
     let mut response = crate::pipeline::response_with_room(StatusCode::PAYMENT_REQUIRED, body);
     let headers = response.headers_mut();
@@ -686,16 +686,16 @@ async fn answer_again(
     route: &RouteSpec,
     id: &str,
     replay: &ReplayKey,
-    payment: &DecodedPayment,
+    network: &str,
+    digest: &str,
 ) -> Result<Option<Response>, ApiError> {
     let since = state.clock.now_ms() - ANSWER_KEPT_MS;
     let Some(kept) = state.store.paid_response(id, since).await? else { return Ok(None) };
-    let network = payment.network();
     let same_payment = kept.network == network
         && kept.payer == replay.payer
         && kept.nonce == replay.nonce
         && !kept.payload_digest.is_empty()
-        && kept.payload_digest == payment.payload_digest();
+        && kept.payload_digest == digest;
     let same_route = same_payment
         && state
             .store

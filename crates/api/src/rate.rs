@@ -83,11 +83,11 @@ where
     let (limit, bucket) = bucket(state, route);
     let ip_key = format!("rate:{bucket}:ip:{ip}");
     let junk_key = format!("rate:{bucket}:refused:{ip}");
-    let (mut decision, held, wallet_counted) = match &payer {
-        Some(payer) => {
-            let wallet_key = format!("rate:{bucket}:wallet:{payer}");
+    let wallet_key = payer.as_ref().map(|payer| format!("rate:{bucket}:wallet:{payer}"));
+    let (mut decision, held, wallet_counted) = match &wallet_key {
+        Some(wallet_key) => {
             let by_ip = state.limiter.peek(&ip_key, limit, MINUTE_MS, now).await;
-            let by_wallet = state.limiter.peek(&wallet_key, limit, MINUTE_MS, now).await;
+            let by_wallet = state.limiter.peek(wallet_key, limit, MINUTE_MS, now).await;
             let held = if by_ip.allowed && by_wallet.allowed {
                 false
             } else {
@@ -103,7 +103,7 @@ where
                 return refused(&by_ip, now);
             }
             // Counted either way; the retry of a challenge is admitted whatever the window says.
-            let decision = state.limiter.hit(&wallet_key, limit, MINUTE_MS, now).await;
+            let decision = state.limiter.hit(wallet_key, limit, MINUTE_MS, now).await;
             if !decision.allowed && !held {
                 return refused(&decision, now);
             }
@@ -120,10 +120,10 @@ where
     decision.allowed = true;
     let mut response = serve.await;
     let refused_payment = response.extensions().get::<crate::paywall::PaymentRefused>().is_some();
-    if let (Some(payer), true) = (&payer, refused_payment) {
+    if let (Some(wallet_key), true) = (&wallet_key, refused_payment) {
         // The payer was never proven: the call was the IP's, not the wallet's.
         if wallet_counted {
-            state.limiter.give_back(&format!("rate:{bucket}:wallet:{payer}"), now).await;
+            state.limiter.give_back(wallet_key, now).await;
         }
         if held {
             state.limiter.hold(&hold_key, now + HOLD_MS, now).await;
@@ -135,7 +135,7 @@ where
         // Junk in the payment header, no payer named: counted against the IP already.
     } else if response.status() == StatusCode::PAYMENT_REQUIRED {
         state.limiter.hold(&hold_key, now + HOLD_MS, now).await;
-    } else if payer.is_some() && !held {
+    } else if wallet_key.is_some() && !held {
         // A payment that went through is the retry of this client's challenge, if it had
         // one: slots do not pile up to be spent later.
         state.limiter.take_hold(&hold_key, now).await;
