@@ -22,8 +22,6 @@ npm ci --no-audit --no-fund --loglevel=error >/dev/null
 work="$(mktemp -d)"
 cleanup() { kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_for() { for _ in $(seq 1 300); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done; echo "timed out: $*" >&2; return 1; }
 
 source ./chain.sh
 keys=("$relayer_key" "$relayer2_key")

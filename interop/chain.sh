@@ -1,5 +1,8 @@
-# Sourced by interop/run.sh and bench/settle.sh (from interop/, with free_port and wait_for
-# defined): a local Hardhat chain with the EIP-3009 test token, and svc's config to settle on it.
+# Sourced by interop/run.sh and bench/settle.sh (from interop/): a local Hardhat chain with the
+# EIP-3009 test token, svc's config to settle on it, and the helpers both scripts use.
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_for() { for _ in $(seq 1 300); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done; echo "timed out: $*" >&2; return 1; }
 
 # The local chain's public development accounts.
 deployer_key=0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80

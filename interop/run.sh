@@ -20,10 +20,8 @@ if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
 .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
 
 scratch="$(mktemp -d)"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 cleanup() { kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$scratch"; }
 trap cleanup EXIT
-wait_for() { for _ in $(seq 1 300); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done; echo "timed out: $*" >&2; return 1; }
 status=0
 fail() { status=1; echo "--- $1 log" >&2; tail -n 30 "$2" >&2; }
 
