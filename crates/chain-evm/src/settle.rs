@@ -417,4 +417,23 @@ mod tests {
         assert_eq!(reason("error sending request: connection closed before message completed"), "settlement_pending");
         assert_eq!(reason("operation timed out"), "settlement_pending");
     }
+
+    #[tokio::test]
+    async fn bad_missing_and_repeated_relayer_keys_are_refused_before_any_node_is_asked_and_never_shown() {
+        // Nothing listens on port 9: a key refused here was refused before the node was asked.
+        let connect = |keys: Vec<String>| async move {
+            EvmSettler::connect("http://127.0.0.1:9", &keys, Address::ZERO, 1, Duration::from_secs(1)).await
+        };
+        let good = format!("0x{}", "11".repeat(32));
+        let secret = format!("0x{}", "ab".repeat(31));
+        for (keys, expected) in [
+            (vec![good.clone(), secret.clone()], "relayer key 2 of 2"),
+            (Vec::new(), "no relayer key"),
+            (vec![good.clone(), format!(" {good} ")], "listed twice"),
+        ] {
+            let Err(EvmError::Config(message)) = connect(keys).await else { panic!("{expected}: accepted") };
+            assert!(message.contains(expected), "{message}");
+            assert!(!message.contains(&secret[2..]) && !message.contains(&good[2..]), "a key in {message}");
+        }
+    }
 }
