@@ -93,6 +93,35 @@ pub enum ApiError {
         /// What the call costs.
         price: svc_domain::Money,
     },
+    /// A 402 challenge: what to pay, built by the x402 channel for this request.
+    #[error("payment required")]
+    PaymentRequired {
+        /// The challenge's JSON.
+        body: bytes::Bytes,
+        /// The same challenge, base64, for `PAYMENT-REQUIRED`.
+        header: HeaderValue,
+        /// Whether it answers a payment that was refused before it verified (undecodable,
+        /// unmatched, badly signed, replayed): whatever payer that payment names is unproven,
+        /// so the rate limiter counts it like an unpaid request and it holds no slot.
+        refused: bool,
+    },
+    /// The work was done but its settlement failed (402): the answer is withheld.
+    #[error("settlement failed: {reason}")]
+    SettlementFailed {
+        /// The facilitator's reason code.
+        reason: String,
+        /// Whether the transfer may still land (then the same payment, sent again, gets the
+        /// answer, and a new one could pay twice).
+        may_have_moved: bool,
+        /// The failed settlement, for `PAYMENT-RESPONSE`.
+        receipt: Option<HeaderValue>,
+    },
+    /// The facilitator could not be asked (502); nothing was charged.
+    #[error("facilitator unavailable")]
+    FacilitatorUnavailable(String),
+    /// A payment id reused with another payment (409).
+    #[error("payment id used with a different payment")]
+    PaymentIdConflict,
     /// A feature this server has not been configured for, e.g. trading without an agent key
     /// (503); the message says what is missing, never a secret.
     #[error("{0}")]
@@ -108,6 +137,17 @@ pub enum ApiError {
 impl From<svc_store::StoreError> for ApiError {
     fn from(err: svc_store::StoreError) -> Self {
         ApiError::Internal(format!("store: {err}"))
+    }
+}
+
+impl From<svc_paywall::PaywallError> for ApiError {
+    fn from(err: svc_paywall::PaywallError) -> Self {
+        use svc_paywall::PaywallError as P;
+        match err {
+            P::Store(err) => err.into(),
+            P::FacilitatorUnavailable(cause) => ApiError::FacilitatorUnavailable(cause),
+            P::PaymentIdConflict => ApiError::PaymentIdConflict,
+        }
     }
 }
 
@@ -167,7 +207,11 @@ impl ApiError {
             ApiError::Unauthorized(_) | ApiError::SignIn(_) => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::PreviewQuota { .. } | ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::InsufficientCredits { .. } => StatusCode::PAYMENT_REQUIRED,
+            ApiError::InsufficientCredits { .. }
+            | ApiError::PaymentRequired { .. }
+            | ApiError::SettlementFailed { .. } => StatusCode::PAYMENT_REQUIRED,
+            ApiError::FacilitatorUnavailable(_) => StatusCode::BAD_GATEWAY,
+            ApiError::PaymentIdConflict => StatusCode::CONFLICT,
             ApiError::NotEnabled(_) | ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -191,6 +235,11 @@ impl ApiError {
             ApiError::PreviewQuota { .. } => "preview_quota_exceeded",
             ApiError::RateLimited { .. } => "rate_limited",
             ApiError::InsufficientCredits { .. } => "insufficient_credits",
+            ApiError::PaymentRequired { .. } => "payment_required",
+            ApiError::SettlementFailed { may_have_moved: true, .. } => svc_x402::SETTLEMENT_PENDING,
+            ApiError::SettlementFailed { .. } => "settlement_failed",
+            ApiError::FacilitatorUnavailable(_) => "facilitator_unavailable",
+            ApiError::PaymentIdConflict => "payment_id_conflict",
             ApiError::NotEnabled(_) => "not_enabled",
             ApiError::Unavailable(_) => "unavailable",
             ApiError::Internal(_) => "internal_error",
@@ -269,6 +318,37 @@ impl IntoResponse for ApiError {
                 let detail =
                     format!("This call costs {price} in credits and the account has {balance}; nothing was taken.");
                 (status, Json(error_body(detail, "insufficient_credits", extra))).into_response()
+            }
+            ApiError::PaymentRequired { body, header, .. } => crate::x402::challenge_response(body, header),
+            ApiError::SettlementFailed { reason, may_have_moved, receipt } => {
+                let code = if may_have_moved { svc_x402::SETTLEMENT_PENDING } else { "settlement_failed" };
+                let mut extra = Map::new();
+                extra.insert("reason".into(), Value::from(reason));
+                let detail = if may_have_moved {
+                    // The transfer may still land: a new authorization could pay twice.
+                    "The transfer was sent but is not confirmed yet, so the answer is withheld. Do not sign a new \
+                     payment: send this same payment again in a minute. If the transfer landed you get the answer; \
+                     if it failed, nothing was taken."
+                } else {
+                    "Settlement failed, so the answer was withheld; the payment was not taken. Retry with a new \
+                     authorization."
+                };
+                let mut response = (status, Json(error_body(detail, code, extra))).into_response();
+                let headers = response.headers_mut();
+                headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+                if let Some(value) = receipt {
+                    headers.insert(svc_x402::PAYMENT_RESPONSE, value);
+                }
+                response
+            }
+            ApiError::FacilitatorUnavailable(cause) => {
+                tracing::error!(error.cause = %cause, "facilitator unavailable");
+                let detail = "The payment could not be verified right now; nothing was charged. Retry shortly.";
+                (status, Json(error_body(detail, "facilitator_unavailable", Map::new()))).into_response()
+            }
+            ApiError::PaymentIdConflict => {
+                let detail = "This payment id was used with a different payment; use a new id for a new payment.";
+                (status, Json(error_body(detail, "payment_id_conflict", Map::new()))).into_response()
             }
             ApiError::NotImplemented(id) => {
                 let mut extra = Map::new();

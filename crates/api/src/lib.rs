@@ -22,13 +22,12 @@ pub mod handlers;
 pub mod limits;
 pub mod metrics;
 pub mod ops;
-pub mod paywall;
 pub mod pipeline;
 pub mod preview;
 pub mod rate;
-pub mod reconcile;
 pub mod signals;
 pub mod state;
+pub mod x402;
 
 use std::time::Duration;
 

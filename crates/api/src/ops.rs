@@ -25,7 +25,7 @@ pub async fn healthz() -> Json<serde_json::Value> {
 /// relayer has gas).
 pub async fn readyz(State(state): State<AppState>) -> Result<Json<serde_json::Value>, ApiError> {
     state.store.ping().await.map_err(|e| ApiError::Unavailable(format!("store: {e}")))?;
-    let unready = state.payments.facilitator.unready_networks();
+    let unready = state.paywall.facilitator().unready_networks();
     if !unready.is_empty() {
         tracing::warn!(networks = ?unready, "not ready: no relayer can pay for gas");
         return Err(ApiError::Unavailable(format!("no relayer can pay for gas on {}; fund one", unready.join(", "))));

@@ -78,8 +78,10 @@ async fn run(
             Ok(Box::pin(crate::preview::serve(&state, route, parts, input)).await)
         }
         Channel::X402 => {
-            let paid = crate::paywall::serve(&state, route, parts, body.as_deref(), input);
-            Ok(crate::rate::x402(&state, route, parts, paid).await)
+            let presented = crate::x402::Presented::read(&parts.headers);
+            let payer = presented.claimed_payer();
+            let paid = crate::x402::serve(&state, route, parts, body.as_deref(), input, presented);
+            Ok(crate::rate::x402(&state, route, parts, payer, paid).await)
         }
         Channel::Credits => Box::pin(crate::credits::serve(&state, route, parts, input)).await,
         Channel::Free => {

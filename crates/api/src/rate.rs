@@ -15,7 +15,6 @@
 //! not use held slots either). Only a challenge to an unpaid request, or to a verified payment
 //! whose settlement failed, holds a slot.
 
-use axum::http::StatusCode;
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use svc_catalogue::{RatePolicy, RouteSpec};
@@ -54,94 +53,117 @@ pub fn refused(decision: &Decision, now_ms: i64) -> Response {
     response
 }
 
+/// What an x402 answer means for the slot a challenge holds.
+enum Served {
+    /// A challenge was issued (to an unpaid request, or after a verified payment's settlement
+    /// failed): its paid retry gets a slot.
+    Challenged,
+    /// The payment was refused before it verified: the call was the IP's.
+    Refused,
+    /// Anything else.
+    Other,
+}
+
+impl Served {
+    fn of(result: &Result<Response, ApiError>) -> Self {
+        match result {
+            Err(ApiError::PaymentRequired { refused: true, .. }) => Served::Refused,
+            Err(ApiError::PaymentRequired { refused: false, .. } | ApiError::SettlementFailed { .. }) => {
+                Served::Challenged
+            }
+            _ => Served::Other,
+        }
+    }
+}
+
 /// Serves an x402 call under its rate limit. An unpaid call counts against its IP, and a
 /// challenge it gets holds a slot for the paid retry; a paid call uses a slot its IP holds
-/// for this route, or else counts against the paying wallet.
-pub async fn x402<F>(state: &AppState, route: &'static RouteSpec, parts: &Parts, serve: F) -> Response
+/// for this route, or else counts against `payer`, the wallet its payment names.
+pub async fn x402<F>(
+    state: &AppState,
+    route: &'static RouteSpec,
+    parts: &Parts,
+    payer: Option<String>,
+    serve: F,
+) -> Response
 where
-    F: std::future::Future<Output = Response>,
+    F: std::future::Future<Output = Result<Response, ApiError>>,
 {
     if !state.config.rate_limits {
-        return serve.await;
+        return serve.await.unwrap_or_else(IntoResponse::into_response);
     }
     // Boxed: the limiter's futures (a Redis round trip) would otherwise enlarge every
     // request's future.
-    Box::pin(limited(state, route, parts, serve)).await
-}
-
-async fn limited<F>(state: &AppState, route: &'static RouteSpec, parts: &Parts, serve: F) -> Response
-where
-    F: std::future::Future<Output = Response>,
-{
-    let now = state.clock.now_ms();
-    let ip = client_label(parts, &state.config.trusted_proxies);
-    let hold_key = format!("hold:{}:{ip}", route.id);
-    let payer = crate::paywall::payment_header(&parts.headers)
-        .and_then(|h| svc_x402::decode_payment(h.as_bytes()))
-        .and_then(|p| p.replay_key())
-        .map(|(payer, _)| payer);
-    let (limit, bucket) = bucket(state, route);
-    let ip_key = format!("rate:{bucket}:ip:{ip}");
-    let junk_key = format!("rate:{bucket}:refused:{ip}");
-    let wallet_key = payer.as_ref().map(|payer| format!("rate:{bucket}:wallet:{payer}"));
-    let (mut decision, held, wallet_counted) = match &wallet_key {
-        Some(wallet_key) => {
-            let by_ip = state.limiter.peek(&ip_key, limit, MINUTE_MS, now).await;
-            let by_wallet = state.limiter.peek(wallet_key, limit, MINUTE_MS, now).await;
-            let held = if by_ip.allowed && by_wallet.allowed {
-                false
-            } else {
-                // Over a limit: only the retry of a challenge gets in, and not while this IP's
-                // refused payments are over the limit too (each would put its slot back).
-                let junk = state.limiter.peek(&junk_key, limit, MINUTE_MS, now).await;
-                if !junk.allowed {
-                    return refused(&junk, now);
+    Box::pin(async move {
+        let now = state.clock.now_ms();
+        let ip = client_label(parts, &state.config.trusted_proxies);
+        let hold_key = format!("hold:{}:{ip}", route.id);
+        let (limit, bucket) = bucket(state, route);
+        let ip_key = format!("rate:{bucket}:ip:{ip}");
+        let junk_key = format!("rate:{bucket}:refused:{ip}");
+        let wallet_key = payer.as_ref().map(|payer| format!("rate:{bucket}:wallet:{payer}"));
+        let (mut decision, held, wallet_counted) = match &wallet_key {
+            Some(wallet_key) => {
+                let by_ip = state.limiter.peek(&ip_key, limit, MINUTE_MS, now).await;
+                let by_wallet = state.limiter.peek(wallet_key, limit, MINUTE_MS, now).await;
+                let held = if by_ip.allowed && by_wallet.allowed {
+                    false
+                } else {
+                    // Over a limit: only the retry of a challenge gets in, and not while this IP's
+                    // refused payments are over the limit too (each would put its slot back).
+                    let junk = state.limiter.peek(&junk_key, limit, MINUTE_MS, now).await;
+                    if !junk.allowed {
+                        return refused(&junk, now);
+                    }
+                    state.limiter.take_hold(&hold_key, now).await
+                };
+                if !held && !by_ip.allowed {
+                    return refused(&by_ip, now);
                 }
-                state.limiter.take_hold(&hold_key, now).await
-            };
-            if !held && !by_ip.allowed {
-                return refused(&by_ip, now);
+                // Counted either way; the retry of a challenge is admitted whatever the window says.
+                let decision = state.limiter.hit(wallet_key, limit, MINUTE_MS, now).await;
+                if !decision.allowed && !held {
+                    return refused(&decision, now);
+                }
+                (decision, held, decision.allowed)
             }
-            // Counted either way; the retry of a challenge is admitted whatever the window says.
-            let decision = state.limiter.hit(wallet_key, limit, MINUTE_MS, now).await;
-            if !decision.allowed && !held {
-                return refused(&decision, now);
+            None => {
+                let decision = count(state, route, &format!("ip:{ip}"), now).await;
+                if !decision.allowed {
+                    return refused(&decision, now);
+                }
+                (decision, false, false)
             }
-            (decision, held, decision.allowed)
-        }
-        None => {
-            let decision = count(state, route, &format!("ip:{ip}"), now).await;
-            if !decision.allowed {
-                return refused(&decision, now);
-            }
-            (decision, false, false)
-        }
-    };
-    decision.allowed = true;
-    let mut response = serve.await;
-    let refused_payment = response.extensions().get::<crate::paywall::PaymentRefused>().is_some();
-    if let (Some(wallet_key), true) = (&wallet_key, refused_payment) {
-        // The payer was never proven: the call was the IP's, not the wallet's.
-        if wallet_counted {
-            state.limiter.give_back(wallet_key, now).await;
-        }
-        if held {
-            state.limiter.hold(&hold_key, now + HOLD_MS, now).await;
-        }
-        state.limiter.hit(&junk_key, limit, MINUTE_MS, now).await;
-        decision = state.limiter.hit(&ip_key, limit, MINUTE_MS, now).await;
+        };
         decision.allowed = true;
-    } else if refused_payment {
-        // Junk in the payment header, no payer named: counted against the IP already.
-    } else if response.status() == StatusCode::PAYMENT_REQUIRED {
-        state.limiter.hold(&hold_key, now + HOLD_MS, now).await;
-    } else if wallet_key.is_some() && !held {
-        // A payment that went through is the retry of this client's challenge, if it had
-        // one: slots do not pile up to be spent later.
-        state.limiter.take_hold(&hold_key, now).await;
-    }
-    rate_headers(response.headers_mut(), &decision, now);
-    response
+        let result = serve.await;
+        let served = Served::of(&result);
+        let mut response = result.unwrap_or_else(IntoResponse::into_response);
+        let refused_payment = matches!(served, Served::Refused);
+        if let (Some(wallet_key), true) = (&wallet_key, refused_payment) {
+            // The payer was never proven: the call was the IP's, not the wallet's.
+            if wallet_counted {
+                state.limiter.give_back(wallet_key, now).await;
+            }
+            if held {
+                state.limiter.hold(&hold_key, now + HOLD_MS, now).await;
+            }
+            state.limiter.hit(&junk_key, limit, MINUTE_MS, now).await;
+            decision = state.limiter.hit(&ip_key, limit, MINUTE_MS, now).await;
+            decision.allowed = true;
+        } else if refused_payment {
+            // Junk in the payment header, no payer named: counted against the IP already.
+        } else if matches!(served, Served::Challenged) {
+            state.limiter.hold(&hold_key, now + HOLD_MS, now).await;
+        } else if wallet_key.is_some() && !held {
+            // A payment that went through is the retry of this client's challenge, if it had
+            // one: slots do not pile up to be spent later.
+            state.limiter.take_hold(&hold_key, now).await;
+        }
+        rate_headers(response.headers_mut(), &decision, now);
+        response
+    })
+    .await
 }
 
 /// Adds the rate headers of `decision` to a credit-billed answer.

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use metrics_exporter_prometheus::PrometheusHandle;
 use svc_catalogue::Catalogue;
 use svc_domain::Clock;
+use svc_paywall::Paywall;
 use svc_store::Store;
 use svc_upstream::Upstreams;
 use svc_x402::{Facilitator, Offer};
@@ -66,8 +67,10 @@ pub struct App {
     pub config: ApiConfig,
     /// Renders `/metrics`.
     pub metrics: PrometheusHandle,
-    /// The x402 paywall's networks and facilitator.
-    pub payments: crate::paywall::Payments,
+    /// Charges x402 payments.
+    pub paywall: Arc<Paywall>,
+    /// The x402 channel's challenges.
+    pub challenges: crate::x402::Challenges,
     /// Vendor adapters behind the data routes.
     pub upstreams: Arc<Upstreams>,
     /// Preview quotas and rate limits.
@@ -122,7 +125,8 @@ impl AppState {
         let Services { store, clock, config, offer, facilitator, upstreams, limiter } = services;
         let catalogue = svc_catalogue::catalogue();
         handlers.verify(catalogue)?;
-        let payments = crate::paywall::Payments::new(offer, facilitator, catalogue);
+        let paywall = Arc::new(Paywall::new(store.clone(), facilitator, offer, clock.clone()));
+        let challenges = crate::x402::Challenges::new(catalogue);
         let signals = crate::signals::SignalEngine::new(config.signals.clone());
         Ok(AppState(Arc::new(App {
             store,
@@ -130,7 +134,8 @@ impl AppState {
             catalogue,
             config,
             metrics: crate::metrics::handle(),
-            payments,
+            paywall,
+            challenges,
             upstreams,
             limiter,
             signals,

@@ -119,6 +119,12 @@ impl ValidInput {
         self.echo.as_deref().unwrap_or(&NONE)
     }
 
+    /// Takes the fields as received out of the input, for a caller that still needs them
+    /// once the handler has taken the input (a challenge made after a payment is refused).
+    pub fn take_echo(&mut self) -> InputEcho {
+        self.echo.take().map(|echo| *echo).unwrap_or_default()
+    }
+
     /// Price units for [`crate::PriceRule::PerUnit`].
     pub fn price_units(&self) -> u64 {
         self.units

@@ -1,6 +1,6 @@
 //! Talking to an EVM node: EIP-1271 checks for contract wallets, the token's record of used
 //! nonces, and sending `transferWithAuthorization` from a pool of relayer keys that pay the
-//! gas, each through its own nonce lane ([`crate::relayer`]).
+//! gas, each through its own nonce lane (the `relayer` module).
 //! Behind the `settle` feature because the node client is most of this crate's build time.
 
 use std::sync::{Arc, Weak};

@@ -235,7 +235,7 @@ pub struct ServeArgs {
 #[derive(Debug, Clone, Args)]
 pub struct UpstreamArgs {
     /// Base URL of a shared simulator (`svc simulator`); default: one in this process. Real
-    /// vendors are set by SVC_<VENDOR>_URL and SVC_<VENDOR>_KEY (see README).
+    /// vendors are set by `SVC_<VENDOR>_URL` and `SVC_<VENDOR>_KEY` (see README).
     #[arg(long, env = "SVC_SIMULATOR_URL")]
     pub simulator_url: Option<String>,
 

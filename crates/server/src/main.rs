@@ -149,7 +149,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         AppState::new(Services { store: store.clone(), clock, config, offer, facilitator, upstreams, limiter })?;
     // Settlements left pending and reservations left by a stopped process are settled from
     // what the chain says.
-    tokio::spawn(svc_api::reconcile::run(state.clone(), std::time::Duration::from_secs(15)));
+    tokio::spawn(svc_paywall::reconcile::run(state.paywall.clone(), std::time::Duration::from_secs(15)));
     // The signal engine: one snapshot now, then one per refresh interval, on the replica that
     // holds the engine lease; the others serve the leader's snapshots.
     tokio::spawn(svc_api::signals::run(state.clone()));

@@ -215,12 +215,22 @@ impl Handlers {
         }
     }
 
-    /// Delivers what route `id` sold, after its payment settled; nothing for data routes.
-    pub(crate) async fn settled(&self, id: &'static str, state: AppState, answer: &Answer) -> Result<(), ApiError> {
-        match self.on_settled.get(id) {
-            Some(hook) => hook(state, answer.json.clone()).await,
-            None => Ok(()),
-        }
+    /// What route `id` delivers once the payment of `payment` (`network:payer:nonce`) has
+    /// settled, from the answer its handler made; nothing for data routes. A failed delivery
+    /// is logged with the payment, for an operator to repair.
+    pub(crate) fn delivery(
+        &self,
+        id: &'static str,
+        state: &AppState,
+        answer: &Answer,
+        payment: String,
+    ) -> Option<svc_paywall::Delivery> {
+        let deliver = (self.on_settled.get(id)?)(state.clone(), answer.json.clone());
+        Some(Box::pin(async move {
+            if let Err(err) = deliver.await {
+                tracing::error!(payment, route = id, error = %err, "could not deliver a settled purchase");
+            }
+        }))
     }
 
     /// Checks every registration against the catalogue.

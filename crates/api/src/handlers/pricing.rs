@@ -16,7 +16,7 @@ pub(super) fn register(handlers: &mut Handlers) {
 async fn pricing(state: AppState, input: PricingRequest) -> Result<PricingResponse, ApiError> {
     let payer = input.payer.map(|p| svc_x402::codec::payer_key(p.as_str()));
     let calls = match &payer {
-        Some(payer) => crate::paywall::paid_calls(&state, payer).await?,
+        Some(payer) => state.paywall.paid_calls(payer).await?,
         None => 0,
     };
     let tier = DiscountTier::for_calls(calls);

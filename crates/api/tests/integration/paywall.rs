@@ -595,7 +595,7 @@ mod solana {
     /// A paid call cut short where `cut` says, as a process that stopped there would leave
     /// it, then one reconciliation pass past the abandonment window. Returns the node, the
     /// app, the payment and what the pass did.
-    async fn reconciled_after(cut: Cut) -> (Arc<FakeSolana>, TestApp, String, svc_api::reconcile::Report) {
+    async fn reconciled_after(cut: Cut) -> (Arc<FakeSolana>, TestApp, String, svc_paywall::reconcile::Report) {
         let node = Arc::new(FakeSolana::cut(cut));
         let app = app(Some(Arc::clone(&node))).await;
         let header = payment(&app).await;
@@ -604,8 +604,8 @@ mod solana {
         let records = app.store.payments_by_payer(PAYER, 10).await.expect("payments");
         assert_eq!(records[0].status, PaymentStatus::Reserved);
         assert!(records[0].tx_hash.is_some(), "the transaction is recorded before it is sent");
-        app.clock.advance_ms(svc_api::reconcile::ABANDONED_AFTER_MS + 1);
-        let report = svc_api::reconcile::reconcile_payments(&app.state).await.expect("reconcile");
+        app.clock.advance_ms(svc_paywall::reconcile::ABANDONED_AFTER_MS + 1);
+        let report = svc_paywall::reconcile::reconcile_payments(&app.state.paywall).await.expect("reconcile");
         (node, app, header, report)
     }
 
@@ -784,10 +784,10 @@ async fn a_payment_that_rewrites_the_advertised_extensions_is_refused() {
 /// what the chain says; a payment that landed gets its answer exactly once.
 mod reconciliation {
     use super::*;
-    use svc_api::reconcile::{Report, reconcile_payments};
+    use svc_paywall::reconcile::{Report, reconcile_payments};
 
     async fn reconcile(p: &Paywalled) -> Report {
-        reconcile_payments(&p.app.state).await.expect("reconcile")
+        reconcile_payments(&p.app.state.paywall).await.expect("reconcile")
     }
 
     fn record_status(records: &[svc_store::PaymentRecord]) -> (PaymentStatus, Option<&str>) {
@@ -917,7 +917,7 @@ mod reconciliation {
             asset: svc_x402::network::BASE_USDC.into(),
             pay_to: crate::support::PAY_TO.into(),
             valid_before: authorization["validBefore"].as_str().and_then(|v| v.parse().ok()),
-            now_ms: svc_domain::Clock::now_ms(&p.app.clock) - svc_api::reconcile::ABANDONED_AFTER_MS - 1_000,
+            now_ms: svc_domain::Clock::now_ms(&p.app.clock) - svc_paywall::reconcile::ABANDONED_AFTER_MS - 1_000,
         };
         p.app.store.reserve_payment(&new).await.expect("reserve");
         header
@@ -938,7 +938,7 @@ mod reconciliation {
     #[tokio::test]
     async fn undecided_payments_do_not_hide_the_ones_behind_them() {
         let p = paywalled(Some(FakeChain::default())).await;
-        let long_ago = svc_domain::Clock::now_ms(&p.app.clock) - svc_api::reconcile::ABANDONED_AFTER_MS - 60_000;
+        let long_ago = svc_domain::Clock::now_ms(&p.app.clock) - svc_paywall::reconcile::ABANDONED_AFTER_MS - 60_000;
         for i in 0..150 {
             let stuck = svc_store::NewPayment {
                 id: format!("stuck-{i:03}"),

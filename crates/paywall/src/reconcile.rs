@@ -16,8 +16,7 @@ use std::time::Duration;
 use svc_store::{ANSWER_WITHHELD, PaymentRecord, PaymentStatus};
 use svc_x402::{Resolution, Unresolved};
 
-use crate::error::ApiError;
-use crate::state::AppState;
+use crate::{Paywall, PaywallError};
 
 /// A reservation older than this was abandoned: handlers and settlement finish long before.
 pub const ABANDONED_AFTER_MS: i64 = 10 * 60 * 1000;
@@ -41,17 +40,17 @@ pub struct Report {
 }
 
 /// One reconciliation pass over the payments due now.
-pub async fn reconcile_payments(state: &AppState) -> Result<Report, ApiError> {
-    let now = state.clock.now_ms();
+pub async fn reconcile_payments(paywall: &Paywall) -> Result<Report, PaywallError> {
+    let now = paywall.clock.now_ms();
     let mut report = Report::default();
     let mut after: Option<(i64, String)> = None;
     for _ in 0..PAGES {
         let cursor = after.as_ref().map(|(at, id)| (*at, id.as_str()));
-        let due = state.store.payments_to_reconcile(now - ABANDONED_AFTER_MS, cursor, BATCH).await?;
+        let due = paywall.store.payments_to_reconcile(now - ABANDONED_AFTER_MS, cursor, BATCH).await?;
         let full = due.len() == BATCH as usize;
         after = due.last().map(|p| (p.updated_at, p.id.clone()));
         for payment in due {
-            reconcile_one(state, payment, &mut report).await?;
+            reconcile_one(paywall, payment, &mut report).await?;
         }
         if !full {
             break;
@@ -61,8 +60,8 @@ pub async fn reconcile_payments(state: &AppState) -> Result<Report, ApiError> {
 }
 
 /// Asks the chain about one payment and records what it says.
-async fn reconcile_one(state: &AppState, payment: PaymentRecord, report: &mut Report) -> Result<(), ApiError> {
-    let now = state.clock.now_ms();
+async fn reconcile_one(paywall: &Paywall, payment: PaymentRecord, report: &mut Report) -> Result<(), PaywallError> {
+    let now = paywall.clock.now_ms();
     let unresolved = Unresolved {
         network: &payment.network,
         payer: &payment.payer,
@@ -72,14 +71,14 @@ async fn reconcile_one(state: &AppState, payment: PaymentRecord, report: &mut Re
         valid_before: payment.valid_before.and_then(|bound| u64::try_from(bound).ok()),
         now_secs: u64::try_from(now / 1000).unwrap_or(0),
     };
-    let resolution = match state.payments.facilitator.resolve(unresolved).await {
+    let resolution = match paywall.facilitator.resolve(unresolved).await {
         Ok(resolution) => resolution,
         Err(err) => {
             tracing::warn!(payment = %payment.id, error = %err, "could not ask the chain about a payment");
             Resolution::Unknown
         }
     };
-    let now = state.clock.now_ms();
+    let now = paywall.clock.now_ms();
     match (payment.status, resolution) {
         (_, Resolution::Unknown) => {
             report.undecided += 1;
@@ -88,7 +87,7 @@ async fn reconcile_one(state: &AppState, payment: PaymentRecord, report: &mut Re
             }
         }
         (from, Resolution::Settled { transaction }) => {
-            let moved = state
+            let moved = paywall
                 .store
                 .resolve_payment(
                     &payment.id,
@@ -105,14 +104,14 @@ async fn reconcile_one(state: &AppState, payment: PaymentRecord, report: &mut Re
             }
         }
         (PaymentStatus::Reserved, Resolution::NotSettled) => {
-            if state.store.release_payment(&payment.id).await? {
+            if paywall.store.release_payment(&payment.id).await? {
                 tracing::info!(payment = %payment.id, "abandoned reservation released");
                 report.released += 1;
             }
         }
         (from, Resolution::NotSettled) => {
             let error = Some("invalid_transaction_state");
-            if state.store.resolve_payment(&payment.id, from, PaymentStatus::Failed, None, error, now).await? {
+            if paywall.store.resolve_payment(&payment.id, from, PaymentStatus::Failed, None, error, now).await? {
                 tracing::info!(payment = %payment.id, "pending settlement failed on chain");
                 report.failed += 1;
             }
@@ -122,12 +121,12 @@ async fn reconcile_one(state: &AppState, payment: PaymentRecord, report: &mut Re
 }
 
 /// Reconciles every `every`, for the life of the process.
-pub async fn run(state: AppState, every: Duration) {
+pub async fn run(paywall: std::sync::Arc<Paywall>, every: Duration) {
     let mut ticks = tokio::time::interval(every);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticks.tick().await;
-        match reconcile_payments(&state).await {
+        match reconcile_payments(&paywall).await {
             Ok(report) if report != Report::default() => tracing::info!(?report, "payments reconciled"),
             Ok(_) => {}
             Err(err) => tracing::warn!(error = %err, "reconciliation pass failed"),

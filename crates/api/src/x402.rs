@@ -1,0 +1,392 @@
+//! The x402 channel of every `/api/x402/*` route: read the payment header once, challenge a
+//! request that carries no payment, and have the [`Paywall`](svc_paywall::Paywall) charge one
+//! that does for the route's handler.
+
+use std::collections::HashMap;
+
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::response::Response;
+use bytes::Bytes;
+use serde_json::{Map, Value};
+use svc_catalogue::{Catalogue, InputEcho, RouteSpec, ValidInput};
+use svc_domain::Money;
+use svc_paywall::{Buyer, Outcome, Sale, Sold};
+use svc_x402::codec::DecodedPayment;
+use svc_x402::{
+    PAYMENT_REQUIRED, PAYMENT_RESPONSE, PAYMENT_SIGNATURE, PaymentRequired, PaymentRequirements, ResourceInfo,
+    SettleResponse, X_PAYMENT, X402_VERSION,
+};
+
+use crate::error::ApiError;
+use crate::handlers::{Answer, Caller};
+use crate::pipeline::json_response;
+use crate::state::AppState;
+
+/// The payment a request presents, read once per request: the rate limiter and the paywall
+/// both work from it.
+#[derive(Debug)]
+pub(crate) enum Presented {
+    /// No payment header.
+    Nothing,
+    /// A header too large to be a payment of ours.
+    TooLarge(usize),
+    /// A header that does not decode as a payment.
+    Junk,
+    /// A decoded payment (not yet verified).
+    Payment(Box<DecodedPayment>),
+}
+
+impl Presented {
+    /// Reads the request's payment header: `PAYMENT-SIGNATURE` (v2), else `X-PAYMENT` (v1,
+    /// and v2 payloads from clients that kept the old header).
+    pub(crate) fn read(headers: &HeaderMap) -> Self {
+        let Some(header) = headers.get(&PAYMENT_SIGNATURE_HEADER).or_else(|| headers.get(&X_PAYMENT_HEADER)) else {
+            return Presented::Nothing;
+        };
+        if header.len() > svc_x402::codec::MAX_HEADER_BYTES {
+            return Presented::TooLarge(header.len());
+        }
+        match svc_x402::decode_payment(header.as_bytes()) {
+            Some(payment) => Presented::Payment(Box::new(payment)),
+            None => Presented::Junk,
+        }
+    }
+
+    /// The payer the payment names: a claim until it verifies.
+    pub(crate) fn claimed_payer(&self) -> Option<String> {
+        match self {
+            Presented::Payment(payment) => payment.replay_key().map(|(payer, _)| payer),
+            _ => None,
+        }
+    }
+}
+
+/// What the x402 channel precomputes per route: each paid route's `bazaar` schema, and the
+/// challenges already built.
+pub struct Challenges {
+    bazaar: HashMap<&'static str, Value>,
+    cache: ChallengeCache,
+}
+
+impl std::fmt::Debug for Challenges {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Challenges").field("routes", &self.bazaar.len()).finish_non_exhaustive()
+    }
+}
+
+impl Challenges {
+    /// The schemas of `catalogue`'s paid routes, and an empty cache.
+    pub fn new(catalogue: &Catalogue) -> Self {
+        let bazaar = catalogue
+            .routes()
+            .iter()
+            .filter(|r| r.is_paid())
+            .map(|r| (r.id, svc_catalogue::discovery::bazaar_schema(r)))
+            .collect();
+        Challenges { bazaar, cache: ChallengeCache::default() }
+    }
+}
+
+/// Serves a paid route.
+pub(crate) async fn serve(
+    state: &AppState,
+    route: &'static RouteSpec,
+    parts: &Parts,
+    body: Option<&[u8]>,
+    input: ValidInput,
+    presented: Presented,
+) -> Result<Response, ApiError> {
+    let price = route.price.price(input.price_units());
+    let payment = match presented {
+        Presented::Payment(payment) => payment,
+        Presented::TooLarge(bytes) => {
+            return Err(ApiError::PaymentHeaderTooLarge { bytes, limit: svc_x402::codec::MAX_HEADER_BYTES });
+        }
+        // A payment header that is not a payment: refused like any invalid payment.
+        refused @ (Presented::Nothing | Presented::Junk) => {
+            let challenge = Challenge { state, route, parts, body, price, echo: input.echo() };
+            return Err(challenge.unpaid(matches!(refused, Presented::Junk)));
+        }
+    };
+    // The paid path's future is large (verification, store, handler, settlement): boxed, so
+    // the futures of every unpaid request, most of the traffic, stay small and cheap to move.
+    Box::pin(serve_paid(state, route, parts, body, input, price, &payment)).await
+}
+
+/// Serves a request that carries a decodable payment.
+async fn serve_paid(
+    state: &AppState,
+    route: &'static RouteSpec,
+    parts: &Parts,
+    body: Option<&[u8]>,
+    mut input: ValidInput,
+    price: Money,
+    payment: &DecodedPayment,
+) -> Result<Response, ApiError> {
+    // The handler takes the input; a refusal's challenge still echoes its fields.
+    let echo = input.take_echo();
+    let challenge = Challenge { state, route, parts, body, price, echo: &echo };
+    let advertised = svc_paywall::echoes_extensions(payment).then(|| challenge.extensions(Schemas::Omitted));
+    let sale = Sale { product: route.id, price, discountable: route.billed_as_data, advertised: advertised.as_ref() };
+    let work = |buyer: Buyer| async move {
+        let delivering = buyer.payment.clone();
+        let caller = Caller { payer: Some(buyer.payer), payment: Some(buyer.payment), ..Caller::default() };
+        let answer = state.handlers.call_as(route.id, state.clone(), caller, input).await?;
+        let then = state.handlers.delivery(route.id, state, &answer, delivering);
+        Ok::<_, ApiError>(Sold { json: answer.json.clone(), answer, then })
+    };
+    match state.paywall.charge(sale, payment, work).await? {
+        Outcome::Paid { answer, receipt, v1 } => {
+            let mut response = paid(answer, payment_response_header(&receipt));
+            if v1 {
+                // v1 clients read the settlement from X-PAYMENT-RESPONSE.
+                if let Some(value) = response.headers().get(PAYMENT_RESPONSE).cloned() {
+                    response.headers_mut().insert(X_PAYMENT_RESPONSE, value);
+                }
+            }
+            Ok(response)
+        }
+        Outcome::Kept { body, receipt } => Ok(paid(body, HeaderValue::from_str(&receipt).ok())),
+        Outcome::Refused { accepts, reason } => Err(challenge.refuse(&accepts, &reason)),
+        Outcome::Failed(err) => Err(err),
+        Outcome::Unsettled { error, receipt } => Err(ApiError::SettlementFailed {
+            reason: error.reason().to_owned(),
+            may_have_moved: error.may_have_moved(),
+            receipt: payment_response_header(&receipt),
+        }),
+    }
+}
+
+/// Whether advertised extensions carry their schemas: a challenge does; the check of a
+/// payment's echo compares only what they say (`info`), and copying a route's whole schema
+/// for it would cost every paid call.
+#[derive(Debug, Clone, Copy)]
+enum Schemas {
+    Included,
+    Omitted,
+}
+
+/// The v1 name of the settlement header.
+const X_PAYMENT_RESPONSE: &str = "x-payment-response";
+
+/// Builds 402 challenges for one request.
+struct Challenge<'a> {
+    state: &'a AppState,
+    route: &'static RouteSpec,
+    parts: &'a Parts,
+    body: Option<&'a [u8]>,
+    price: Money,
+    echo: &'a InputEcho,
+}
+
+/// Challenges to unpaid requests, by everything they are built from: most unpaid traffic is
+/// agents discovering the same few routes, and the answer is a pure function of the route,
+/// the price, the host, the URL and the body. Looked up without allocating.
+#[derive(Default)]
+struct ChallengeCache {
+    entries: std::sync::Mutex<HashMap<u64, Vec<Cached>>>,
+    len: std::sync::atomic::AtomicUsize,
+}
+
+/// A built challenge: its key, its JSON body and its `PAYMENT-REQUIRED` header.
+type Cached = (OwnedKey, (Bytes, HeaderValue));
+
+/// What a cached challenge depends on, borrowed from the request.
+#[derive(Hash)]
+struct ChallengeKey<'a> {
+    route: &'static str,
+    price: u64,
+    host: &'a [u8],
+    uri: &'a str,
+    body: &'a [u8],
+}
+
+/// A [`ChallengeKey`] kept in the cache.
+struct OwnedKey {
+    route: &'static str,
+    price: u64,
+    host: Vec<u8>,
+    uri: String,
+    body: Vec<u8>,
+}
+
+impl OwnedKey {
+    fn is(&self, key: &ChallengeKey<'_>) -> bool {
+        self.route == key.route
+            && self.price == key.price
+            && self.host == key.host
+            && self.uri == key.uri
+            && self.body == key.body
+    }
+}
+
+impl ChallengeCache {
+    /// Entries kept before the cache starts over; bounds memory against clients that vary
+    /// their query strings.
+    const CAPACITY: usize = 4096;
+    /// Bodies larger than this are not cached (the key holds the body).
+    const MAX_BODY: usize = 2048;
+
+    fn hash(key: &ChallengeKey<'_>) -> u64 {
+        use std::hash::BuildHasher as _;
+        // A fast hash with fixed keys: the cache is local and bounded, so flooding it only
+        // costs a rebuild.
+        foldhash::fast::FixedState::with_seed(0x5eed).hash_one(key)
+    }
+
+    fn get(&self, key: &ChallengeKey<'_>) -> Option<(Bytes, HeaderValue)> {
+        let entries = self.entries.lock().ok()?;
+        entries.get(&Self::hash(key))?.iter().find(|(k, _)| k.is(key)).map(|(_, v)| v.clone())
+    }
+
+    fn put(&self, key: &ChallengeKey<'_>, value: (Bytes, HeaderValue)) {
+        use std::sync::atomic::Ordering;
+        let Ok(mut entries) = self.entries.lock() else { return };
+        if self.len.load(Ordering::Relaxed) >= Self::CAPACITY {
+            entries.clear();
+            self.len.store(0, Ordering::Relaxed);
+        }
+        let owned = OwnedKey {
+            route: key.route,
+            price: key.price,
+            host: key.host.to_vec(),
+            uri: key.uri.to_owned(),
+            body: key.body.to_vec(),
+        };
+        entries.entry(Self::hash(key)).or_default().push((owned, value));
+        self.len.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+impl Challenge<'_> {
+    /// The challenge to a request that carried no usable payment, from the cache when seen;
+    /// `junk` when it carried a header that is not a payment.
+    fn unpaid(&self, junk: bool) -> ApiError {
+        let built = self.cached().map(|(body, header)| ApiError::PaymentRequired { body, header, refused: junk });
+        built.unwrap_or_else(|err| err)
+    }
+
+    fn cached(&self) -> Result<(Bytes, HeaderValue), ApiError> {
+        let body = self.body.unwrap_or_default();
+        let build = || self.build(&self.state.paywall.requirements(self.price), "Payment required");
+        if body.len() > ChallengeCache::MAX_BODY {
+            return build();
+        }
+        let key = ChallengeKey {
+            route: self.route.id,
+            price: self.price.atomic(),
+            host: self.parts.headers.get(header::HOST).map(|h| h.as_bytes()).unwrap_or_default(),
+            uri: self.parts.uri.path_and_query().map_or("", |pq| pq.as_str()),
+            body,
+        };
+        let cache = &self.state.challenges.cache;
+        if let Some(hit) = cache.get(&key) {
+            return Ok(hit);
+        }
+        let built = build()?;
+        cache.put(&key, built.clone());
+        Ok(built)
+    }
+
+    /// The challenge to a payment refused before it was charged, naming why.
+    fn refuse(&self, accepts: &[PaymentRequirements], reason: &str) -> ApiError {
+        match self.build(accepts, reason) {
+            Ok((body, header)) => ApiError::PaymentRequired { body, header, refused: true },
+            Err(err) => err,
+        }
+    }
+
+    /// The extensions this request's challenge advertises.
+    fn extensions(&self, schemas: Schemas) -> Map<String, Value> {
+        let mut extensions = Map::new();
+        extensions.insert("payment-identifier".into(), payment_identifier_extension());
+        if let Some(schema) = self.state.challenges.bazaar.get(self.route.id) {
+            let schema = match schemas {
+                Schemas::Included => schema,
+                Schemas::Omitted => &Value::Null,
+            };
+            extensions
+                .insert("bazaar".into(), svc_catalogue::discovery::bazaar_extension(self.route, schema, self.echo));
+        }
+        extensions
+    }
+
+    /// The challenge's JSON and its base64 header value.
+    fn build(&self, accepts: &[PaymentRequirements], error: &str) -> Result<(Bytes, HeaderValue), ApiError> {
+        let extensions = self.extensions(Schemas::Included);
+        let challenge = PaymentRequired {
+            x402_version: X402_VERSION,
+            error: Some(error.to_owned()),
+            resource: ResourceInfo {
+                url: resource_url(self.state, self.parts),
+                description: self.route.description.to_owned(),
+                mime_type: "application/json".to_owned(),
+            },
+            accepts: accepts.to_vec(),
+            extensions: Some(extensions),
+        };
+        let body = serde_json::to_vec(&challenge).map_err(|e| ApiError::Internal(format!("encode challenge: {e}")))?;
+        let header = HeaderValue::from_str(&svc_x402::codec::encode_bytes(&body))
+            .map_err(|e| ApiError::Internal(format!("challenge header: {e}")))?;
+        Ok((Bytes::from(body), header))
+    }
+}
+
+/// A 402 with a challenge: JSON body, base64 header, never cached by intermediaries.
+pub(crate) fn challenge_response(body: Bytes, header: HeaderValue) -> Response {
+    let mut response = crate::pipeline::response_with_room(StatusCode::PAYMENT_REQUIRED, body);
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(PAYMENT_REQUIRED_HEADER, header);
+    response
+}
+
+/// `PAYMENT-REQUIRED`, named once rather than parsed on every challenge.
+const PAYMENT_REQUIRED_HEADER: HeaderName = HeaderName::from_static(PAYMENT_REQUIRED);
+/// The two headers a payment may come in, named once: a lookup by `&str` parses the name
+/// first, on every request.
+static PAYMENT_SIGNATURE_HEADER: HeaderName = HeaderName::from_static(PAYMENT_SIGNATURE);
+static X_PAYMENT_HEADER: HeaderName = HeaderName::from_static(X_PAYMENT);
+
+/// The URL being paid for, query included: the public base URL when configured, else the
+/// request's own host.
+fn resource_url(state: &AppState, parts: &Parts) -> String {
+    let base = crate::ops::base_url(state, &parts.headers);
+    let path_and_query = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
+    format!("{}{path_and_query}", base.trim_end_matches('/'))
+}
+
+/// A settlement as the `PAYMENT-RESPONSE` header carries it.
+fn payment_response_header(receipt: &SettleResponse) -> Option<HeaderValue> {
+    HeaderValue::from_str(&svc_x402::encode_header(receipt)).ok()
+}
+
+/// The handler's answer with the settlement attached.
+fn paid(body: impl Into<Answer>, payment_response: Option<HeaderValue>) -> Response {
+    let mut response = json_response(body);
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("private"));
+    if let Some(value) = payment_response {
+        headers.insert(PAYMENT_RESPONSE, value);
+    }
+    response
+}
+
+/// The `payment-identifier` extension as the challenge declares it: optional, so clients
+/// that do not know it pay as usual.
+fn payment_identifier_extension() -> Value {
+    serde_json::json!({
+        "info": {"required": false},
+        "schema": {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {
+                "required": {"type": "boolean"},
+                "id": {"type": "string", "minLength": 16, "maxLength": 128, "pattern": "^[a-zA-Z0-9_-]+$"},
+            },
+            "required": ["required"],
+        },
+    })
+}
