@@ -1,22 +1,18 @@
 //! The credit channel: every paid route's twin under `/api/svc-tools/*`, billed to the
 //! account of the API key that calls it.
 //!
-//! The price (the route's credit price less the account's volume discount) is taken from the
-//! balance in one atomic ledger entry before the handler runs, and given back if the handler
-//! fails, so the balance never goes negative, concurrent calls cannot overspend, and a failed
-//! call costs nothing.
+//! The price is the route's credit price less the account's volume discount, charged by
+//! [`svc_accounts::credits::charge`]: taken before the handler runs, given back if it fails.
 
-use axum::http::request::Parts;
-use axum::response::{IntoResponse, Response};
-use svc_catalogue::{RouteSpec, ValidInput};
-use svc_domain::discount::DISCOUNT_WINDOW_MS;
-use svc_domain::{DiscountTier, Money};
-use svc_store::{Debit, NewCredit};
-
-use crate::accounts::{Scope, authenticate, presented_key_in};
 use crate::error::ApiError;
 use crate::pipeline::json_response;
 use crate::state::AppState;
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderName, header};
+use axum::response::{IntoResponse, Response};
+use svc_accounts::credits::{self, Charged};
+use svc_accounts::{Scope, authenticate, presented_key};
+use svc_catalogue::{RouteSpec, ValidInput};
 
 /// Scopes that may spend credits on data routes: an account's own keys and a sandbox's.
 const DATA_SCOPES: [Scope; 2] = [Scope::Data, Scope::GatewayData];
@@ -39,7 +35,8 @@ pub async fn serve(
     Ok(crate::rate::with_headers(response, &rate, now))
 }
 
-/// Takes the price, runs the handler, and gives the price back if it fails.
+/// Takes the price, less the account's volume discount, runs the handler, and gives the price
+/// back if it fails.
 async fn charge_and_run(
     state: &AppState,
     route: &'static RouteSpec,
@@ -47,51 +44,21 @@ async fn charge_and_run(
     input: ValidInput,
     now: i64,
 ) -> Result<Response, ApiError> {
-    let price = account_tier(state, account, now).await?.apply(route.credit_price_for(input.price_units()));
-    let entry = format!("cl_{}", uuid::Uuid::now_v7().simple());
-    if price > Money::ZERO {
-        match state.store.debit_credits(&entry, account, price.atomic(), route.id, now).await? {
-            Debit::Taken => {}
-            Debit::Insufficient { balance } => {
-                return Err(ApiError::InsufficientCredits { balance: Money::from_atomic(balance), price });
-            }
-        }
-    }
-    match run(state, route, input).await {
-        Ok(response) => Ok(response),
-        Err(err) => {
-            if price > Money::ZERO {
-                refund(state, account, &entry, price, route.id).await;
-            }
-            Err(err)
-        }
+    let tier = credits::account_tier(&state.store, account, now).await?;
+    let price = tier.apply(route.credit_price_for(input.price_units()));
+    let work = state.handlers.call(route.id, state.clone(), input);
+    match credits::charge(&state.store, state.clock.as_ref(), account, price, route.id, work).await? {
+        Charged::Done(answer) => Ok(json_response(answer)),
+        Charged::Failed(err) => Err(err),
+        Charged::Insufficient { balance } => Err(ApiError::InsufficientCredits { balance, price }),
     }
 }
 
-async fn run(state: &AppState, route: &'static RouteSpec, input: ValidInput) -> Result<Response, ApiError> {
-    state.handlers.call(route.id, state.clone(), input).await.map(json_response)
+/// The key a request presents in its headers: `X-API-Key`, or a bearer token with the key
+/// prefix.
+pub(crate) fn presented_key_in(headers: &HeaderMap) -> Option<&str> {
+    let header = |name: &HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
+    presented_key(header(&X_API_KEY), header(&header::AUTHORIZATION))
 }
 
-/// Gives a failed call's credits back. Keyed on the call's entry, so it happens once.
-async fn refund(state: &AppState, account: &str, entry: &str, price: Money, route_id: &str) {
-    let reference = format!("refund:{entry}");
-    let credit = NewCredit {
-        id: &format!("cl_{}", uuid::Uuid::now_v7().simple()),
-        account_id: account,
-        amount: price.atomic(),
-        kind: "refund",
-        route_id: Some(route_id),
-        reference: Some(&reference),
-        now_ms: state.clock.now_ms(),
-    };
-    if let Err(err) = state.store.add_credits(&credit).await {
-        // The debit stands in the ledger with its call; an operator can see and repair it.
-        tracing::error!(account, entry, error = %err, "could not refund a failed call");
-    }
-}
-
-/// An account's volume-discount tier, by its credit-billed calls in the trailing window.
-pub async fn account_tier(state: &AppState, account_id: &str, now_ms: i64) -> Result<DiscountTier, ApiError> {
-    let (calls, _) = state.store.credit_calls_since(account_id, now_ms - DISCOUNT_WINDOW_MS).await?;
-    Ok(DiscountTier::for_calls(calls))
-}
+static X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");

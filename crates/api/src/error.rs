@@ -168,9 +168,9 @@ impl From<svc_upstream::UpstreamError> for ApiError {
     }
 }
 
-impl From<crate::accounts::Refusal> for ApiError {
-    fn from(refusal: crate::accounts::Refusal) -> Self {
-        use crate::accounts::Refusal;
+impl From<svc_accounts::Refusal> for ApiError {
+    fn from(refusal: svc_accounts::Refusal) -> Self {
+        use svc_accounts::Refusal;
         match refusal {
             Refusal::Missing => ApiError::Unauthorized(
                 "This route is billed in credits and needs an API key, in X-API-Key or Authorization: Bearer. \

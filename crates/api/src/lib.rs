@@ -12,8 +12,6 @@
 //! - [`metrics`]: Prometheus recording.
 //! - [`state`]: the shared [`AppState`].
 
-pub mod accounts;
-pub mod auth;
 pub mod credits;
 pub mod edge;
 pub mod encoding;

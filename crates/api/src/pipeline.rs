@@ -101,7 +101,7 @@ async fn caller(state: &AppState, route: &RouteSpec, parts: &Parts) -> Result<Ca
     if route.access.needs_account() {
         let keys_allowed = route.access == Access::Account;
         let now = state.clock.now_ms();
-        let found = crate::accounts::calling_account(
+        let found = svc_accounts::calling_account(
             &state.store,
             &state.config.sign_in,
             header("x-api-key"),

@@ -16,8 +16,9 @@ use svc_catalogue::{PreviewPolicy, RouteSpec, ValidInput};
 use svc_domain::rfc3339;
 
 use crate::error::ApiError;
-use crate::limits::{Decision, client_label, rate_headers};
+use crate::limits::{client_label, rate_headers};
 use crate::state::AppState;
+use svc_limits::Decision;
 
 /// The preview window.
 const HOUR_MS: i64 = 3_600_000;
@@ -120,13 +121,13 @@ async fn identified_price(
     if !route.billed_as_data {
         return Ok(None);
     }
-    let key = crate::accounts::presented_key_in(&parts.headers);
+    let key = crate::credits::presented_key_in(&parts.headers);
     if key.is_none() {
         return Ok(None);
     }
-    let scopes = crate::accounts::Scope::ALL;
-    let Ok(holder) = crate::accounts::authenticate(&state.store, key, &scopes, now).await? else { return Ok(None) };
-    let tier = crate::credits::account_tier(state, &holder.account.id, now).await?;
+    let scopes = svc_accounts::Scope::ALL;
+    let Ok(holder) = svc_accounts::authenticate(&state.store, key, &scopes, now).await? else { return Ok(None) };
+    let tier = svc_accounts::credits::account_tier(&state.store, &holder.account.id, now).await?;
     Ok(Some((tier, tier.apply(route.credit_price_for(units)))))
 }
 

@@ -20,8 +20,9 @@ use axum::response::{IntoResponse, Response};
 use svc_catalogue::{RatePolicy, RouteSpec};
 
 use crate::error::ApiError;
-use crate::limits::{Decision, client_label, rate_headers};
+use crate::limits::{client_label, rate_headers};
 use crate::state::AppState;
+use svc_limits::Decision;
 
 /// The window of every rate limit.
 const MINUTE_MS: i64 = 60_000;

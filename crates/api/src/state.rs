@@ -22,7 +22,7 @@ pub struct ApiConfig {
     /// [`ApiConfig::sign_in`].
     pub public_url: Option<String>,
     /// Sign-in tokens and nonces.
-    pub sign_in: crate::auth::SignInConfig,
+    pub sign_in: svc_accounts::auth::SignInConfig,
     /// Free previews per client IP per hour.
     pub previews_per_hour: u32,
     /// Calls per client per minute on routes without a limit of their own.
@@ -41,7 +41,7 @@ impl Default for ApiConfig {
         ApiConfig {
             body_limit_bytes: 256 * 1024,
             public_url: None,
-            sign_in: crate::auth::SignInConfig::ephemeral(),
+            sign_in: svc_accounts::auth::SignInConfig::ephemeral(),
             previews_per_hour: 5,
             rate_per_minute: 120,
             rate_limits: true,
@@ -74,7 +74,7 @@ pub struct App {
     /// Vendor adapters behind the data routes.
     pub upstreams: Arc<Upstreams>,
     /// Preview quotas and rate limits.
-    pub limiter: crate::limits::Limiter,
+    pub limiter: svc_limits::Limiter,
     /// The signal engine's newest snapshot.
     pub signals: crate::signals::SignalEngine,
     pub(crate) handlers: Handlers,
@@ -109,7 +109,7 @@ pub struct Services {
     /// Vendor adapters (pointed at the simulator on a default run and in tests).
     pub upstreams: Arc<Upstreams>,
     /// Preview and rate-limit counters: in memory, or shared in Redis.
-    pub limiter: crate::limits::Limiter,
+    pub limiter: svc_limits::Limiter,
 }
 
 impl AppState {

@@ -6,7 +6,7 @@
 mod support;
 
 use axum::http::{Method, StatusCode};
-use svc_api::accounts::{self, Scope};
+use svc_accounts::{self as accounts, Scope};
 
 use support::{NOW_MS, TestApp};
 
@@ -40,7 +40,7 @@ async fn a_keys_secret_and_a_sign_in_token_are_never_logged_however_presented() 
     let account = accounts::open_account(&app.store, "logged?", None, NOW_MS).await.expect("account");
     let key = accounts::issue_key(&app.store, &account.id, "k", &[Scope::Data], None, NOW_MS).await.expect("key");
     let secret = key.secret;
-    let (token, _) = svc_api::auth::token_for(&app.state.config.sign_in, &account.id, NOW_MS);
+    let (token, _) = svc_accounts::auth::token_for(&app.state.config.sign_in, &account.id, NOW_MS);
 
     let mint = app.sim.world.coins()[0].mint.clone();
     let uri = format!("/api/svc-tools/launchpad/coin/{mint}");

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Parser as _;
-use svc_api::auth::Site;
+use svc_accounts::auth::Site;
 use svc_api::{ApiConfig, AppState, Services};
 use svc_domain::SystemClock;
 use svc_store::Store;
@@ -77,9 +77,9 @@ pub(crate) async fn open_store(args: &StoreArgs) -> anyhow::Result<Store> {
 /// The sign-in token key: `SVC_JWT_SECRET` (read from the environment only, so it never
 /// shows in a process list), at least 32 bytes. Without it, a random key for this process:
 /// tokens then end with the process and do not cross replicas, which `--production` refuses.
-fn sign_in_config(production: bool) -> anyhow::Result<svc_api::auth::SignInConfig> {
+fn sign_in_config(production: bool) -> anyhow::Result<svc_accounts::auth::SignInConfig> {
     match std::env::var("SVC_JWT_SECRET") {
-        Ok(secret) if secret.len() >= 32 => Ok(svc_api::auth::SignInConfig::new(secret)),
+        Ok(secret) if secret.len() >= 32 => Ok(svc_accounts::auth::SignInConfig::new(secret)),
         Ok(_) => anyhow::bail!("SVC_JWT_SECRET must be at least 32 bytes"),
         Err(_) if production => {
             anyhow::bail!("--production needs SVC_JWT_SECRET (at least 32 bytes) for sign-in tokens")
@@ -88,7 +88,7 @@ fn sign_in_config(production: bool) -> anyhow::Result<svc_api::auth::SignInConfi
             tracing::warn!(
                 "SVC_JWT_SECRET is not set: sign-in tokens are signed with a random key and end with this process"
             );
-            Ok(svc_api::auth::SignInConfig::ephemeral())
+            Ok(svc_accounts::auth::SignInConfig::ephemeral())
         }
     }
 }
@@ -140,10 +140,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let (offer, facilitator) = payments::build(&args.payments, clock.clone()).await?;
     let upstreams = Arc::new(upstreams::build(&args.upstreams, args.payments.production, clock.clone()).await?);
     let limiter = match &args.redis_url {
-        Some(url) => svc_api::limits::Limiter::redis(url, "svc:limits:")
+        Some(url) => svc_limits::Limiter::redis(url, "svc:limits:")
             .await
             .context("connecting to Redis for shared rate limits (SVC_REDIS_URL)")?,
-        None => svc_api::limits::Limiter::default(),
+        None => svc_limits::Limiter::default(),
     };
     let state =
         AppState::new(Services { store: store.clone(), clock, config, offer, facilitator, upstreams, limiter })?;

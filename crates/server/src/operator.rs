@@ -4,7 +4,7 @@
 use std::io::Write as _;
 
 use anyhow::Context as _;
-use svc_api::accounts::{self, Scope};
+use svc_accounts::{self as accounts, Scope};
 use svc_domain::{Clock as _, Money, SystemClock};
 
 use crate::config::{AccountsCommand, CreditsCommand, KeysCommand};

@@ -11,10 +11,10 @@ use svc_domain::{DiscountTier, Money, rfc3339};
 use svc_store::{Account, ApiKeyRecord};
 
 use super::{Caller, Handlers};
-use crate::accounts::{Scope, issue_key};
-use crate::auth;
 use crate::error::ApiError;
 use crate::state::AppState;
+use svc_accounts::auth;
+use svc_accounts::{Scope, issue_key};
 
 pub(super) fn register(handlers: &mut Handlers) {
     handlers.add_for_caller("auth.nonce", nonce);
@@ -203,7 +203,7 @@ async fn purchase(state: AppState, caller: Caller, input: CreditPurchase) -> Res
             Some(account) => account.id,
             None => {
                 let now = state.clock.now_ms();
-                match crate::accounts::open_account(&state.store, &payer, Some(&payer), now).await {
+                match svc_accounts::open_account(&state.store, &payer, Some(&payer), now).await {
                     Ok(account) => account.id,
                     // A concurrent first purchase of the same wallet opened it.
                     Err(err) => state.store.account_by_wallet(&payer).await?.ok_or(err)?.id,

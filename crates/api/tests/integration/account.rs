@@ -3,7 +3,7 @@
 
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
-use svc_api::accounts::Scope;
+use svc_accounts::Scope;
 use svc_chain_evm::Payer;
 use svc_domain::rfc3339;
 
@@ -132,9 +132,9 @@ async fn a_message_signed_for_another_site_is_refused_whatever_host_the_request_
     assert_eq!(app.store.account_by_wallet(&payer().address().to_string().to_lowercase()).await.expect("store"), None);
 
     // A deployment with a public URL names it, whatever the Host.
-    let site = svc_api::auth::Site::from_url("https://svc.example").expect("site");
+    let site = svc_accounts::auth::Site::from_url("https://svc.example").expect("site");
     let config = svc_api::ApiConfig {
-        sign_in: svc_api::auth::SignInConfig::ephemeral().for_site(site),
+        sign_in: svc_accounts::auth::SignInConfig::ephemeral().for_site(site),
         ..svc_api::ApiConfig::default()
     };
     let app = TestApp::with_config(config).await;
@@ -215,7 +215,7 @@ async fn keys_are_made_shown_once_used_listed_without_secret_and_revoked() {
 async fn nobody_revokes_or_sees_another_accounts_keys() {
     let app = TestApp::new().await;
     let (_, other_secret) = app.account_with_credits("1.00", &[Scope::Data]).await;
-    let other_id = app.store.api_key_by_hash(&svc_api::accounts::key_hash(&other_secret)).await.expect("store");
+    let other_id = app.store.api_key_by_hash(&svc_accounts::key_hash(&other_secret)).await.expect("store");
     let other_id = other_id.expect("key").id;
     let token = sign_in(&app, &payer()).await;
     let bearer = format!("Bearer {token}");

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use axum::http::{Method, StatusCode};
-use svc_api::accounts::{self, Scope};
+use svc_accounts::{self as accounts, Scope};
 use svc_simulator::Fault;
 
 use crate::support::{NOW_MS, Reply, TestApp, assert_error, assert_invalid_at};

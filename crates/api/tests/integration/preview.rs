@@ -74,7 +74,7 @@ async fn behind_a_trusted_proxy_the_forwarded_client_is_counted() {
 #[tokio::test]
 async fn a_caller_with_an_api_key_sees_its_own_discounted_credit_price() {
     let app = TestApp::new().await;
-    let (account, key) = app.account_with_credits("10", &[svc_api::accounts::Scope::Data]).await;
+    let (account, key) = app.account_with_credits("10", &[svc_accounts::Scope::Data]).await;
     for i in 0..100 {
         let entry = format!("cl_seed{i}");
         let debit = app.store.debit_credits(&entry, &account, 5_000, "infra.launchpad_coin", crate::support::NOW_MS);

@@ -1,7 +1,7 @@
 //! Rate limits per client, with the slot a 402 challenge holds for its paid retry.
 
 use axum::http::{Method, StatusCode};
-use svc_api::accounts::Scope;
+use svc_accounts::Scope;
 
 use crate::support::{Reply, TestApp, assert_error, sign_challenge};
 

@@ -7,7 +7,7 @@ use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode};
 use http_body_util::BodyExt as _;
 use serde_json::Value;
-use svc_api::accounts::{self, Scope};
+use svc_accounts::{self as accounts, Scope};
 use svc_api::handlers::Handlers;
 use svc_api::{ApiConfig, AppState, Services};
 use svc_chain_evm::{B256, Payer};
@@ -131,8 +131,8 @@ impl TestApp {
             facilitator,
             upstreams,
             limiter: match &setup.redis {
-                Some((url, namespace)) => svc_api::limits::Limiter::redis(url, namespace).await.expect("redis"),
-                None => svc_api::limits::Limiter::default(),
+                Some((url, namespace)) => svc_limits::Limiter::redis(url, namespace).await.expect("redis"),
+                None => svc_limits::Limiter::default(),
             },
         };
         let state = AppState::with_handlers(services, setup.handlers).expect("state");

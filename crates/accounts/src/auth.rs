@@ -199,7 +199,7 @@ pub async fn sign_in(
     if let Some(account) = store.account_by_wallet(&wallet).await? {
         return Ok(Ok(account));
     }
-    match crate::accounts::open_account(store, &short(&wallet), Some(&wallet), now_ms).await {
+    match crate::open_account(store, &short(&wallet), Some(&wallet), now_ms).await {
         Ok(account) => Ok(Ok(account)),
         // Two first sign-ins of one wallet raced; the other opened it.
         Err(err) => match store.account_by_wallet(&wallet).await? {

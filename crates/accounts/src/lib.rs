@@ -1,9 +1,18 @@
-//! Accounts and API keys: making keys, and telling who presents one.
+//! Accounts: opening them, their API keys and who presents one, signing in with a wallet,
+//! and paying for calls with their credits.
+//!
+//! # Layout
+//! - this module: accounts, API keys and their scopes.
+//! - [`auth`]: sign-in with a wallet, and the tokens it gives.
+//! - [`credits`]: charging a call's price to an account's credits.
 //!
 //! A key is `svck_` and 64 hex digits (256 random bits); only its SHA-256 and its first
 //! characters are stored, so a leaked database holds no usable key and the owner can still
 //! tell keys apart. Lookup is by hash, so the secret is never compared byte by byte; every
 //! refusal takes the same path and answers the same way, whatever the reason.
+
+pub mod auth;
+pub mod credits;
 
 use sha2::{Digest, Sha256};
 use svc_store::{Account, ApiKeyRecord, NewApiKey, Store, StoreError};
@@ -149,12 +158,6 @@ pub fn presented_key<'a>(api_key: Option<&'a str>, authorization: Option<&'a str
     let (scheme, token) = authorization?.trim().split_once(' ')?;
     let token = token.trim();
     (scheme.eq_ignore_ascii_case("bearer") && token.starts_with(KEY_PREFIX)).then_some(token)
-}
-
-/// The key a request presents in its headers (see [`presented_key`]).
-pub fn presented_key_in(headers: &http::HeaderMap) -> Option<&str> {
-    let header = |name: http::header::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
-    presented_key(header(http::header::HeaderName::from_static("x-api-key")), header(http::header::AUTHORIZATION))
 }
 
 /// The holder of `key` if it is live and carries one of `accepted` scopes.
