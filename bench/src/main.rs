@@ -102,7 +102,7 @@ async fn app(db: &std::path::Path) -> anyhow::Result<axum::Router> {
         upstreams,
     };
     let state = AppState::new(services)?;
-    svc_api::signals::refresh(&state).await?;
+    state.signals.refresh().await?;
     let signal = axum::routing::get(move |State(state): State<AppState>, request: Request<Body>| {
         svc_api::pipeline::serve(state, route, svc_api::Channel::Free, request)
     });

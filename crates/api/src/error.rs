@@ -151,6 +151,12 @@ impl From<svc_paywall::PaywallError> for ApiError {
     }
 }
 
+impl From<svc_signals::EngineError> for ApiError {
+    fn from(err: svc_signals::EngineError) -> Self {
+        ApiError::Internal(err.to_string())
+    }
+}
+
 impl From<svc_upstream::UpstreamError> for ApiError {
     fn from(err: svc_upstream::UpstreamError) -> Self {
         use svc_upstream::UpstreamError as U;

@@ -23,7 +23,6 @@ pub mod ops;
 pub mod pipeline;
 pub mod preview;
 pub mod rate;
-pub mod signals;
 pub mod state;
 pub mod x402;
 

@@ -6,11 +6,12 @@ use metrics_exporter_prometheus::PrometheusHandle;
 use svc_catalogue::Catalogue;
 use svc_domain::Clock;
 use svc_paywall::Paywall;
+use svc_signals::{EngineParts, SignalEngine, UpstreamMarket};
 use svc_store::Store;
 use svc_upstream::Upstreams;
 use svc_x402::{Facilitator, Offer};
 
-use crate::handlers::Handlers;
+use crate::handlers::{Handlers, SignalAnswers};
 
 /// Settings of the HTTP layer.
 #[derive(Debug, Clone)]
@@ -75,8 +76,8 @@ pub struct App {
     pub upstreams: Arc<Upstreams>,
     /// Preview quotas and rate limits.
     pub limiter: svc_limits::Limiter,
-    /// The signal engine's newest snapshot.
-    pub signals: crate::signals::SignalEngine,
+    /// The signal engine and its newest snapshot.
+    pub signals: Arc<SignalEngine<SignalAnswers>>,
     pub(crate) handlers: Handlers,
 }
 
@@ -127,7 +128,13 @@ impl AppState {
         handlers.verify(catalogue)?;
         let paywall = Arc::new(Paywall::new(store.clone(), facilitator, offer, clock.clone()));
         let challenges = crate::x402::Challenges::new(catalogue);
-        let signals = crate::signals::SignalEngine::new(config.signals.clone());
+        let signals = Arc::new(SignalEngine::new(EngineParts {
+            config: config.signals.clone(),
+            store: store.clone(),
+            clock: clock.clone(),
+            market: Arc::new(UpstreamMarket(upstreams.clone())),
+            publish: SignalAnswers::publish,
+        }));
         Ok(AppState(Arc::new(App {
             store,
             clock,

@@ -152,7 +152,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     tokio::spawn(svc_paywall::reconcile::run(state.paywall.clone(), std::time::Duration::from_secs(15)));
     // The signal engine: one snapshot now, then one per refresh interval, on the replica that
     // holds the engine lease; the others serve the leader's snapshots.
-    tokio::spawn(svc_api::signals::run(state.clone()));
+    tokio::spawn(state.signals.clone().run());
     let app = svc_api::app(state).into_make_service_with_connect_info::<SocketAddr>();
 
     tracing::info!(listen = %local, store = %store.backend(), "svc listening on http://{local}");

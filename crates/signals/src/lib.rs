@@ -1,10 +1,18 @@
-//! The signal products, computed from plain inputs with no I/O: the engine in the API crate
-//! gathers the inputs from the upstreams, calls [`compute`] once per refresh and stores the
-//! resulting [`Snapshot`]; every signal route then reads that snapshot. Keeping the scoring
-//! pure makes it testable and benchmarkable without a network, and makes a snapshot a
-//! deterministic function of its inputs.
+//! The signal products. The scoring is computed from plain inputs with no I/O: the
+//! [`engine`] gathers the inputs from its [`Market`] (the upstreams), calls [`compute`] once
+//! per refresh and stores the resulting [`Snapshot`]; every signal route then reads that
+//! snapshot. Keeping the scoring pure makes it testable and benchmarkable without a network,
+//! and makes a snapshot a deterministic function of its inputs.
+//!
+//! # Layout
+//! - [`engine`]: the snapshot in memory, its refresh, storage and lease.
+//! - `gather`: the inputs, read from the upstreams ([`UpstreamMarket`]).
+//! - `input`: what the scoring takes; `score`, `thesis`: the scoring and its sentences.
+//! - `products`: the data products; `track`: the track record; `config`: the settings.
 
 mod config;
+pub mod engine;
+mod gather;
 mod input;
 mod products;
 mod score;
@@ -12,6 +20,8 @@ mod thesis;
 mod track;
 
 pub use config::{SafetyGate, SignalConfig, Weights};
+pub use engine::{Current, EngineError, EngineParts, SignalEngine};
+pub use gather::{Market, UpstreamMarket, parse_time};
 pub use input::{FlowFacts, MarketFacts, PriceFacts, SafetyFacts, SignalInput, SocialFacts, TokenInput, TradeInput};
 pub use products::{data_product, valid_product_ids};
 pub use score::{SubScores, compute, sub_scores};

@@ -11,6 +11,8 @@ mod predmkt;
 mod pricing;
 mod public;
 mod signals;
+
+pub use signals::SignalAnswers;
 mod social;
 
 use std::any::TypeId;

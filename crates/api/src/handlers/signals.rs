@@ -8,10 +8,36 @@ use svc_catalogue::routes::signals::{
     TrackRecordResponse, WhaleAlertsResponse,
 };
 
+use svc_signals::{Snapshot, parse_time};
+
 use super::{Encoded, Handlers};
 use crate::error::ApiError;
-use crate::signals::{latest, parse_time};
 use crate::state::AppState;
+
+/// The answers that depend on a snapshot alone, encoded once when it arrives: a signal
+/// request is then a copy of bytes, not the serialisation of a 30 KB answer.
+#[derive(Debug)]
+pub struct SignalAnswers {
+    /// `GET {alpha}/top-picks`.
+    pub top_picks: Encoded<TopPicksResponse>,
+    /// `GET {alpha}/top-picks-lite`.
+    pub top_picks_lite: Encoded<TopPicksLiteResponse>,
+    /// `GET {alpha}/exodus`.
+    pub exodus: Encoded<ExodusResponse>,
+}
+
+impl SignalAnswers {
+    /// Encodes the answers of `s`: what the engine publishes from each snapshot.
+    pub fn publish(s: &Snapshot) -> Result<Self, String> {
+        let encode = |err: ApiError| format!("encode answers: {err:?}");
+        Ok(SignalAnswers {
+            top_picks: Encoded::new(&TopPicksResponse { meta: s.meta(), picks: s.picks.clone() }).map_err(encode)?,
+            top_picks_lite: Encoded::new(&TopPicksLiteResponse { meta: s.meta(), picks: s.lite.clone() })
+                .map_err(encode)?,
+            exodus: Encoded::new(&ExodusResponse { meta: s.meta(), picks: s.exodus.clone() }).map_err(encode)?,
+        })
+    }
+}
 
 pub(super) fn register(handlers: &mut Handlers) {
     handlers.add_encoded("alpha.top_picks", top_picks);
@@ -49,23 +75,23 @@ async fn track_record(state: AppState, _: NoInput) -> Result<TrackRecordResponse
 
 /// `GET {alpha}/top-picks`.
 async fn top_picks(state: AppState, _: NoInput) -> Result<Encoded<TopPicksResponse>, ApiError> {
-    Ok(latest(&state).await?.top_picks.clone())
+    Ok(state.signals.latest().await?.published.top_picks.clone())
 }
 
 /// `GET {alpha}/top-picks-lite`.
 async fn top_picks_lite(state: AppState, _: NoInput) -> Result<Encoded<TopPicksLiteResponse>, ApiError> {
-    Ok(latest(&state).await?.top_picks_lite.clone())
+    Ok(state.signals.latest().await?.published.top_picks_lite.clone())
 }
 
 /// `GET {alpha}/exodus`.
 async fn exodus(state: AppState, _: NoInput) -> Result<Encoded<ExodusResponse>, ApiError> {
-    Ok(latest(&state).await?.exodus.clone())
+    Ok(state.signals.latest().await?.published.exodus.clone())
 }
 
 /// `GET {alpha}/whale-alerts`: the snapshot's alerts still inside the last hour now (a
 /// snapshot is up to one refresh old, and an alert must never be older than an hour).
 async fn whale_alerts(state: AppState, _: NoInput) -> Result<WhaleAlertsResponse, ApiError> {
-    let s = &latest(&state).await?.snapshot;
+    let s = &state.signals.latest().await?.snapshot;
     let from = state.clock.now_ms() - state.signals.config().whale_window_ms;
     let alerts = s.whale_alerts.iter().filter(|a| parse_time(&a.at.0).is_some_and(|at| at > from)).cloned().collect();
     Ok(WhaleAlertsResponse { meta: s.meta(), threshold_usd: s.whale_threshold_usd, alerts })
@@ -73,6 +99,6 @@ async fn whale_alerts(state: AppState, _: NoInput) -> Result<WhaleAlertsResponse
 
 /// `POST {tools}/data-products/{product_id}`.
 async fn data_product(state: AppState, input: DataProductRequest) -> Result<DataProductResponse, ApiError> {
-    let s = latest(&state).await?;
+    let s = state.signals.latest().await?;
     Ok(svc_signals::data_product(&s.snapshot, input.product_id, &input.params))
 }

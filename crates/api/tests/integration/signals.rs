@@ -235,9 +235,9 @@ async fn the_free_track_record_compares_past_signals_with_later_prices() {
     let empty = app.get("/api/public/alpha/track-record").await;
     assert_eq!(empty.status, StatusCode::OK, "{}", empty.text());
     assert_eq!(empty.json()["snapshots"], 0);
-    svc_api::signals::refresh(&app.state).await.expect("first snapshot");
+    app.state.signals.refresh().await.expect("first snapshot");
     app.clock.advance_ms(30 * 60_000);
-    svc_api::signals::refresh(&app.state).await.expect("second snapshot");
+    app.state.signals.refresh().await.expect("second snapshot");
     let reply = app.get("/api/public/alpha/track-record").await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     let body = reply.json();

@@ -1,17 +1,11 @@
-//! The signal engine: gathers the inputs of the signal products from the upstreams, computes a
-//! snapshot with the pure scoring of `svc-signals`, stores it, and keeps the newest one in
-//! memory so the signal routes answer from it without ever calling an upstream.
-//!
-//! One replica runs the engine (the holder of the store's engine lease: a PostgreSQL advisory
-//! lock, or the single SQLite process); the others reload the newest stored snapshot. When no
-//! snapshot exists yet (the first seconds of a fresh install, or a test app without the
-//! background task), the first request computes one while the others wait on a mutex: a
-//! client gets an answer rather than a 503, and concurrent first requests cost one gathering,
-//! not one each.
+//! Where a snapshot's inputs come from: the upstreams, read as one snapshot needs them. A
+//! failing source leaves its part empty and its dimensions marked; it never fails the
+//! gathering.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, RwLock};
-use std::time::Duration;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 
 use futures::StreamExt;
 use serde_json::{Map, Value, json};
@@ -21,19 +15,29 @@ use svc_catalogue::routes::chaindata::{
 };
 use svc_catalogue::routes::common::{SourceState, SourceStatus, TokenRef};
 use svc_catalogue::routes::infra::ShieldVerdict;
-use svc_catalogue::routes::signals::{ExodusResponse, TopPicksLiteResponse, TopPicksResponse, TrackRecordResponse};
 use svc_catalogue::routes::social::{SocialCountsQuery, SocialGranularity, SocialSearchQuery};
 use svc_domain::{Chain, EvmChain};
-use svc_signals::{
-    FlowFacts, MarketFacts, PriceFacts, SafetyFacts, SignalConfig, SignalInput, Snapshot, SocialFacts, TokenInput,
-    TradeInput,
-};
-use svc_upstream::UpstreamError;
 use svc_upstream::shield::{ScanMode, ScanRequest};
+use svc_upstream::{UpstreamError, Upstreams};
 
-use crate::error::ApiError;
-use crate::handlers::Encoded;
-use crate::state::AppState;
+use crate::{FlowFacts, MarketFacts, PriceFacts, SafetyFacts, SignalInput, SocialFacts, TokenInput, TradeInput};
+
+/// What a snapshot is computed from: the upstreams in a running service; a test may hand the
+/// engine fixed inputs instead.
+pub trait Market: Send + Sync {
+    /// Everything one snapshot needs, as of `now_ms`.
+    fn gather(&self, now_ms: i64) -> Pin<Box<dyn Future<Output = SignalInput> + Send + '_>>;
+}
+
+/// The upstreams as the engine's [`Market`].
+#[derive(Debug, Clone)]
+pub struct UpstreamMarket(pub Arc<Upstreams>);
+
+impl Market for UpstreamMarket {
+    fn gather(&self, now_ms: i64) -> Pin<Box<dyn Future<Output = SignalInput> + Send + '_>> {
+        Box::pin(gather(&self.0, now_ms))
+    }
+}
 
 /// Candidates per chain that get the per-token calls (social counts, holders, scan): the
 /// per-token budget of §C2 (about 30 in all), spent where a pick can come from.
@@ -54,191 +58,6 @@ const NOTABLE_FOLLOWERS: u64 = 10_000;
 /// An address that holds nothing, as the account of token-contract scans.
 const SCAN_ACCOUNT: &str = "0x0000000000000000000000000000000000000001";
 
-/// The engine's in-memory side: the newest snapshot and the first-request guard.
-pub struct SignalEngine {
-    config: SignalConfig,
-    latest: RwLock<Option<Arc<Current>>>,
-    first: tokio::sync::Mutex<()>,
-    /// The track record with the newest snapshot it was computed from.
-    track: RwLock<Option<(Option<i64>, Arc<TrackRecordResponse>)>>,
-}
-
-impl std::fmt::Debug for SignalEngine {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SignalEngine").field("config", &self.config).finish_non_exhaustive()
-    }
-}
-
-impl SignalEngine {
-    /// An engine with no snapshot yet.
-    pub fn new(config: SignalConfig) -> Self {
-        SignalEngine { config, latest: RwLock::new(None), first: tokio::sync::Mutex::new(()), track: RwLock::new(None) }
-    }
-
-    /// The scoring settings.
-    pub fn config(&self) -> &SignalConfig {
-        &self.config
-    }
-
-    /// The cached track record, if it was computed up to the snapshot of `newest`.
-    pub fn track_record_for(&self, newest: Option<i64>) -> Option<Arc<TrackRecordResponse>> {
-        let g = self.track.read().ok()?;
-        g.as_ref().filter(|(at, _)| *at == newest).map(|(_, r)| r.clone())
-    }
-
-    /// Caches the track record computed up to the snapshot of `newest`.
-    pub fn keep_track_record(&self, newest: Option<i64>, record: Arc<TrackRecordResponse>) {
-        if let Ok(mut g) = self.track.write() {
-            *g = Some((newest, record));
-        }
-    }
-
-    fn cached(&self) -> Option<Arc<Current>> {
-        self.latest.read().ok().and_then(|g| g.clone())
-    }
-
-    /// When the snapshot in memory was computed.
-    fn cached_at(&self) -> Option<i64> {
-        self.cached().map(|c| c.snapshot.generated_at_ms)
-    }
-
-    /// Keeps `snapshot` unless a newer one is already kept.
-    fn keep(&self, snapshot: Snapshot) -> Result<(), ApiError> {
-        if self.cached_at().is_some_and(|at| at >= snapshot.generated_at_ms) {
-            return Ok(());
-        }
-        let current = Arc::new(Current::new(snapshot)?);
-        if let Ok(mut g) = self.latest.write() {
-            let newer = g.as_ref().is_none_or(|old| old.snapshot.generated_at_ms < current.snapshot.generated_at_ms);
-            if newer {
-                *g = Some(current);
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The newest snapshot with the answers that depend on it alone, encoded once when it
-/// arrives: a signal request is then a copy of bytes, not the serialisation of a 30 KB answer.
-#[derive(Debug)]
-pub struct Current {
-    /// The snapshot.
-    pub snapshot: Snapshot,
-    /// `GET {alpha}/top-picks`.
-    pub top_picks: Encoded<TopPicksResponse>,
-    /// `GET {alpha}/top-picks-lite`.
-    pub top_picks_lite: Encoded<TopPicksLiteResponse>,
-    /// `GET {alpha}/exodus`.
-    pub exodus: Encoded<ExodusResponse>,
-}
-
-impl Current {
-    fn new(snapshot: Snapshot) -> Result<Self, ApiError> {
-        let s = &snapshot;
-        Ok(Current {
-            top_picks: Encoded::new(&TopPicksResponse { meta: s.meta(), picks: s.picks.clone() })?,
-            top_picks_lite: Encoded::new(&TopPicksLiteResponse { meta: s.meta(), picks: s.lite.clone() })?,
-            exodus: Encoded::new(&ExodusResponse { meta: s.meta(), picks: s.exodus.clone() })?,
-            snapshot,
-        })
-    }
-}
-
-/// The newest snapshot: from memory, else from the store, else computed now (once, however
-/// many requests wait for it).
-pub async fn latest(state: &AppState) -> Result<Arc<Current>, ApiError> {
-    if let Some(s) = state.signals.cached() {
-        return Ok(s);
-    }
-    // Boxed: the first load's future holds a whole gathering (tens of kilobytes), which every
-    // signal request's future would otherwise carry, and copy, unboxed.
-    Box::pin(first_load(state)).await
-}
-
-/// Loads or computes the first snapshot, once, however many requests wait for it.
-async fn first_load(state: &AppState) -> Result<Arc<Current>, ApiError> {
-    let _guard = state.signals.first.lock().await;
-    if let Some(s) = state.signals.cached() {
-        return Ok(s);
-    }
-    if let Some(s) = reload(state).await? {
-        return Ok(s);
-    }
-    refresh(state).await
-}
-
-/// Loads the newest stored snapshot into memory, unless it is there already; `None` when the
-/// store has none.
-pub async fn reload(state: &AppState) -> Result<Option<Arc<Current>>, ApiError> {
-    let Some(at) = state.store.latest_signal_snapshot_at().await? else { return Ok(None) };
-    if state.signals.cached_at() != Some(at) {
-        let Some(stored) = state.store.latest_signal_snapshot().await? else { return Ok(None) };
-        let snapshot: Snapshot = serde_json::from_str(&stored.body)
-            .map_err(|e| ApiError::Internal(format!("stored signal snapshot does not decode: {e}")))?;
-        state.signals.keep(snapshot)?;
-    }
-    Ok(state.signals.cached())
-}
-
-/// Gathers, computes, stores and keeps a new snapshot.
-pub async fn refresh(state: &AppState) -> Result<Arc<Current>, ApiError> {
-    let started = std::time::Instant::now();
-    let input = gather(state).await;
-    let snapshot = svc_signals::compute(&input, &state.signals.config);
-    let body =
-        serde_json::to_string(&snapshot).map_err(|e| ApiError::Internal(format!("encode signal snapshot: {e}")))?;
-    state.store.put_signal_snapshot(snapshot.generated_at_ms, &body).await?;
-    metrics::histogram!("svc_signal_snapshot_seconds").record(started.elapsed().as_secs_f64());
-    tracing::info!(
-        tokens = input.tokens.len(),
-        trades = input.trades.len(),
-        degraded = ?input.degraded,
-        took_ms = started.elapsed().as_millis() as u64,
-        "signal snapshot computed"
-    );
-    state.signals.keep(snapshot)?;
-    state.signals.cached().ok_or_else(|| ApiError::Internal("signal snapshot was not kept".into()))
-}
-
-/// The background task: leads the engine when it can (a snapshot at once, then one per
-/// refresh interval), else follows the leader's snapshots and retries the lease every
-/// interval, so a dead leader is replaced within one interval.
-pub async fn run(state: AppState) {
-    let every = Duration::from_millis(state.signals.config.refresh_interval_ms.max(1_000) as u64);
-    let follow_every = every.min(Duration::from_secs(60));
-    loop {
-        match state.store.try_lead_signal_engine().await {
-            Ok(Some(_lease)) => {
-                tracing::info!("this replica runs the signal engine");
-                let mut ticks = tokio::time::interval(every);
-                ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-                loop {
-                    ticks.tick().await;
-                    // Held while computing, so a first request waits for this snapshot
-                    // instead of gathering its own.
-                    let _computing = state.signals.first.lock().await;
-                    if let Err(err) = refresh(&state).await {
-                        tracing::warn!(error = %err, "signal snapshot failed; the previous one is served");
-                    }
-                }
-            }
-            Ok(None) => {
-                let until = tokio::time::Instant::now() + every;
-                while tokio::time::Instant::now() < until {
-                    if let Err(err) = reload(&state).await {
-                        tracing::warn!(error = %err, "reloading the leader's signal snapshot failed");
-                    }
-                    tokio::time::sleep(follow_every).await;
-                }
-            }
-            Err(err) => {
-                tracing::warn!(error = %err, "signal engine lease unavailable; retrying");
-                tokio::time::sleep(follow_every).await;
-            }
-        }
-    }
-}
-
 /// Records a source's outcome.
 struct Sources {
     now_ms: i64,
@@ -249,7 +68,7 @@ struct Sources {
 impl Sources {
     fn record<T>(&mut self, source: &str, dims: &[&'static str], outcome: &Result<T, UpstreamError>) {
         let (status, as_of, detail) = match outcome {
-            Ok(_) => (SourceState::Ok, Some(svc_signals::timestamp(self.now_ms)), None),
+            Ok(_) => (SourceState::Ok, Some(crate::timestamp(self.now_ms)), None),
             Err(err) => {
                 tracing::warn!(source, vendor = err.vendor().family(), error = %err, "signal source failed");
                 for d in dims {
@@ -280,7 +99,7 @@ impl Sources {
                 }
             }
         }
-        let as_of = (failed < calls).then(|| svc_signals::timestamp(self.now_ms));
+        let as_of = (failed < calls).then(|| crate::timestamp(self.now_ms));
         self.list.push(SourceStatus { source: source.to_owned(), status, as_of, detail });
     }
 }
@@ -307,10 +126,9 @@ fn is_smart_money(label: Option<&str>) -> bool {
 
 /// Everything one snapshot needs, from the upstreams. A failing source leaves its part
 /// empty and its dimensions marked; it never fails the gathering.
-async fn gather(state: &AppState) -> SignalInput {
-    let now_ms = state.clock.now_ms();
-    let chains = svc_signals::SIGNAL_CHAINS.to_vec();
-    let data = &state.upstreams.chaindata;
+async fn gather(up: &Upstreams, now_ms: i64) -> SignalInput {
+    let chains = crate::SIGNAL_CHAINS.to_vec();
+    let data = &up.chaindata;
     let mut sources = Sources { now_ms, list: Vec::new(), degraded: Vec::new() };
 
     let netflow_q = ChaindataNetflowPayload {
@@ -386,16 +204,16 @@ async fn gather(state: &AppState) -> SignalInput {
 
     let candidates: HashSet<(Chain, String)> =
         tokens.iter().map(|t| (t.token.chain, t.token.address.to_lowercase())).collect();
-    let trades = gather_trades(state, &chains, &candidates, &mut sources).await;
-    detail(state, &mut tokens, &mut sources).await;
-    exchange_inflows(state, &mut tokens, &mut sources).await;
+    let trades = gather_trades(up, &chains, &candidates, &mut sources).await;
+    detail(up, &mut tokens, &mut sources).await;
+    exchange_inflows(up, &mut tokens, &mut sources).await;
 
     SignalInput { now_ms, tokens, trades, sources: sources.list, degraded: sources.degraded }
 }
 
 /// The smart-money and tracked-wallet DEX trades of the last day, per chain, newest first.
 async fn gather_trades(
-    state: &AppState,
+    up: &Upstreams,
     chains: &[Chain],
     candidates: &HashSet<(Chain, String)>,
     sources: &mut Sources,
@@ -413,7 +231,7 @@ async fn gather_trades(
                     direction: ChaindataSortDirection::Desc,
                 }]),
             };
-            match state.upstreams.chaindata.smart_money_dex_trades(&q).await {
+            match up.chaindata.smart_money_dex_trades(&q).await {
                 Ok(list) => {
                     for row in list.data {
                         let Some(at_ms) = parse_time(&row.block_timestamp.0) else { continue };
@@ -469,9 +287,9 @@ struct Detail {
 
 /// Social counts, holder concentration and (EVM) contract scans for the strongest
 /// candidates of each chain.
-async fn detail(state: &AppState, tokens: &mut [TokenInput], sources: &mut Sources) {
+async fn detail(up: &Upstreams, tokens: &mut [TokenInput], sources: &mut Sources) {
     let mut chosen: Vec<usize> = Vec::new();
-    for chain in svc_signals::SIGNAL_CHAINS {
+    for chain in crate::SIGNAL_CHAINS {
         let mut on_chain: Vec<usize> = (0..tokens.len())
             .filter(|&i| tokens[i].token.chain == chain && tokens[i].flow.is_some_and(|f| f.net_24h_usd > 0.0))
             .collect();
@@ -485,7 +303,7 @@ async fn detail(state: &AppState, tokens: &mut [TokenInput], sources: &mut Sourc
     let results: Vec<Detail> = futures::stream::iter(jobs)
         .map(|(i, token)| async move {
             let (social, holders, scan) =
-                tokio::join!(social_facts(state, &token), top10_share(state, &token), scan(state, &token));
+                tokio::join!(social_facts(up, &token), top10_share(up, &token), scan(up, &token));
             Detail { index: i, social, holders, scan }
         })
         .buffer_unordered(GATHER_CONCURRENCY)
@@ -532,9 +350,9 @@ async fn detail(state: &AppState, tokens: &mut [TokenInput], sources: &mut Sourc
 
 /// Exchange deposits over the last day for the tokens smart money leaves fastest on each
 /// chain (the exit candidates), from flow intelligence.
-async fn exchange_inflows(state: &AppState, tokens: &mut [TokenInput], sources: &mut Sources) {
+async fn exchange_inflows(up: &Upstreams, tokens: &mut [TokenInput], sources: &mut Sources) {
     let mut chosen: Vec<usize> = Vec::new();
-    for chain in svc_signals::SIGNAL_CHAINS {
+    for chain in crate::SIGNAL_CHAINS {
         let net = |i: usize| tokens[i].flow.map_or(0.0, |f| f.net_24h_usd);
         let mut leaving: Vec<usize> =
             (0..tokens.len()).filter(|&i| tokens[i].token.chain == chain && net(i) < 0.0).collect();
@@ -558,7 +376,7 @@ async fn exchange_inflows(state: &AppState, tokens: &mut [TokenInput], sources: 
                 pagination: None,
                 order_by: None,
             };
-            (i, state.upstreams.chaindata.flow_intelligence(&q).await.map(|o| o.data.exchange_net_flow_usd))
+            (i, up.chaindata.flow_intelligence(&q).await.map(|o| o.data.exchange_net_flow_usd))
         })
         .buffer_unordered(GATHER_CONCURRENCY)
         .collect()
@@ -580,14 +398,13 @@ async fn exchange_inflows(state: &AppState, tokens: &mut [TokenInput], sources: 
 
 /// Mentions of `$SYMBOL` in the last hour and the last day (hourly counts), and the
 /// engagement and notable authors of the most recent mentions (one search).
-async fn social_facts(state: &AppState, token: &TokenRef) -> Result<SocialFacts, UpstreamError> {
+async fn social_facts(up: &Upstreams, token: &TokenRef) -> Result<SocialFacts, UpstreamError> {
     let query = format!("${}", token.symbol);
     let counts_q =
         SocialCountsQuery { query: query.clone(), max_results: Some(24), granularity: SocialGranularity::Hour };
     let search_q =
         SocialSearchQuery { query: format!("{query} -is:retweet"), max_results: SOCIAL_SAMPLE, next_token: None };
-    let (counts, recent) =
-        tokio::join!(state.upstreams.social.counts(&counts_q), state.upstreams.social.search(&search_q));
+    let (counts, recent) = tokio::join!(up.social.counts(&counts_q), up.social.search(&search_q));
     let (counts, recent) = (counts?, recent?);
     let last_hour = counts.data.last().map_or(0, |b| b.tweet_count);
     let day: u64 = counts.data.iter().rev().take(24).map(|b| b.tweet_count).sum();
@@ -627,7 +444,7 @@ fn is_exchange(label: Option<&str>) -> bool {
 }
 
 /// Share of supply the ten largest holders other than exchanges own, percent.
-async fn top10_share(state: &AppState, token: &TokenRef) -> Result<Option<f64>, UpstreamError> {
+async fn top10_share(up: &Upstreams, token: &TokenRef) -> Result<Option<f64>, UpstreamError> {
     let q = ChaindataTgmPayload {
         token_address: token.address.clone(),
         chain: token.chain,
@@ -642,7 +459,7 @@ async fn top10_share(state: &AppState, token: &TokenRef) -> Result<Option<f64>, 
         pagination: Some(ChaindataPaging { page: 1, per_page: 30 }),
         order_by: sort("ownership_percentage"),
     };
-    let holders = state.upstreams.chaindata.token_holders(&q).await?;
+    let holders = up.chaindata.token_holders(&q).await?;
     if holders.data.is_empty() {
         return Ok(None);
     }
@@ -657,15 +474,15 @@ async fn top10_share(state: &AppState, token: &TokenRef) -> Result<Option<f64>, 
 }
 
 /// The scanner's verdict on a call to the token's contract (EVM only; `None` elsewhere).
-async fn scan(state: &AppState, token: &TokenRef) -> Option<Result<ShieldVerdict, UpstreamError>> {
+async fn scan(up: &Upstreams, token: &TokenRef) -> Option<Result<ShieldVerdict, UpstreamError>> {
     let chain = EvmChain::try_from(token.chain).ok()?;
     let request =
         ScanRequest { chain, account: SCAN_ACCOUNT, from: SCAN_ACCOUNT, to: &token.address, data: "0x", value: None };
-    Some(state.upstreams.shield.scan(&request, ScanMode::Validate).await.map(|r| r.result_type))
+    Some(up.shield.scan(&request, ScanMode::Validate).await.map(|r| r.result_type))
 }
 
 /// Unix ms of an RFC 3339 timestamp.
-pub(crate) fn parse_time(text: &str) -> Option<i64> {
+pub fn parse_time(text: &str) -> Option<i64> {
     let at = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
     i64::try_from(at.unix_timestamp_nanos() / 1_000_000).ok()
 }
