@@ -168,6 +168,11 @@ impl From<svc_upstream::UpstreamError> for ApiError {
                 reason,
                 "value_error",
             ),
+            U::BadAmount { field, .. } => ApiError::field(
+                vec![svc_catalogue::Loc::from("body"), svc_catalogue::Loc::from(field)],
+                err.to_string(),
+                "value_error",
+            ),
             U::Timeout { .. } => ApiError::UpstreamTimeout(vendor),
             other => ApiError::Upstream { vendor, cause: other.to_string() },
         }

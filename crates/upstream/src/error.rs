@@ -67,6 +67,15 @@ pub enum UpstreamError {
         /// What to fix, in svc's words (never the vendor's body).
         reason: &'static str,
     },
+    /// An amount in the request body that the token's decimals cannot express: the client's
+    /// to fix (422 to the client, nothing charged).
+    #[error("{field}: {error}")]
+    BadAmount {
+        /// The body field at fault.
+        field: &'static str,
+        /// Why it has no atomic form.
+        error: crate::units::AmountError,
+    },
     /// A setting that cannot work (bad base URL or key characters); raised at start.
     #[error("{vendor} is misconfigured: {cause}")]
     Config {
@@ -89,6 +98,8 @@ impl UpstreamError {
             | UpstreamError::Refused { vendor, .. }
             | UpstreamError::BadInput { vendor, .. }
             | UpstreamError::Config { vendor, .. } => *vendor,
+            // Refused before the router was asked to do anything with it.
+            UpstreamError::BadAmount { .. } => Vendor::Enso,
         }
     }
 
@@ -101,7 +112,7 @@ impl UpstreamError {
             UpstreamError::Decode { .. } => "decode",
             UpstreamError::NotFound { .. } => "not_found",
             UpstreamError::Refused { .. } => "refused",
-            UpstreamError::BadInput { .. } => "bad_input",
+            UpstreamError::BadInput { .. } | UpstreamError::BadAmount { .. } => "bad_input",
             UpstreamError::Config { .. } => "config",
         }
     }

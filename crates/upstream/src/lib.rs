@@ -11,6 +11,7 @@ mod cache;
 pub mod chaindata;
 mod client;
 mod config;
+pub mod defi;
 pub mod enso;
 mod error;
 pub mod launchpad;
