@@ -101,12 +101,13 @@ async fn app(db: &std::path::Path) -> anyhow::Result<axum::Router> {
         facilitator,
         upstreams,
     };
-    let state = AppState::new(services)?;
+    let state = AppState::new(services);
     state.signals.refresh().await?;
+    let serving = std::sync::Arc::new(svc_api::handlers::all());
     let signal = axum::routing::get(move |State(state): State<AppState>, request: Request<Body>| {
-        svc_api::pipeline::serve(state, route, svc_api::Channel::Free, request)
+        svc_api::pipeline::serve(state, serving.clone(), route, svc_api::Channel::Free, request)
     });
-    Ok(svc_api::app_with(state, axum::Router::new().route(SIGNAL_ROUTE, signal)))
+    Ok(svc_api::app_with(state, svc_api::handlers::all(), axum::Router::new().route(SIGNAL_ROUTE, signal))?)
 }
 
 /// The Top Picks challenge exactly as the app sends it.

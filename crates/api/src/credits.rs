@@ -4,26 +4,21 @@
 //! The price is the route's credit price less the account's volume discount, charged by
 //! [`svc_accounts::credits::charge`]: taken before the handler runs, given back if it fails.
 
+use crate::answer::json_response;
+use crate::call::Call;
 use crate::error::ApiError;
-use crate::pipeline::json_response;
-use crate::state::AppState;
-use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderName, header};
 use axum::response::{IntoResponse, Response};
 use svc_accounts::credits::{self, Charged};
 use svc_accounts::{Scope, authenticate, presented_key};
-use svc_catalogue::{RouteSpec, ValidInput};
+use svc_catalogue::ValidInput;
 
 /// Scopes that may spend credits on data routes: an account's own keys and a sandbox's.
 const DATA_SCOPES: [Scope; 2] = [Scope::Data, Scope::GatewayData];
 
 /// Serves one credit-billed call.
-pub async fn serve(
-    state: &AppState,
-    route: &'static RouteSpec,
-    parts: &Parts,
-    input: svc_catalogue::ValidInput,
-) -> Result<Response, ApiError> {
+pub(crate) async fn serve(call: Call<'_>, input: ValidInput) -> Result<Response, ApiError> {
+    let Call { state, route, parts, .. } = call;
     let now = state.clock.now_ms();
     let holder = authenticate(&state.store, presented_key_in(&parts.headers), &DATA_SCOPES, now).await??;
     let account = &holder.account.id;
@@ -31,22 +26,17 @@ pub async fn serve(
     if !rate.allowed {
         return Ok(crate::rate::refused(&rate, now));
     }
-    let response = charge_and_run(state, route, account, input, now).await.unwrap_or_else(IntoResponse::into_response);
+    let response = charge_and_run(call, account, input, now).await.unwrap_or_else(IntoResponse::into_response);
     Ok(crate::rate::with_headers(response, &rate, now))
 }
 
 /// Takes the price, less the account's volume discount, runs the handler, and gives the price
 /// back if it fails.
-async fn charge_and_run(
-    state: &AppState,
-    route: &'static RouteSpec,
-    account: &str,
-    input: ValidInput,
-    now: i64,
-) -> Result<Response, ApiError> {
+async fn charge_and_run(call: Call<'_>, account: &str, input: ValidInput, now: i64) -> Result<Response, ApiError> {
+    let Call { state, handlers, route, .. } = call;
     let tier = credits::account_tier(&state.store, account, now).await?;
     let price = tier.apply(route.credit_price_for(input.price_units()));
-    let work = state.handlers.call(route.id, state.clone(), input);
+    let work = handlers.call(route.id, state.clone(), input);
     match credits::charge(&state.store, state.clock.as_ref(), account, price, route.id, work).await? {
         Charged::Done(answer) => Ok(json_response(answer)),
         Charged::Failed(err) => Err(err),

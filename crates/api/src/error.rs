@@ -151,6 +151,12 @@ impl From<svc_paywall::PaywallError> for ApiError {
     }
 }
 
+impl From<crate::answer::EncodeError> for ApiError {
+    fn from(err: crate::answer::EncodeError) -> Self {
+        ApiError::Internal(err.to_string())
+    }
+}
+
 impl From<svc_signals::EngineError> for ApiError {
     fn from(err: svc_signals::EngineError) -> Self {
         ApiError::Internal(err.to_string())
@@ -330,7 +336,7 @@ impl IntoResponse for ApiError {
                     format!("This call costs {price} in credits and the account has {balance}; nothing was taken.");
                 (status, Json(error_body(detail, "insufficient_credits", extra))).into_response()
             }
-            ApiError::PaymentRequired { body, header, .. } => crate::x402::challenge_response(body, header),
+            ApiError::PaymentRequired { body, header, .. } => crate::answer::challenge_response(body, header),
             ApiError::SettlementFailed { reason, may_have_moved, receipt } => {
                 let code = if may_have_moved { svc_x402::SETTLEMENT_PENDING } else { "settlement_failed" };
                 let mut extra = Map::new();

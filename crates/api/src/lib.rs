@@ -12,6 +12,10 @@
 //! - [`metrics`]: Prometheus recording.
 //! - [`state`]: the shared [`AppState`].
 
+pub mod answer;
+pub mod call;
+pub mod challenge;
+pub mod config;
 pub mod credits;
 pub mod edge;
 pub mod encoding;
@@ -26,6 +30,7 @@ pub mod rate;
 pub mod state;
 pub mod x402;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -34,6 +39,7 @@ use axum::routing::{MethodFilter, get, on};
 use svc_catalogue::{HttpMethod, Loc, RouteSpec};
 
 pub use error::ApiError;
+pub use handlers::{HandlerMismatch, Handlers};
 pub use pipeline::Channel;
 pub use state::{ApiConfig, AppState, Services};
 
@@ -58,13 +64,20 @@ fn router_path(template: &str) -> String {
         .join("/")
 }
 
-fn method_router(route: &'static RouteSpec, channel: Channel) -> axum::routing::MethodRouter<AppState> {
+fn method_router(
+    route: &'static RouteSpec,
+    channel: Channel,
+    handlers: &Arc<Handlers>,
+) -> axum::routing::MethodRouter<AppState> {
     let filter = match route.method {
         HttpMethod::Get => MethodFilter::GET,
         HttpMethod::Post => MethodFilter::POST,
         HttpMethod::Delete => MethodFilter::DELETE,
     };
-    on(filter, move |State(state): State<AppState>, request: Request| pipeline::serve(state, route, channel, request))
+    let handlers = Arc::clone(handlers);
+    on(filter, move |State(state): State<AppState>, request: Request| {
+        pipeline::serve(state, Arc::clone(&handlers), route, channel, request)
+    })
 }
 
 /// Adds `route` at `path`, next to other methods at the same path; a method none of them
@@ -75,10 +88,11 @@ fn add_route(
     path: String,
     route: &'static RouteSpec,
     channel: Channel,
+    handlers: &Arc<Handlers>,
 ) {
     labels.add(&path, route.method.as_str(), route.id);
     let entry = paths.entry(path).or_insert_with(|| (axum::routing::MethodRouter::new(), Vec::new()));
-    entry.0 = std::mem::take(&mut entry.0).merge(method_router(route, channel));
+    entry.0 = std::mem::take(&mut entry.0).merge(method_router(route, channel, handlers));
     entry.1.push(route.method.as_str());
 }
 
@@ -92,21 +106,25 @@ async fn unknown_chaindata_path() -> ApiError {
     )
 }
 
-/// The whole application.
-pub fn app(state: AppState) -> Router {
-    app_with(state, Router::new())
+/// The whole application: the catalogue's routes, served by `handlers` over `state`. Every
+/// handler must take its route's input type and return its output type; a mismatch is a
+/// build bug, refused here, at start.
+pub fn app(state: AppState, handlers: Handlers) -> Result<Router, HandlerMismatch> {
+    app_with(state, handlers, Router::new())
 }
 
 /// The whole application plus `extra` routes, served behind the same middleware (request ids,
 /// tracing, metrics, CORS, panic guard): how the benchmark measures a route on equal terms.
-pub fn app_with(state: AppState, extra: Router<AppState>) -> Router {
+pub fn app_with(state: AppState, handlers: Handlers, extra: Router<AppState>) -> Result<Router, HandlerMismatch> {
+    handlers.verify(state.catalogue)?;
+    let handlers = Arc::new(handlers);
     let mut paths = std::collections::BTreeMap::new();
     let mut labels = metrics::RouteLabels::default();
     for route in state.catalogue.routes() {
         let channel = if route.is_paid() { Channel::X402 } else { Channel::Free };
-        add_route(&mut paths, &mut labels, router_path(route.path), route, channel);
+        add_route(&mut paths, &mut labels, router_path(route.path), route, channel, &handlers);
         if let Some(twin) = route.credits_path() {
-            add_route(&mut paths, &mut labels, router_path(&twin), route, Channel::Credits);
+            add_route(&mut paths, &mut labels, router_path(&twin), route, Channel::Credits, &handlers);
         }
     }
     let mut router: Router<AppState> = Router::new();
@@ -136,7 +154,7 @@ pub fn app_with(state: AppState, extra: Router<AppState>) -> Router {
     // One `layer` call, so each route is boxed once with both. Metrics outermost, so a panic
     // turned into a 500 by the edge layer is counted as one.
     let layers = tower::ServiceBuilder::new().layer(metrics::RecordLayer::new(labels)).layer(edge::EdgeLayer::new());
-    router.layer(layers).with_state(state)
+    Ok(router.layer(layers).with_state(state))
 }
 
 /// How long in-flight requests get to finish after a shutdown signal.

@@ -11,9 +11,9 @@ use bytes::Bytes;
 use serde_json::json;
 use svc_catalogue::{discovery, openapi};
 
+use crate::answer::Answer;
+use crate::answer::json_response;
 use crate::error::ApiError;
-use crate::handlers::Answer;
-use crate::pipeline::json_response;
 use crate::state::AppState;
 
 /// `GET /healthz`: the process is up.
@@ -52,34 +52,19 @@ pub async fn openapi_json(State(state): State<AppState>, headers: HeaderMap) -> 
     crate::encoding::negotiate(json_response(doc.clone()), &headers)
 }
 
-/// The base URL for absolute links: the configured public URL, else the request's host.
-pub(crate) fn base_url(state: &AppState, headers: &HeaderMap) -> String {
-    if let Some(url) = &state.config.public_url {
-        return url.clone();
-    }
-    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).filter(|h| is_host(h)).unwrap_or("localhost");
-    format!("http://{host}")
-}
-
-/// A conservative host[:port] check, so a hostile `Host` header cannot inject text into
-/// the documents.
-fn is_host(h: &str) -> bool {
-    !h.is_empty() && h.len() <= 255 && h.bytes().all(|b| b.is_ascii_alphanumeric() || b"-.:[]".contains(&b))
-}
-
 /// `GET /api/x402/catalogue`.
 pub async fn catalogue(State(state): State<AppState>, headers: HeaderMap) -> Json<serde_json::Value> {
-    Json(discovery::catalogue_document(state.catalogue, &base_url(&state, &headers)))
+    Json(discovery::catalogue_document(state.catalogue, &state.config.base_url(&headers)))
 }
 
 /// `GET /.well-known/x402`.
 pub async fn well_known(State(state): State<AppState>, headers: HeaderMap) -> Json<serde_json::Value> {
-    Json(discovery::well_known(state.catalogue, &base_url(&state, &headers)))
+    Json(discovery::well_known(state.catalogue, &state.config.base_url(&headers)))
 }
 
 /// `GET /llms.txt`.
 pub async fn llms_txt(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    let mut response = discovery::llms_txt(state.catalogue, &base_url(&state, &headers)).into_response();
+    let mut response = discovery::llms_txt(state.catalogue, &state.config.base_url(&headers)).into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
     response
 }

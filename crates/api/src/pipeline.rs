@@ -2,15 +2,19 @@
 //! route's input type, then run its handler. Payment, credits and previews wrap this path in
 //! their own issues; validation stays first so nobody pays for a request that cannot succeed.
 
+use std::sync::Arc;
+
 use axum::body::Body;
 use axum::extract::{RawPathParams, Request};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use svc_catalogue::{Access, InputSource, RawInput, RouteSpec};
 
-use crate::handlers::{Answer, Caller};
+use crate::answer::json_response;
+use crate::call::Call;
+use crate::handlers::{Caller, Handlers};
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -27,9 +31,15 @@ pub enum Channel {
 }
 
 /// Serves `route` for one request.
-pub async fn serve(state: AppState, route: &'static RouteSpec, channel: Channel, request: Request) -> Response {
+pub async fn serve(
+    state: AppState,
+    handlers: Arc<Handlers>,
+    route: &'static RouteSpec,
+    channel: Channel,
+    request: Request,
+) -> Response {
     let (mut parts, body) = request.into_parts();
-    let response = match run(state, route, channel, &mut parts, body).await {
+    let response = match run(&state, &handlers, route, channel, &mut parts, body).await {
         Ok(response) => response,
         Err(err) => err.into_response(),
     };
@@ -37,7 +47,8 @@ pub async fn serve(state: AppState, route: &'static RouteSpec, channel: Channel,
 }
 
 async fn run(
-    state: AppState,
+    state: &AppState,
+    handlers: &Handlers,
     route: &'static RouteSpec,
     channel: Channel,
     parts: &mut Parts,
@@ -69,25 +80,26 @@ async fn run(
     let input = route.parse_input(&raw)?;
     // A call the handler would refuse is refused now, before it is priced or paid.
     if !matches!(channel, Channel::Free) {
-        state.handlers.before_payment(route.id, &state, &input).await?;
+        handlers.before_payment(route.id, state, &input).await?;
     }
+    let call = Call { state, handlers, route, parts };
     // Every branch but the challenge's is boxed: an unboxed branch would make this future as
     // large as its largest one, and axum moves it several times per request.
     match channel {
         Channel::X402 if crate::preview::requested(parts.uri.query()) => {
-            Ok(Box::pin(crate::preview::serve(&state, route, parts, input)).await)
+            Ok(Box::pin(crate::preview::serve(call, input)).await)
         }
         Channel::X402 => {
             let presented = crate::x402::Presented::read(&parts.headers);
             let payer = presented.claimed_payer();
-            let paid = crate::x402::serve(&state, route, parts, body.as_deref(), input, presented);
-            Ok(crate::rate::x402(&state, route, parts, payer, paid).await)
+            let paid = crate::x402::serve(call, body.as_deref(), input, presented);
+            Ok(crate::rate::x402(state, route, parts, payer, paid).await)
         }
-        Channel::Credits => Box::pin(crate::credits::serve(&state, route, parts, input)).await,
+        Channel::Credits => Box::pin(crate::credits::serve(call, input)).await,
         Channel::Free => {
             Box::pin(async {
-                let caller = caller(&state, route, parts).await?;
-                state.handlers.call_as(route.id, state.clone(), caller, input).await.map(json_response)
+                let caller = caller(state, route, parts).await?;
+                handlers.call_as(route.id, state.clone(), caller, input).await.map(json_response)
             })
             .await
         }
@@ -136,25 +148,4 @@ fn is_json(headers: &HeaderMap) -> bool {
     };
     let essence = value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
     essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
-}
-
-/// A 200 with a JSON body already serialised (and its gzip form, when there is one, for the
-/// pipeline to send to clients that accept it).
-pub fn json_response(body: impl Into<Answer>) -> Response {
-    let Answer { json, gzip } = body.into();
-    let mut response = response_with_room(StatusCode::OK, json);
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    if let Some(gzip) = gzip {
-        response.extensions_mut().insert(crate::encoding::Precompressed(gzip));
-    }
-    response
-}
-
-/// A response whose header map is sized up front for the headers our answers carry (content
-/// type, caching, payment, request id, CORS), so adding them never regrows it.
-pub(crate) fn response_with_room(status: StatusCode, body: Bytes) -> Response {
-    let mut response = Response::new(Body::from(body));
-    *response.status_mut() = status;
-    *response.headers_mut() = HeaderMap::with_capacity(12);
-    response
 }

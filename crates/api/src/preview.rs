@@ -15,6 +15,7 @@ use serde_json::{Map, Value, json};
 use svc_catalogue::{PreviewPolicy, RouteSpec, ValidInput};
 use svc_domain::rfc3339;
 
+use crate::call::Call;
 use crate::error::ApiError;
 use crate::limits::{client_label, rate_headers};
 use crate::state::AppState;
@@ -32,7 +33,8 @@ pub fn requested(query: Option<&str>) -> bool {
 }
 
 /// Serves a preview of `route` for validated `input`.
-pub async fn serve(state: &AppState, route: &'static RouteSpec, parts: &Parts, input: ValidInput) -> Response {
+pub(crate) async fn serve(call: Call<'_>, input: ValidInput) -> Response {
+    let Call { state, parts, .. } = call;
     let now = state.clock.now_ms();
     let key = format!("preview:{}", client_label(parts, &state.config.trusted_proxies));
     let quota = state.limiter.hit(&key, state.config.previews_per_hour, HOUR_MS, now).await;
@@ -42,7 +44,7 @@ pub async fn serve(state: &AppState, route: &'static RouteSpec, parts: &Parts, i
         return response;
     }
     let units = input.price_units();
-    let mut response = match answer(state, route, parts, input, units, &quota, now).await {
+    let mut response = match answer(call, input, units, &quota, now).await {
         Ok(body) => {
             let mut response = (StatusCode::OK, axum::Json(body)).into_response();
             response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -59,15 +61,8 @@ pub async fn serve(state: &AppState, route: &'static RouteSpec, parts: &Parts, i
     response
 }
 
-async fn answer(
-    state: &AppState,
-    route: &'static RouteSpec,
-    parts: &Parts,
-    input: ValidInput,
-    units: u64,
-    quota: &Decision,
-    now: i64,
-) -> Result<Value, ApiError> {
+async fn answer(call: Call<'_>, input: ValidInput, units: u64, quota: &Decision, now: i64) -> Result<Value, ApiError> {
+    let Call { state, handlers, route, parts } = call;
     let list = route.price.price(units);
     let mut about = json!({
         "price": { "usd": list.to_string(), "atomic": list.atomic().to_string(), "asset": "USDC",
@@ -89,7 +84,7 @@ async fn answer(
         }
         PreviewPolicy::Truncate { max_items, omit } => (max_items, omit),
     };
-    let body = state.handlers.call(route.id, state.clone(), input).await?;
+    let body = handlers.call(route.id, state.clone(), input).await?;
     let mut answer: Value =
         serde_json::from_slice(&body.json).map_err(|e| ApiError::Internal(format!("preview of {}: {e}", route.id)))?;
     let truncated = cut(&mut answer, max_items, omit);

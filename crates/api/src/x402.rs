@@ -2,25 +2,26 @@
 //! request that carries no payment, and have the [`Paywall`](svc_paywall::Paywall) charge one
 //! that does for the route's handler.
 
-use std::collections::HashMap;
-
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
 use axum::response::Response;
 use bytes::Bytes;
 use serde_json::{Map, Value};
-use svc_catalogue::{Catalogue, InputEcho, RouteSpec, ValidInput};
+use svc_catalogue::{InputEcho, RouteSpec, ValidInput};
 use svc_domain::Money;
 use svc_paywall::{Buyer, Outcome, Sale, Sold};
 use svc_x402::codec::DecodedPayment;
 use svc_x402::{
-    PAYMENT_REQUIRED, PAYMENT_RESPONSE, PAYMENT_SIGNATURE, PaymentRequired, PaymentRequirements, ResourceInfo,
-    SettleResponse, X_PAYMENT, X402_VERSION,
+    PAYMENT_RESPONSE, PAYMENT_SIGNATURE, PaymentRequired, PaymentRequirements, ResourceInfo, SettleResponse, X_PAYMENT,
+    X402_VERSION,
 };
 
+use crate::answer::Answer;
+use crate::answer::json_response;
+use crate::call::Call;
+use crate::challenge::{ChallengeCache, ChallengeKey};
 use crate::error::ApiError;
-use crate::handlers::{Answer, Caller};
-use crate::pipeline::json_response;
+use crate::handlers::Caller;
 use crate::state::AppState;
 
 /// The payment a request presents, read once per request: the rate limiter and the paywall
@@ -62,41 +63,14 @@ impl Presented {
     }
 }
 
-/// What the x402 channel precomputes per route: each paid route's `bazaar` schema, and the
-/// challenges already built.
-pub struct Challenges {
-    bazaar: HashMap<&'static str, Value>,
-    cache: ChallengeCache,
-}
-
-impl std::fmt::Debug for Challenges {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Challenges").field("routes", &self.bazaar.len()).finish_non_exhaustive()
-    }
-}
-
-impl Challenges {
-    /// The schemas of `catalogue`'s paid routes, and an empty cache.
-    pub fn new(catalogue: &Catalogue) -> Self {
-        let bazaar = catalogue
-            .routes()
-            .iter()
-            .filter(|r| r.is_paid())
-            .map(|r| (r.id, svc_catalogue::discovery::bazaar_schema(r)))
-            .collect();
-        Challenges { bazaar, cache: ChallengeCache::default() }
-    }
-}
-
 /// Serves a paid route.
 pub(crate) async fn serve(
-    state: &AppState,
-    route: &'static RouteSpec,
-    parts: &Parts,
+    call: Call<'_>,
     body: Option<&[u8]>,
     input: ValidInput,
     presented: Presented,
 ) -> Result<Response, ApiError> {
+    let Call { state, route, parts, .. } = call;
     let price = route.price.price(input.price_units());
     let payment = match presented {
         Presented::Payment(payment) => payment,
@@ -111,19 +85,18 @@ pub(crate) async fn serve(
     };
     // The paid path's future is large (verification, store, handler, settlement): boxed, so
     // the futures of every unpaid request, most of the traffic, stay small and cheap to move.
-    Box::pin(serve_paid(state, route, parts, body, input, price, &payment)).await
+    Box::pin(serve_paid(call, body, input, price, &payment)).await
 }
 
 /// Serves a request that carries a decodable payment.
 async fn serve_paid(
-    state: &AppState,
-    route: &'static RouteSpec,
-    parts: &Parts,
+    call: Call<'_>,
     body: Option<&[u8]>,
     mut input: ValidInput,
     price: Money,
     payment: &DecodedPayment,
 ) -> Result<Response, ApiError> {
+    let Call { state, handlers, route, parts } = call;
     // The handler takes the input; a refusal's challenge still echoes its fields.
     let echo = input.take_echo();
     let challenge = Challenge { state, route, parts, body, price, echo: &echo };
@@ -132,8 +105,8 @@ async fn serve_paid(
     let work = |buyer: Buyer| async move {
         let delivering = buyer.payment.clone();
         let caller = Caller { payer: Some(buyer.payer), payment: Some(buyer.payment), ..Caller::default() };
-        let answer = state.handlers.call_as(route.id, state.clone(), caller, input).await?;
-        let then = state.handlers.delivery(route.id, state, &answer, delivering);
+        let answer = handlers.call_as(route.id, state.clone(), caller, input).await?;
+        let then = handlers.delivery(route.id, state, &answer, delivering);
         Ok::<_, ApiError>(Sold { json: answer.json.clone(), answer, then })
     };
     match state.paywall.charge(sale, payment, work).await? {
@@ -178,85 +151,6 @@ struct Challenge<'a> {
     body: Option<&'a [u8]>,
     price: Money,
     echo: &'a InputEcho,
-}
-
-/// Challenges to unpaid requests, by everything they are built from: most unpaid traffic is
-/// agents discovering the same few routes, and the answer is a pure function of the route,
-/// the price, the host, the URL and the body. Looked up without allocating.
-#[derive(Default)]
-struct ChallengeCache {
-    entries: std::sync::Mutex<HashMap<u64, Vec<Cached>>>,
-    len: std::sync::atomic::AtomicUsize,
-}
-
-/// A built challenge: its key, its JSON body and its `PAYMENT-REQUIRED` header.
-type Cached = (OwnedKey, (Bytes, HeaderValue));
-
-/// What a cached challenge depends on, borrowed from the request.
-#[derive(Hash)]
-struct ChallengeKey<'a> {
-    route: &'static str,
-    price: u64,
-    host: &'a [u8],
-    uri: &'a str,
-    body: &'a [u8],
-}
-
-/// A [`ChallengeKey`] kept in the cache.
-struct OwnedKey {
-    route: &'static str,
-    price: u64,
-    host: Vec<u8>,
-    uri: String,
-    body: Vec<u8>,
-}
-
-impl OwnedKey {
-    fn is(&self, key: &ChallengeKey<'_>) -> bool {
-        self.route == key.route
-            && self.price == key.price
-            && self.host == key.host
-            && self.uri == key.uri
-            && self.body == key.body
-    }
-}
-
-impl ChallengeCache {
-    /// Entries kept before the cache starts over; bounds memory against clients that vary
-    /// their query strings.
-    const CAPACITY: usize = 4096;
-    /// Bodies larger than this are not cached (the key holds the body).
-    const MAX_BODY: usize = 2048;
-
-    fn hash(key: &ChallengeKey<'_>) -> u64 {
-        use std::hash::BuildHasher as _;
-        // A fast hash with fixed keys: the cache is local and bounded, so flooding it only
-        // costs a rebuild.
-        foldhash::fast::FixedState::with_seed(0x5eed).hash_one(key)
-    }
-
-    fn get(&self, key: &ChallengeKey<'_>) -> Option<(Bytes, HeaderValue)> {
-        let entries = self.entries.lock().ok()?;
-        entries.get(&Self::hash(key))?.iter().find(|(k, _)| k.is(key)).map(|(_, v)| v.clone())
-    }
-
-    fn put(&self, key: &ChallengeKey<'_>, value: (Bytes, HeaderValue)) {
-        use std::sync::atomic::Ordering;
-        let Ok(mut entries) = self.entries.lock() else { return };
-        if self.len.load(Ordering::Relaxed) >= Self::CAPACITY {
-            entries.clear();
-            self.len.store(0, Ordering::Relaxed);
-        }
-        let owned = OwnedKey {
-            route: key.route,
-            price: key.price,
-            host: key.host.to_vec(),
-            uri: key.uri.to_owned(),
-            body: key.body.to_vec(),
-        };
-        entries.entry(Self::hash(key)).or_default().push((owned, value));
-        self.len.fetch_add(1, Ordering::Relaxed);
-    }
 }
 
 impl Challenge<'_> {
@@ -333,18 +227,6 @@ impl Challenge<'_> {
     }
 }
 
-/// A 402 with a challenge: JSON body, base64 header, never cached by intermediaries.
-pub(crate) fn challenge_response(body: Bytes, header: HeaderValue) -> Response {
-    let mut response = crate::pipeline::response_with_room(StatusCode::PAYMENT_REQUIRED, body);
-    let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(PAYMENT_REQUIRED_HEADER, header);
-    response
-}
-
-/// `PAYMENT-REQUIRED`, named once rather than parsed on every challenge.
-const PAYMENT_REQUIRED_HEADER: HeaderName = HeaderName::from_static(PAYMENT_REQUIRED);
 /// The two headers a payment may come in, named once: a lookup by `&str` parses the name
 /// first, on every request.
 static PAYMENT_SIGNATURE_HEADER: HeaderName = HeaderName::from_static(PAYMENT_SIGNATURE);
@@ -353,7 +235,7 @@ static X_PAYMENT_HEADER: HeaderName = HeaderName::from_static(X_PAYMENT);
 /// The URL being paid for, query included: the public base URL when configured, else the
 /// request's own host.
 fn resource_url(state: &AppState, parts: &Parts) -> String {
-    let base = crate::ops::base_url(state, &parts.headers);
+    let base = state.config.base_url(&parts.headers);
     let path_and_query = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
     format!("{}{path_and_query}", base.trim_end_matches('/'))
 }

@@ -145,15 +145,14 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             .context("connecting to Redis for shared rate limits (SVC_REDIS_URL)")?,
         None => svc_limits::Limiter::default(),
     };
-    let state =
-        AppState::new(Services { store: store.clone(), clock, config, offer, facilitator, upstreams, limiter })?;
+    let state = AppState::new(Services { store: store.clone(), clock, config, offer, facilitator, upstreams, limiter });
     // Settlements left pending and reservations left by a stopped process are settled from
     // what the chain says.
     tokio::spawn(svc_paywall::reconcile::run(state.paywall.clone(), std::time::Duration::from_secs(15)));
     // The signal engine: one snapshot now, then one per refresh interval, on the replica that
     // holds the engine lease; the others serve the leader's snapshots.
     tokio::spawn(state.signals.clone().run());
-    let app = svc_api::app(state).into_make_service_with_connect_info::<SocketAddr>();
+    let app = svc_api::app(state, svc_api::handlers::all())?.into_make_service_with_connect_info::<SocketAddr>();
 
     tracing::info!(listen = %local, store = %store.backend(), "svc listening on http://{local}");
 

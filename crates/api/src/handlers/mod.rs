@@ -11,8 +11,6 @@ mod predmkt;
 mod pricing;
 mod public;
 mod signals;
-
-pub use signals::SignalAnswers;
 mod social;
 
 use std::any::TypeId;
@@ -24,27 +22,13 @@ use std::sync::Arc;
 use bytes::Bytes;
 use svc_catalogue::{Catalogue, RouteInput, ValidInput};
 
+use crate::answer::{Answer, Encoded};
 use crate::error::ApiError;
 use crate::state::AppState;
 
 /// What a handler returns: the serialised 200 body.
 pub type HandlerResult = Result<Answer, ApiError>;
 
-/// A handler's 200 body, with its gzip form when the answer was encoded ahead of time: a
-/// client that accepts gzip then gets a fraction of the bytes at no cost per request.
-#[derive(Debug, Clone)]
-pub struct Answer {
-    /// The JSON body.
-    pub json: Bytes,
-    /// The same body gzipped.
-    pub gzip: Option<Bytes>,
-}
-
-impl From<Bytes> for Answer {
-    fn from(json: Bytes) -> Self {
-        Answer { json, gzip: None }
-    }
-}
 type BoxFuture = Pin<Box<dyn Future<Output = HandlerResult> + Send>>;
 type ErasedHandler = Arc<dyn Fn(AppState, Caller, ValidInput) -> BoxFuture + Send + Sync>;
 
@@ -263,37 +247,6 @@ impl Handlers {
             Some(entry) => (entry.call)(state, caller, input).await,
             None => Err(ApiError::NotImplemented(id)),
         }
-    }
-}
-
-/// An answer of type `O` serialised once, to be served many times: only made from an `O`, so
-/// a handler returning it keeps the catalogue's output type.
-pub struct Encoded<O> {
-    answer: Answer,
-    of: std::marker::PhantomData<fn() -> O>,
-}
-
-impl<O: serde::Serialize> Encoded<O> {
-    /// Serialises `value`, and gzips it for the clients that accept gzip.
-    pub fn new(value: &O) -> Result<Self, ApiError> {
-        let json = serde_json::to_vec(value).map_err(|e| ApiError::Internal(format!("encode answer: {e}")))?;
-        let gzip = crate::encoding::gzip(&json).map_err(|e| ApiError::Internal(format!("gzip answer: {e}")))?;
-        Ok(Encoded {
-            answer: Answer { json: Bytes::from(json), gzip: Some(Bytes::from(gzip)) },
-            of: std::marker::PhantomData,
-        })
-    }
-}
-
-impl<O> Clone for Encoded<O> {
-    fn clone(&self) -> Self {
-        Encoded { answer: self.answer.clone(), of: std::marker::PhantomData }
-    }
-}
-
-impl<O> std::fmt::Debug for Encoded<O> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Encoded({} bytes)", self.answer.json.len())
     }
 }
 

@@ -8,36 +8,12 @@ use svc_catalogue::routes::signals::{
     TrackRecordResponse, WhaleAlertsResponse,
 };
 
-use svc_signals::{Snapshot, parse_time};
+use svc_signals::parse_time;
 
-use super::{Encoded, Handlers};
+use super::Handlers;
+use crate::answer::Encoded;
 use crate::error::ApiError;
 use crate::state::AppState;
-
-/// The answers that depend on a snapshot alone, encoded once when it arrives: a signal
-/// request is then a copy of bytes, not the serialisation of a 30 KB answer.
-#[derive(Debug)]
-pub struct SignalAnswers {
-    /// `GET {alpha}/top-picks`.
-    pub top_picks: Encoded<TopPicksResponse>,
-    /// `GET {alpha}/top-picks-lite`.
-    pub top_picks_lite: Encoded<TopPicksLiteResponse>,
-    /// `GET {alpha}/exodus`.
-    pub exodus: Encoded<ExodusResponse>,
-}
-
-impl SignalAnswers {
-    /// Encodes the answers of `s`: what the engine publishes from each snapshot.
-    pub fn publish(s: &Snapshot) -> Result<Self, String> {
-        let encode = |err: ApiError| format!("encode answers: {err:?}");
-        Ok(SignalAnswers {
-            top_picks: Encoded::new(&TopPicksResponse { meta: s.meta(), picks: s.picks.clone() }).map_err(encode)?,
-            top_picks_lite: Encoded::new(&TopPicksLiteResponse { meta: s.meta(), picks: s.lite.clone() })
-                .map_err(encode)?,
-            exodus: Encoded::new(&ExodusResponse { meta: s.meta(), picks: s.exodus.clone() }).map_err(encode)?,
-        })
-    }
-}
 
 pub(super) fn register(handlers: &mut Handlers) {
     handlers.add_encoded("alpha.top_picks", top_picks);

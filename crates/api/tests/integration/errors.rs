@@ -141,7 +141,9 @@ async fn secret_headers_are_marked_sensitive_before_handlers_see_them() {
         let headers = request.headers();
         axum::Json(NAMES.map(|name| headers.get(name).is_some_and(|value| value.is_sensitive())))
     });
-    let router = svc_api::app_with(app.state.clone(), axum::Router::new().route("/probe", probe));
+    let router =
+        svc_api::app_with(app.state.clone(), svc_api::handlers::all(), axum::Router::new().route("/probe", probe))
+            .expect("handlers match the catalogue");
     let mut request = Request::get("/probe");
     for name in NAMES {
         request = request.header(name, "secret");

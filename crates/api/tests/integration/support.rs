@@ -135,8 +135,9 @@ impl TestApp {
                 None => svc_limits::Limiter::default(),
             },
         };
-        let state = AppState::with_handlers(services, setup.handlers).expect("state");
-        TestApp { router: svc_api::app(state.clone()), state, store, clock, sim, _dir: dir }
+        let state = AppState::new(services);
+        let router = svc_api::app(state.clone(), setup.handlers).expect("handlers match the catalogue");
+        TestApp { router, state, store, clock, sim, _dir: dir }
     }
 
     pub async fn send(&self, request: Request<Body>) -> Reply {

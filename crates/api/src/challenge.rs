@@ -1,0 +1,116 @@
+//! The 402 challenges of the x402 channel, precomputed and cached: most unpaid traffic is
+//! agents discovering the same few routes.
+
+use std::collections::HashMap;
+
+use axum::http::HeaderValue;
+use bytes::Bytes;
+use serde_json::Value;
+use svc_catalogue::Catalogue;
+
+/// What the x402 channel precomputes per route: each paid route's `bazaar` schema, and the
+/// challenges already built.
+pub struct Challenges {
+    /// Each paid route's `bazaar` schema, by route id.
+    pub(crate) bazaar: HashMap<&'static str, Value>,
+    /// The challenges already built.
+    pub(crate) cache: ChallengeCache,
+}
+
+impl std::fmt::Debug for Challenges {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Challenges").field("routes", &self.bazaar.len()).finish_non_exhaustive()
+    }
+}
+
+impl Challenges {
+    /// The schemas of `catalogue`'s paid routes, and an empty cache.
+    pub fn new(catalogue: &Catalogue) -> Self {
+        let bazaar = catalogue
+            .routes()
+            .iter()
+            .filter(|r| r.is_paid())
+            .map(|r| (r.id, svc_catalogue::discovery::bazaar_schema(r)))
+            .collect();
+        Challenges { bazaar, cache: ChallengeCache::default() }
+    }
+}
+
+/// Challenges to unpaid requests, by everything they are built from: most unpaid traffic is
+/// agents discovering the same few routes, and the answer is a pure function of the route,
+/// the price, the host, the URL and the body. Looked up without allocating.
+#[derive(Default)]
+pub(crate) struct ChallengeCache {
+    entries: std::sync::Mutex<HashMap<u64, Vec<Cached>>>,
+    len: std::sync::atomic::AtomicUsize,
+}
+
+/// A built challenge: its key, its JSON body and its `PAYMENT-REQUIRED` header.
+type Cached = (OwnedKey, (Bytes, HeaderValue));
+
+/// What a cached challenge depends on, borrowed from the request.
+#[derive(Hash)]
+pub(crate) struct ChallengeKey<'a> {
+    pub(crate) route: &'static str,
+    pub(crate) price: u64,
+    pub(crate) host: &'a [u8],
+    pub(crate) uri: &'a str,
+    pub(crate) body: &'a [u8],
+}
+
+/// A [`ChallengeKey`] kept in the cache.
+struct OwnedKey {
+    route: &'static str,
+    price: u64,
+    host: Vec<u8>,
+    uri: String,
+    body: Vec<u8>,
+}
+
+impl OwnedKey {
+    fn is(&self, key: &ChallengeKey<'_>) -> bool {
+        self.route == key.route
+            && self.price == key.price
+            && self.host == key.host
+            && self.uri == key.uri
+            && self.body == key.body
+    }
+}
+
+impl ChallengeCache {
+    /// Entries kept before the cache starts over; bounds memory against clients that vary
+    /// their query strings.
+    const CAPACITY: usize = 4096;
+    /// Bodies larger than this are not cached (the key holds the body).
+    pub(crate) const MAX_BODY: usize = 2048;
+
+    fn hash(key: &ChallengeKey<'_>) -> u64 {
+        use std::hash::BuildHasher as _;
+        // A fast hash with fixed keys: the cache is local and bounded, so flooding it only
+        // costs a rebuild.
+        foldhash::fast::FixedState::with_seed(0x5eed).hash_one(key)
+    }
+
+    pub(crate) fn get(&self, key: &ChallengeKey<'_>) -> Option<(Bytes, HeaderValue)> {
+        let entries = self.entries.lock().ok()?;
+        entries.get(&Self::hash(key))?.iter().find(|(k, _)| k.is(key)).map(|(_, v)| v.clone())
+    }
+
+    pub(crate) fn put(&self, key: &ChallengeKey<'_>, value: (Bytes, HeaderValue)) {
+        use std::sync::atomic::Ordering;
+        let Ok(mut entries) = self.entries.lock() else { return };
+        if self.len.load(Ordering::Relaxed) >= Self::CAPACITY {
+            entries.clear();
+            self.len.store(0, Ordering::Relaxed);
+        }
+        let owned = OwnedKey {
+            route: key.route,
+            price: key.price,
+            host: key.host.to_vec(),
+            uri: key.uri.to_owned(),
+            body: key.body.to_vec(),
+        };
+        entries.entry(Self::hash(key)).or_default().push((owned, value));
+        self.len.fetch_add(1, Ordering::Relaxed);
+    }
+}
