@@ -18,7 +18,8 @@ pub mod http;
 pub mod ledger;
 pub mod matching;
 pub mod network;
-pub mod wire;
+/// The x402 v2 messages.
+pub use svc_x402_wire as wire;
 
 pub use builtin::BuiltinFacilitator;
 pub use codec::{DecodedPayment, decode_payment, encode_header};

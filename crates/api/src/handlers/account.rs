@@ -6,7 +6,7 @@ use svc_catalogue::routes::account::{
     SignInResponse, UsageView,
 };
 use svc_catalogue::routes::common::{NoInput, Timestamp};
-use svc_domain::discount::DISCOUNT_WINDOW_MS;
+use svc_domain::discount::{DISCOUNT_WINDOW_DAYS, DISCOUNT_WINDOW_MS};
 use svc_domain::{DiscountTier, Money, rfc3339};
 use svc_store::{Account, ApiKeyRecord};
 
@@ -110,14 +110,13 @@ async fn usage(state: AppState, caller: Caller, _: NoInput) -> Result<UsageView,
     let now = state.clock.now_ms();
     let (calls, spent) = state.store.credit_calls_since(&account.id, now - DISCOUNT_WINDOW_MS).await?;
     let tier = DiscountTier::for_calls(calls);
-    let next = [100u64, 1000].into_iter().find(|threshold| calls < *threshold).map(|threshold| threshold - calls);
     Ok(UsageView {
         calls,
         spent: Money::from_atomic(spent),
-        window_days: u32::try_from(DISCOUNT_WINDOW_MS / 86_400_000).unwrap_or(30),
+        window_days: DISCOUNT_WINDOW_DAYS,
         tier,
         percent_off: tier.percent_off(),
-        calls_to_next_tier: next,
+        calls_to_next_tier: DiscountTier::calls_to_next(calls),
     })
 }
 

@@ -3,7 +3,7 @@
 
 use svc_catalogue::routes::public::{PricingRequest, PricingResponse, RoutePrice};
 use svc_domain::DiscountTier;
-use svc_domain::discount::DISCOUNT_WINDOW_MS;
+use svc_domain::discount::DISCOUNT_WINDOW_DAYS;
 
 use super::Handlers;
 use crate::error::ApiError;
@@ -20,7 +20,6 @@ async fn pricing(state: AppState, input: PricingRequest) -> Result<PricingRespon
         None => 0,
     };
     let tier = DiscountTier::for_calls(calls);
-    let next = [100u64, 1000].into_iter().find(|threshold| calls < *threshold).map(|threshold| threshold - calls);
     let routes = state
         .catalogue
         .routes()
@@ -41,8 +40,8 @@ async fn pricing(state: AppState, input: PricingRequest) -> Result<PricingRespon
         tier,
         percent_off: tier.percent_off(),
         calls_in_window: calls,
-        window_days: u32::try_from(DISCOUNT_WINDOW_MS / 86_400_000).unwrap_or(30),
-        calls_to_next_tier: next,
+        window_days: DISCOUNT_WINDOW_DAYS,
+        calls_to_next_tier: DiscountTier::calls_to_next(calls),
         routes,
     })
 }

@@ -1,6 +1,8 @@
-//! The x402 v2 messages, field for field as the official SDKs write them. Optional fields are
-//! omitted when empty, as the reference server does, and unknown fields are kept where a
-//! message is passed on, so nothing a client sent is lost on the way to a facilitator.
+//! The x402 v2 messages, field for field as the official SDKs write them: one definition that
+//! the paywall sends, the client reads and the OpenAPI document describes, so the documented
+//! 402 cannot drift from the one sent. Optional fields are omitted when empty, as the
+//! reference server does, and unknown fields are kept where a message is passed on, so
+//! nothing a client sent is lost on the way to a facilitator.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -9,7 +11,8 @@ use serde_json::{Map, Value};
 /// The protocol version this crate speaks (v1 payloads are read, never written).
 pub const X402_VERSION: u8 = 2;
 
-/// The 402 challenge: in the body as JSON and, base64 encoded, in the `PAYMENT-REQUIRED` header.
+/// The x402 v2 challenge a paid route answers 402 with: in the body as JSON and, base64
+/// encoded, in the `PAYMENT-REQUIRED` header.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PaymentRequired {
@@ -33,16 +36,17 @@ pub struct PaymentRequired {
 pub struct ResourceInfo {
     /// The URL requested, query included.
     pub url: String,
-    /// The route's description.
+    /// The route's description (optional in the protocol; svc always sends it).
     #[serde(default)]
     pub description: String,
-    /// Media type of the paid answer.
+    /// Media type of the paid answer (optional in the protocol; svc always sends it).
     #[serde(default)]
     pub mime_type: String,
 }
 
-/// One accepted way to pay. Built deterministically from configuration and price, because the
-/// client's copy is matched against a rebuild when it pays.
+// Built deterministically from configuration and price, because the client's copy is
+// matched against a rebuild when it pays.
+/// One accepted way to pay.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PaymentRequirements {
