@@ -36,7 +36,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::routing::{MethodFilter, get, on};
-use svc_catalogue::{HttpMethod, Loc, RouteSpec};
+use svc_catalogue::{HttpMethod, Loc, Operational, RouteSpec};
 
 pub use error::ApiError;
 pub use handlers::{HandlerMismatch, Handlers};
@@ -136,18 +136,24 @@ pub fn app_with(state: AppState, handlers: Handlers, extra: Router<AppState>) ->
         };
         router = router.route(&path, methods.fallback(move || async move { ApiError::MethodNotAllowed { allow } }));
     }
-    for prefix in [svc_catalogue::routes::chaindata::CHAINDATA_PREFIX, "/api/svc-tools/data-provider/chaindata/"] {
+    let chaindata = svc_catalogue::routes::chaindata::CHAINDATA_PREFIX;
+    for prefix in [Some(chaindata.to_owned()), svc_catalogue::route::credits_twin(chaindata)].into_iter().flatten() {
         router = router.route(&format!("{prefix}{{*rest}}"), axum::routing::any(unknown_chaindata_path));
+    }
+    for op in Operational::ALL {
+        let serve = match op {
+            Operational::Healthz => get(ops::healthz),
+            Operational::Readyz => get(ops::readyz),
+            Operational::Metrics => get(ops::metrics),
+            Operational::OpenApi => get(ops::openapi_json),
+            Operational::Catalogue => get(ops::catalogue),
+            Operational::WellKnown => get(ops::well_known),
+            Operational::LlmsTxt => get(ops::llms_txt),
+        };
+        router = router.route(op.path(), serve);
     }
     let router = router
         .merge(extra)
-        .route("/healthz", get(ops::healthz))
-        .route("/readyz", get(ops::readyz))
-        .route("/metrics", get(ops::metrics))
-        .route("/openapi.json", get(ops::openapi_json))
-        .route("/api/x402/catalogue", get(ops::catalogue))
-        .route("/.well-known/x402", get(ops::well_known))
-        .route("/llms.txt", get(ops::llms_txt))
         .fallback(|| async { ApiError::NotFound })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed { allow: "GET" } });
 

@@ -8,7 +8,7 @@ use schemars::generate::SchemaSettings;
 use serde_json::{Value, json};
 
 use crate::route::{Access, PreviewPolicy, PriceRule, RatePolicy, RouteSpec};
-use crate::{Catalogue, HttpMethod};
+use crate::{Catalogue, HttpMethod, Operational};
 
 /// Version of the catalogue document, from the contract.
 pub const CATALOGUE_VERSION: u32 = 1;
@@ -89,9 +89,9 @@ pub fn well_known(catalogue: &Catalogue, base_url: &str) -> Value {
         "version": CATALOGUE_VERSION,
         "x402Version": 2,
         "resources": resources,
-        "catalogue": url(base_url, "/api/x402/catalogue"),
-        "openapi": url(base_url, "/openapi.json"),
-        "llms": url(base_url, "/llms.txt"),
+        "catalogue": url(base_url, Operational::Catalogue.path()),
+        "openapi": url(base_url, Operational::OpenApi.path()),
+        "llms": url(base_url, Operational::LlmsTxt.path()),
         "instructions": "Call any resource; it answers 402 with an x402 v2 challenge (JSON body and base64 \
             PAYMENT-REQUIRED header). Sign an EIP-3009 USDC authorization for one of `accepts` and retry with \
             the PAYMENT-SIGNATURE header. Add ?preview=true for a free truncated preview (5/hour/IP).",
@@ -138,9 +138,10 @@ pub fn llms_txt(catalogue: &Catalogue, base_url: &str) -> String {
         "Every paid route has a twin under `/api/svc-tools/*` billed in account credits with an API key (`X-API-Key` or `Authorization: Bearer`).\n"
     );
     let _ = writeln!(out, "## Documents\n");
-    let _ = writeln!(out, "- OpenAPI 3.1: {}", url(base_url, "/openapi.json"));
-    let _ = writeln!(out, "- Catalogue (input/output schemas, prices): {}", url(base_url, "/api/x402/catalogue"));
-    let _ = writeln!(out, "- Discovery manifest: {}\n", url(base_url, "/.well-known/x402"));
+    let _ = writeln!(out, "- OpenAPI 3.1: {}", url(base_url, Operational::OpenApi.path()));
+    let _ =
+        writeln!(out, "- Catalogue (input/output schemas, prices): {}", url(base_url, Operational::Catalogue.path()));
+    let _ = writeln!(out, "- Discovery manifest: {}\n", url(base_url, Operational::WellKnown.path()));
     let _ = writeln!(out, "## Routes (price per call in USD)\n");
     let mut tag = "";
     for route in catalogue.routes() {

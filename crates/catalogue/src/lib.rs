@@ -19,6 +19,7 @@
 pub mod discovery;
 pub mod input;
 pub mod openapi;
+pub mod operational;
 pub mod price;
 pub mod route;
 pub mod routes;
@@ -28,6 +29,7 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 pub use input::{FieldError, InputEcho, InputError, Loc, RawInput, ValidInput};
+pub use operational::Operational;
 pub use route::{
     Access, Group, HttpMethod, InputSource, PreviewPolicy, PriceRule, RatePolicy, RouteInput, RouteSpec, credits_twin,
 };

@@ -381,5 +381,8 @@ pub fn credits_twin(path: &str) -> Option<String> {
     ["/api/x402/svc-tools/", "/api/x402/alpha/"]
         .iter()
         .find_map(|prefix| path.strip_prefix(prefix))
-        .map(|rest| format!("/api/svc-tools/{rest}"))
+        .map(|rest| format!("{CREDITS_PREFIX}{rest}"))
 }
+
+/// Where the credit-billed twins of paid routes live.
+pub const CREDITS_PREFIX: &str = "/api/svc-tools/";

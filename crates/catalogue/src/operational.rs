@@ -1,0 +1,47 @@
+//! The operational routes: free, outside the paid table, answered by the HTTP layer itself.
+//! Their paths live here once, for the router and for the documents that link to them.
+
+/// One operational route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operational {
+    /// Liveness.
+    Healthz,
+    /// Readiness: the store answers and some network can be paid on.
+    Readyz,
+    /// Prometheus metrics.
+    Metrics,
+    /// The OpenAPI 3.1 document.
+    OpenApi,
+    /// The catalogue: every route with its schemas and prices.
+    Catalogue,
+    /// The x402 discovery manifest.
+    WellKnown,
+    /// The catalogue for language models.
+    LlmsTxt,
+}
+
+impl Operational {
+    /// Every operational route.
+    pub const ALL: [Operational; 7] = [
+        Operational::Healthz,
+        Operational::Readyz,
+        Operational::Metrics,
+        Operational::OpenApi,
+        Operational::Catalogue,
+        Operational::WellKnown,
+        Operational::LlmsTxt,
+    ];
+
+    /// Its path (all are `GET`).
+    pub const fn path(self) -> &'static str {
+        match self {
+            Operational::Healthz => "/healthz",
+            Operational::Readyz => "/readyz",
+            Operational::Metrics => "/metrics",
+            Operational::OpenApi => "/openapi.json",
+            Operational::Catalogue => "/api/x402/catalogue",
+            Operational::WellKnown => "/.well-known/x402",
+            Operational::LlmsTxt => "/llms.txt",
+        }
+    }
+}
