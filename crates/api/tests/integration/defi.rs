@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use svc_simulator::Fault;
 use svc_upstream::Vendor;
 
-use crate::support::{Reply, Sample, Setup, TestApp, assert_error, assert_matches_schema};
+use crate::support::{Sample, Setup, TestApp, assert_error, assert_matches_schema};
 
 const TOOLS: &str = "/api/x402/svc-tools";
 const SWAP: &str = "/api/x402/svc-tools/swap-quote";
@@ -53,10 +53,6 @@ pub(crate) fn samples(_app: &TestApp) -> Vec<Sample> {
     ]
 }
 
-async fn post(app: &TestApp, uri: &str, body: &Value, nonce: u8) -> Reply {
-    app.pay(&Method::POST, uri, Some(&body.to_string()), nonce).await
-}
-
 fn quote_of<'a>(body: &'a Value, aggregator: &str) -> &'a Value {
     body["quotes"].as_array().and_then(|q| q.iter().find(|q| q["aggregator"] == aggregator)).expect("quote listed")
 }
@@ -65,7 +61,7 @@ fn quote_of<'a>(body: &'a Value, aggregator: &str) -> &'a Value {
 async fn a_swap_quote_asks_both_aggregators_and_returns_the_preferred_one() {
     let app = TestApp::new().await;
     let body = json!({"input_mint": SOL, "output_mint": JUP, "amount": 2_000_000_000u64, "slippage_bps": 100});
-    let reply = post(&app, SWAP, &body, 1).await;
+    let reply = app.pay_post(SWAP, &body, 1).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     let answer = reply.json();
     assert_matches_schema("post", SWAP, &answer);
@@ -89,7 +85,7 @@ async fn a_swap_quote_asks_both_aggregators_and_returns_the_preferred_one() {
     assert!(log.iter().any(|l| l.starts_with("GET /okx/api/v6/dex/aggregator/quote?")), "{log:?}");
 
     let okx = json!({"input_mint": SOL, "output_mint": JUP, "amount": 2_000_000_000u64, "preferred_aggregator": "okx"});
-    let reply = post(&app, SWAP, &okx, 2).await;
+    let reply = app.pay_post(SWAP, &okx, 2).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     assert_eq!(reply.json()["aggregator"], "okx");
     assert_eq!(reply.json()["route"].as_array().map(Vec::len), Some(1));
@@ -103,7 +99,7 @@ async fn a_failing_preferred_aggregator_falls_back_to_the_other() {
         app.sim.faults.push("jupiter", Fault::Status { status: 503, retry_after: None });
     }
     let body = json!({"input_mint": USDC, "output_mint": SOL, "amount": 250_000_000u64});
-    let reply = post(&app, SWAP, &body, 3).await;
+    let reply = app.pay_post(SWAP, &body, 3).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     let answer = reply.json();
     assert_eq!(answer["aggregator"], "okx");
@@ -116,7 +112,7 @@ async fn a_slow_aggregator_is_reported_as_timed_out() {
     let app = TestApp::new().await;
     app.sim.faults.push("okx", Fault::Delay(std::time::Duration::from_millis(2_500)));
     let body = json!({"input_mint": SOL, "output_mint": USDC, "amount": 5_000_000u64, "preferred_aggregator": "okx"});
-    let reply = post(&app, SWAP, &body, 4).await;
+    let reply = app.pay_post(SWAP, &body, 4).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     let answer = reply.json();
     assert_eq!(answer["aggregator"], "jupiter");
@@ -133,7 +129,7 @@ async fn a_bad_signing_key_is_refused_by_the_vendor_and_never_shown() {
     })
     .await;
     let body = json!({"input_mint": SOL, "output_mint": USDC, "amount": 7_000_000u64, "preferred_aggregator": "okx"});
-    let reply = post(&app, SWAP, &body, 5).await;
+    let reply = app.pay_post(SWAP, &body, 5).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     assert_eq!(reply.json()["aggregator"], "jupiter");
     assert_eq!(quote_of(&reply.json(), "okx")["status"], "error");
@@ -144,7 +140,7 @@ async fn a_bad_signing_key_is_refused_by_the_vendor_and_never_shown() {
         app.sim.faults.push("jupiter", Fault::Status { status: 500, retry_after: None });
     }
     let again = json!({"input_mint": SOL, "output_mint": USDC, "amount": 7_000_001u64, "preferred_aggregator": "okx"});
-    let failed = post(&app, SWAP, &again, 6).await;
+    let failed = app.pay_post(SWAP, &again, 6).await;
     assert_error(&failed, StatusCode::BAD_GATEWAY, "upstream_error");
     assert_eq!(failed.json()["vendor"], "okx");
     assert!(!failed.text().contains("wrong-secret"));
@@ -156,7 +152,7 @@ async fn a_rate_limited_aggregator_is_retried_and_an_unknown_mint_is_a_free_404(
     let app = TestApp::new().await;
     app.sim.faults.push("jupiter", Fault::Status { status: 429, retry_after: Some(0) });
     let body = json!({"input_mint": SOL, "output_mint": USDC, "amount": 9_000_000u64});
-    let reply = post(&app, SWAP, &body, 7).await;
+    let reply = app.pay_post(SWAP, &body, 7).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     assert_eq!(reply.json()["aggregator"], "jupiter");
     let jupiter_calls = app.sim.faults.log().iter().filter(|l| l.contains("/jupiter/")).count();
@@ -164,7 +160,7 @@ async fn a_rate_limited_aggregator_is_retried_and_an_unknown_mint_is_a_free_404(
 
     let unknown = bs58::encode([9u8; 32]).into_string();
     let body = json!({"input_mint": unknown, "output_mint": USDC, "amount": 1_000u64});
-    let reply = post(&app, SWAP, &body, 8).await;
+    let reply = app.pay_post(SWAP, &body, 8).await;
     assert_error(&reply, StatusCode::NOT_FOUND, "not_found");
     assert_eq!(app.paid_calls().await, 1);
 }
@@ -178,7 +174,7 @@ async fn an_evm_swap_quote_converts_the_human_amount_exactly_and_builds_a_tx_onl
     let app = TestApp::new().await;
     let uri = format!("{TOOLS}/evm/swap-quote");
     let body = json!({"token_in": "eth", "token_out": BASE_USDC, "amount": "1.5", "slippage": "30"});
-    let reply = post(&app, &uri, &body, 20).await;
+    let reply = app.pay_post(&uri, &body, 20).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     let answer = reply.json();
     assert_matches_schema("post", "/api/x402/svc-tools/evm/swap-quote", &answer);
@@ -201,7 +197,7 @@ async fn an_evm_swap_quote_converts_the_human_amount_exactly_and_builds_a_tx_onl
     );
 
     let signed = json!({"network": "base", "token_in": BASE_USDC, "token_out": "eth", "amount": "2500.5", "from_address": WALLET});
-    let reply = post(&app, &uri, &signed, 21).await;
+    let reply = app.pay_post(&uri, &signed, 21).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     let answer = reply.json();
     assert_eq!(answer["amount_in"], "2500500000");
@@ -215,11 +211,11 @@ async fn an_amount_finer_than_the_tokens_decimals_is_a_free_422_and_an_unknown_t
     let app = TestApp::new().await;
     let uri = format!("{TOOLS}/evm/swap-quote");
     let body = json!({"token_in": BASE_USDC, "token_out": "eth", "amount": "1.0000001"});
-    let reply = post(&app, &uri, &body, 22).await;
+    let reply = app.pay_post(&uri, &body, 22).await;
     crate::support::assert_invalid_at(&reply, &[json!("body"), json!("amount")]);
     let price = format!("{TOOLS}/evm/token-price");
     let unknown = json!({"token_address": "0x1111111111111111111111111111111111111111"});
-    let reply = post(&app, &price, &unknown, 23).await;
+    let reply = app.pay_post(&price, &unknown, 23).await;
     assert_error(&reply, StatusCode::NOT_FOUND, "not_found");
     assert_eq!(app.paid_calls().await, 0);
 }
@@ -227,13 +223,13 @@ async fn an_amount_finer_than_the_tokens_decimals_is_a_free_422_and_an_unknown_t
 #[tokio::test]
 async fn a_token_price_is_the_worlds_price_now() {
     let app = TestApp::new().await;
-    let reply = post(
-        &app,
-        &format!("{TOOLS}/evm/token-price"),
-        &json!({"network": "ethereum", "token_address": "0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2"}),
-        24,
-    )
-    .await;
+    let reply = app
+        .pay_post(
+            &format!("{TOOLS}/evm/token-price"),
+            &json!({"network": "ethereum", "token_address": "0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2"}),
+            24,
+        )
+        .await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     let answer = reply.json();
     assert_matches_schema("post", "/api/x402/svc-tools/evm/token-price", &answer);
@@ -249,7 +245,7 @@ async fn evm_discovery_merges_protocols_by_apy_and_solana_discovery_filters_a_ca
     let app = TestApp::new().await;
     let uri = format!("{TOOLS}/defi/discover");
     let body = json!({"network": "base", "protocols": ["aave-v3", "moonwell"], "min_apy": 1.0, "page_size": 4});
-    let reply = post(&app, &uri, &body, 25).await;
+    let reply = app.pay_post(&uri, &body, 25).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     let answer = reply.json();
     assert_matches_schema("post", "/api/x402/svc-tools/defi/discover", &answer);
@@ -267,13 +263,13 @@ async fn evm_discovery_merges_protocols_by_apy_and_solana_discovery_filters_a_ca
     assert_eq!(answer["total"], expected.count());
 
     let solana = json!({"network": "solana", "protocols": ["kamino-lend", "orca-dex"]});
-    let first = post(&app, &uri, &solana, 26).await;
+    let first = app.pay_post(&uri, &solana, 26).await;
     assert_eq!(first.status, StatusCode::OK, "{}", first.text());
     let pools = first.json()["pools"].as_array().cloned().expect("pools");
     assert_eq!(pools.len(), 4);
     assert!(pools.iter().all(|p| p["chain"] == "solana"));
     let everything = json!({"network": "solana", "page_size": 100});
-    let second = post(&app, &uri, &everything, 27).await;
+    let second = app.pay_post(&uri, &everything, 27).await;
     assert_eq!(second.json()["total"], 10);
     let fetches = app.sim.faults.log().iter().filter(|l| l.starts_with("GET /yields/pools")).count();
     assert_eq!(fetches, 1, "one snapshot serves both calls");
@@ -283,7 +279,7 @@ async fn evm_discovery_merges_protocols_by_apy_and_solana_discovery_filters_a_ca
 async fn nontokenized_positions_are_listed_per_protocol() {
     let app = TestApp::new().await;
     let uri = format!("{TOOLS}/defi/nontokenized");
-    let reply = post(&app, &uri, &json!({"protocols": ["uniswap-v3"]}), 29).await;
+    let reply = app.pay_post(&uri, &json!({"protocols": ["uniswap-v3"]}), 29).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     let answer = reply.json();
     assert_matches_schema("post", "/api/x402/svc-tools/defi/nontokenized", &answer);
@@ -298,7 +294,7 @@ async fn a_defi_deposit_quote_finds_the_market_and_asks_for_the_approval() {
     let app = TestApp::new().await;
     let uri = format!("{TOOLS}/defi/quote");
     let body = json!({"protocol": "aave-v3", "action": "deposit", "amount": "100.25", "token": BASE_USDC, "from_address": WALLET});
-    let reply = post(&app, &uri, &body, 30).await;
+    let reply = app.pay_post(&uri, &body, 30).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     let answer = reply.json();
     assert_matches_schema("post", "/api/x402/svc-tools/defi/quote", &answer);
@@ -317,13 +313,13 @@ async fn a_defi_deposit_quote_finds_the_market_and_asks_for_the_approval() {
     assert_eq!(answer["amounts_out"][&market.address], (100_250_000u128 * 9_990 / 10_000).to_string());
 
     let quote_only = json!({"protocol": "aave-v3", "action": "withdraw", "amount": "1", "token": BASE_USDC});
-    let reply = post(&app, &uri, &quote_only, 31).await;
+    let reply = app.pay_post(&uri, &quote_only, 31).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     assert_eq!(reply.json()["tx"], Value::Null);
     assert_eq!(reply.json()["approvals"], json!([]));
 
     let nowhere = json!({"protocol": "no-such-protocol", "action": "deposit", "amount": "1"});
-    let reply = post(&app, &uri, &nowhere, 32).await;
+    let reply = app.pay_post(&uri, &nowhere, 32).await;
     assert_error(&reply, StatusCode::NOT_FOUND, "not_found");
     assert_eq!(app.paid_calls().await, 2);
 }
@@ -336,7 +332,7 @@ async fn a_bad_router_key_is_a_502_naming_the_family_and_a_rate_limit_is_retried
     })
     .await;
     let body = json!({"token_address": BASE_USDC});
-    let reply = post(&app, &format!("{TOOLS}/evm/token-price"), &body, 33).await;
+    let reply = app.pay_post(&format!("{TOOLS}/evm/token-price"), &body, 33).await;
     assert_error(&reply, StatusCode::BAD_GATEWAY, "upstream_error");
     assert_eq!(reply.json()["vendor"], "evm-router");
     assert!(!reply.text().contains("not-the-key"));
@@ -344,13 +340,13 @@ async fn a_bad_router_key_is_a_502_naming_the_family_and_a_rate_limit_is_retried
 
     let app = TestApp::new().await;
     app.sim.faults.push("evm-router", Fault::Status { status: 429, retry_after: Some(0) });
-    let reply = post(&app, &format!("{TOOLS}/defi/nontokenized"), &json!({}), 34).await;
+    let reply = app.pay_post(&format!("{TOOLS}/defi/nontokenized"), &json!({}), 34).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     assert_eq!(app.sim.faults.log().len(), 2);
     for _ in 0..3 {
         app.sim.faults.push("evm-router", Fault::Status { status: 500, retry_after: None });
     }
-    let reply = post(&app, &format!("{TOOLS}/defi/nontokenized"), &json!({"network": "ethereum"}), 35).await;
+    let reply = app.pay_post(&format!("{TOOLS}/defi/nontokenized"), &json!({"network": "ethereum"}), 35).await;
     assert_error(&reply, StatusCode::BAD_GATEWAY, "upstream_error");
     assert_eq!(app.paid_calls().await, 1);
 }
@@ -361,13 +357,13 @@ async fn a_failing_yields_index_is_a_free_502_and_a_rate_limited_one_is_retried(
     for _ in 0..3 {
         app.sim.faults.push("yields", Fault::Status { status: 502, retry_after: None });
     }
-    let reply = post(&app, &format!("{TOOLS}/defi/discover"), &json!({"network": "solana"}), 36).await;
+    let reply = app.pay_post(&format!("{TOOLS}/defi/discover"), &json!({"network": "solana"}), 36).await;
     assert_error(&reply, StatusCode::BAD_GATEWAY, "upstream_error");
     assert_eq!(reply.json()["vendor"], "yields");
     assert_eq!(app.paid_calls().await, 0);
 
     app.sim.faults.push("yields", Fault::Status { status: 429, retry_after: Some(0) });
-    let reply = post(&app, &format!("{TOOLS}/defi/discover"), &json!({"network": "solana"}), 37).await;
+    let reply = app.pay_post(&format!("{TOOLS}/defi/discover"), &json!({"network": "solana"}), 37).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     assert_eq!(app.paid_calls().await, 1);
 }
@@ -386,7 +382,7 @@ async fn a_plain_token_transfer_is_benign_and_its_simulation_shows_the_tokens_le
     // 1000.5 USDC (6 decimals) to an ordinary wallet.
     let data = erc20_call("a9059cbb", "0x1111111111111111111111111111111111111111", &format!("{:x}", 1_000_500_000u64));
     let body = json!({"tx_data": {"to": BASE_USDC, "data": data}, "from_address": WALLET});
-    let reply = post(&app, SIMULATE, &body, 40).await;
+    let reply = app.pay_post(SIMULATE, &body, 40).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     let answer = reply.json();
     assert_matches_schema("post", SIMULATE, &answer);
@@ -409,7 +405,7 @@ async fn the_planted_drainer_is_flagged_malicious_however_it_is_reached() {
     let drainer = app.sim.world.drainer_address().to_owned();
     let approval = erc20_call("095ea7b3", &drainer, &"f".repeat(64));
     let body = json!({"tx_data": {"to": BASE_USDC, "data": approval, "from": WALLET}});
-    let reply = post(&app, VALIDATE, &body, 41).await;
+    let reply = app.pay_post(VALIDATE, &body, 41).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     let answer = reply.json();
     assert_matches_schema("post", VALIDATE, &answer);
@@ -420,7 +416,7 @@ async fn the_planted_drainer_is_flagged_malicious_however_it_is_reached() {
 
     // Sending 0.5 ETH straight to it (value in decimal wei): malicious, and the ETH leaves.
     let body = json!({"network": "ethereum", "tx_data": {"to": drainer, "value": "500000000000000000"}, "from_address": WALLET});
-    let reply = post(&app, SIMULATE, &body, 42).await;
+    let reply = app.pay_post(SIMULATE, &body, 42).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     let answer = reply.json();
     assert_eq!(answer["result_type"], "Malicious");
@@ -431,7 +427,7 @@ async fn the_planted_drainer_is_flagged_malicious_however_it_is_reached() {
 
     // An unlimited allowance to anyone else is only a warning.
     let other = erc20_call("095ea7b3", "0x2222222222222222222222222222222222222222", &"f".repeat(64));
-    let reply = post(&app, VALIDATE, &json!({"tx_data": {"to": BASE_USDC, "data": other}}), 43).await;
+    let reply = app.pay_post(VALIDATE, &json!({"tx_data": {"to": BASE_USDC, "data": other}}), 43).await;
     assert_eq!(reply.json()["result_type"], "Warning");
     assert_eq!(app.paid_calls().await, 3);
 }
@@ -444,7 +440,7 @@ async fn a_bad_scanner_key_or_a_failing_scanner_is_a_502_that_charges_nothing() 
     })
     .await;
     let body = json!({"tx_data": {"to": BASE_USDC}});
-    let reply = post(&app, VALIDATE, &body, 44).await;
+    let reply = app.pay_post(VALIDATE, &body, 44).await;
     assert_error(&reply, StatusCode::BAD_GATEWAY, "upstream_error");
     assert_eq!(reply.json()["vendor"], "shield");
     assert!(!reply.text().contains("wrong-scanner-key"));
@@ -453,11 +449,11 @@ async fn a_bad_scanner_key_or_a_failing_scanner_is_a_502_that_charges_nothing() 
     for _ in 0..3 {
         app.sim.faults.push("shield", Fault::Status { status: 500, retry_after: None });
     }
-    let reply = post(&app, VALIDATE, &body, 45).await;
+    let reply = app.pay_post(VALIDATE, &body, 45).await;
     assert_error(&reply, StatusCode::BAD_GATEWAY, "upstream_error");
     assert_eq!(app.paid_calls().await, 0);
     app.sim.faults.push("shield", Fault::Status { status: 429, retry_after: Some(0) });
-    let reply = post(&app, VALIDATE, &body, 46).await;
+    let reply = app.pay_post(VALIDATE, &body, 46).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     assert_eq!(app.paid_calls().await, 1);
 }
@@ -474,7 +470,7 @@ async fn native_ether_deposits_travel_as_value_and_borrows_pay_out_the_token() {
         .expect("the world has a wrapped-ether market")
         .clone();
     let body = json!({"protocol": weth_market.protocol, "action": "deposit", "amount": "0.75", "token": "eth", "from_address": WALLET});
-    let reply = post(&app, &uri, &body, 50).await;
+    let reply = app.pay_post(&uri, &body, 50).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     let answer = reply.json();
     assert_eq!(answer["amount_in"], "750000000000000000");
@@ -488,7 +484,7 @@ async fn native_ether_deposits_travel_as_value_and_borrows_pay_out_the_token() {
         .expect("the world has a USDC market")
         .clone();
     let body = json!({"protocol": usdc_market.protocol, "action": "borrow", "amount": "50", "token": BASE_USDC, "from_address": WALLET});
-    let reply = post(&app, &uri, &body, 51).await;
+    let reply = app.pay_post(&uri, &body, 51).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     let answer = reply.json();
     assert_eq!(answer["amounts_out"][BASE_USDC], "50000000");

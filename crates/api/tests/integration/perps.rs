@@ -42,10 +42,6 @@ pub(crate) fn samples(app: &TestApp) -> Vec<Sample> {
     ]
 }
 
-async fn pay(app: &TestApp, uri: &str, body: &Value, nonce: u8) -> crate::support::Reply {
-    app.pay(&Method::POST, uri, Some(&body.to_string()), nonce).await
-}
-
 #[tokio::test]
 async fn paid_info_reads_answer_every_allowed_type_on_schema() {
     let app = TestApp::new().await;
@@ -63,7 +59,7 @@ async fn paid_info_reads_answer_every_allowed_type_on_schema() {
         json!({"type": "userFunding", "user": user, "startTime": start}),
     ];
     for (i, body) in bodies.iter().enumerate() {
-        let reply = pay(&app, INFO, &json!({"body": body}), 10 + i as u8).await;
+        let reply = app.pay_post(INFO, &json!({"body": body}), 10 + i as u8).await;
         assert_eq!(reply.status, StatusCode::OK, "{body}: {}", reply.text());
         let answer = reply.json();
         assert_matches_schema("post", INFO, &answer);
@@ -76,7 +72,7 @@ async fn paid_info_reads_answer_every_allowed_type_on_schema() {
 async fn an_account_read_shows_the_simulated_positions() {
     let app = TestApp::new().await;
     let account = app.sim.world.perp_accounts()[0].clone();
-    let reply = pay(&app, INFO, &json!({"body": {"type": "clearinghouseState", "user": account.address}}), 1).await;
+    let reply = app.pay_post(INFO, &json!({"body": {"type": "clearinghouseState", "user": account.address}}), 1).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     let positions = reply.json()["data"]["assetPositions"].as_array().expect("positions").clone();
     assert_eq!(positions.len(), account.positions.len());
@@ -104,7 +100,7 @@ async fn info_types_off_the_allow_list_are_refused_before_payment() {
 #[tokio::test]
 async fn an_unlisted_coins_book_is_a_404_and_charges_nothing() {
     let app = TestApp::new().await;
-    let reply = pay(&app, INFO, &json!({"body": {"type": "l2Book", "coin": "NOPE"}}), 2).await;
+    let reply = app.pay_post(INFO, &json!({"body": {"type": "l2Book", "coin": "NOPE"}}), 2).await;
     assert_error(&reply, StatusCode::NOT_FOUND, "not_found");
     assert_eq!(app.paid_calls().await, 0);
 }
@@ -113,7 +109,7 @@ async fn an_unlisted_coins_book_is_a_404_and_charges_nothing() {
 async fn a_paid_order_is_signed_by_svc_and_rests_then_a_paid_cancel_removes_it() {
     let app = TestApp::new().await;
     let order = json!({"body": {"type": "order", "orders": [resting_order(&app, "0.02")]}});
-    let placed = pay(&app, EXCHANGE, &order, 1).await;
+    let placed = app.pay_post(EXCHANGE, &order, 1).await;
     assert_eq!(placed.status, StatusCode::OK, "{}", placed.text());
     let placed = placed.json();
     assert_matches_schema("post", EXCHANGE, &placed);
@@ -122,7 +118,7 @@ async fn a_paid_order_is_signed_by_svc_and_rests_then_a_paid_cancel_removes_it()
     assert_eq!(app.sim.world.perp_ledger().len(), 1);
 
     let cancel = json!({"body": {"type": "cancel", "cancels": [{"coin": "ETH", "oid": oid}]}});
-    let cancelled = pay(&app, EXCHANGE, &cancel, 2).await;
+    let cancelled = app.pay_post(EXCHANGE, &cancel, 2).await;
     assert_eq!(cancelled.status, StatusCode::OK, "{}", cancelled.text());
     assert_eq!(cancelled.json()["statuses"][0], "success");
     assert!(app.sim.world.perp_ledger()[0].cancelled);
@@ -197,13 +193,13 @@ async fn an_agent_key_the_exchange_does_not_know_is_a_502_that_never_shows_the_k
         ..Default::default()
     })
     .await;
-    let reply = pay(
-        &app,
-        EXCHANGE,
-        &json!({"body": {"type": "updateLeverage", "coin": "BTC", "is_cross": true, "leverage": 2}}),
-        5,
-    )
-    .await;
+    let reply = app
+        .pay_post(
+            EXCHANGE,
+            &json!({"body": {"type": "updateLeverage", "coin": "BTC", "is_cross": true, "leverage": 2}}),
+            5,
+        )
+        .await;
     assert_error(&reply, StatusCode::BAD_GATEWAY, "upstream_error");
     assert_eq!(reply.json()["vendor"], "perpdex");
     assert!(!reply.text().contains(&STRANGER[2..]), "{}", reply.text());
@@ -214,14 +210,14 @@ async fn an_agent_key_the_exchange_does_not_know_is_a_502_that_never_shows_the_k
 async fn the_perp_exchange_is_retried_on_429_and_a_500_is_a_502_that_charges_nothing() {
     let app = TestApp::new().await;
     app.sim.faults.push("perpdex", Fault::Status { status: 429, retry_after: Some(0) });
-    let reply = pay(&app, INFO, &json!({"body": {"type": "allMids"}}), 6).await;
+    let reply = app.pay_post(INFO, &json!({"body": {"type": "allMids"}}), 6).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     assert_eq!(app.sim.faults.log().len(), 2);
 
     for _ in 0..3 {
         app.sim.faults.push("perpdex", Fault::Status { status: 500, retry_after: None });
     }
-    let reply = pay(&app, INFO, &json!({"body": {"type": "meta"}}), 7).await;
+    let reply = app.pay_post(INFO, &json!({"body": {"type": "meta"}}), 7).await;
     assert_error(&reply, StatusCode::BAD_GATEWAY, "upstream_error");
     assert_eq!(reply.json()["vendor"], "perpdex");
     assert!(reply.headers.get("payment-response").is_none());
@@ -233,7 +229,7 @@ async fn an_action_is_sent_once_even_when_its_answer_is_lost() {
     let app = TestApp::new().await;
     let body = json!({"body": {"type": "order", "orders": [resting_order(&app, "0.01")]}});
     // A first order warms the market metadata, so the fault below meets the action itself.
-    assert_eq!(pay(&app, EXCHANGE, &body, 8).await.status, StatusCode::OK);
+    assert_eq!(app.pay_post(EXCHANGE, &body, 8).await.status, StatusCode::OK);
     let header = app.payment_for(&Method::POST, EXCHANGE, Some(&body.to_string()), 9).await;
     // The exchange may have acted before failing; sending the action again could place a
     // second order, so the client gets a 502 (nothing charged) and the action went out once.
@@ -275,7 +271,7 @@ async fn each_public_indexer_path_is_proxied_on_schema() {
         json!({"endpoint": "/v4/trades/perpetualMarket/DOGE-USD", "method": "GET"}),
     ];
     for (i, body) in bodies.iter().enumerate() {
-        let reply = pay(&app, PROXY, body, 20 + i as u8).await;
+        let reply = app.pay_post(PROXY, body, 20 + i as u8).await;
         assert_eq!(reply.status, StatusCode::OK, "{body}: {}", reply.text());
         let answer = reply.json();
         assert_matches_schema("post", PROXY, &answer);
@@ -292,7 +288,7 @@ async fn each_public_indexer_path_is_proxied_on_schema() {
 #[tokio::test]
 async fn an_unknown_ticker_is_a_404_and_charges_nothing() {
     let app = TestApp::new().await;
-    let reply = pay(&app, PROXY, &json!({"endpoint": "/v4/trades/perpetualMarket/NOPE-USD"}), 3).await;
+    let reply = app.pay_post(PROXY, &json!({"endpoint": "/v4/trades/perpetualMarket/NOPE-USD"}), 3).await;
     assert_error(&reply, StatusCode::NOT_FOUND, "not_found");
     assert_eq!(app.paid_calls().await, 0);
 }
@@ -369,7 +365,7 @@ async fn the_indexer_is_retried_on_429_and_a_500_is_a_502_that_charges_nothing()
     let app = TestApp::new().await;
     app.sim.faults.push("orderbookdex", Fault::Status { status: 429, retry_after: Some(0) });
     let body = json!({"endpoint": "/v4/historicalFunding/BTC-USD"});
-    let reply = pay(&app, PROXY, &body, 8).await;
+    let reply = app.pay_post(PROXY, &body, 8).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     assert_eq!(app.sim.faults.log().len(), 2);
 

@@ -170,6 +170,16 @@ impl TestApp {
         self.call_with(method, uri, body, &[("payment-signature", &header)]).await
     }
 
+    /// Pays for `GET uri`, as [`TestApp::pay`] does.
+    pub async fn pay_get(&self, uri: &str, nonce: u8) -> Reply {
+        self.pay(&Method::GET, uri, None, nonce).await
+    }
+
+    /// Pays for `POST uri` with the JSON `body`, as [`TestApp::pay`] does.
+    pub async fn pay_post(&self, uri: &str, body: &Value, nonce: u8) -> Reply {
+        self.pay(&Method::POST, uri, Some(&body.to_string()), nonce).await
+    }
+
     /// The `PAYMENT-SIGNATURE` header paying the challenge that `method uri` answers.
     pub async fn payment_for(&self, method: &Method, uri: &str, body: Option<&str>, nonce: u8) -> String {
         let challenge = self.call(method, uri, body).await;

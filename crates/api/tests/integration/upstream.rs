@@ -6,7 +6,7 @@ use axum::http::{Method, Request, StatusCode};
 use svc_simulator::Fault;
 use svc_upstream::Vendor;
 
-use crate::support::{Reply, Sample, TestApp, assert_error, assert_matches_schema};
+use crate::support::{Sample, TestApp, assert_error, assert_matches_schema};
 
 const COIN: &str = "/api/x402/svc-tools/launchpad/coin/{mint}";
 
@@ -20,15 +20,11 @@ pub(crate) fn samples(app: &TestApp) -> Vec<Sample> {
     vec![Sample { route: "infra.launchpad_coin", method: Method::GET, uri: coin_uri(mint), body: None }]
 }
 
-async fn pay(app: &TestApp, uri: &str, nonce: u8) -> Reply {
-    app.pay(&Method::GET, uri, None, nonce).await
-}
-
 #[tokio::test]
 async fn a_paid_launchpad_lookup_answers_the_coins_live_state() {
     let app = TestApp::new().await;
     let coin = app.sim.world.coins()[3].clone();
-    let reply = pay(&app, &coin_uri(&coin.mint), 1).await;
+    let reply = app.pay_get(&coin_uri(&coin.mint), 1).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     assert!(reply.headers.contains_key("payment-response"));
     let body = reply.json();
@@ -45,7 +41,7 @@ async fn a_paid_launchpad_lookup_answers_the_coins_live_state() {
 async fn an_unknown_mint_is_a_404_and_charges_nothing() {
     let app = TestApp::new().await;
     let unknown = bs58::encode([7u8; 32]).into_string();
-    let reply = pay(&app, &coin_uri(&unknown), 2).await;
+    let reply = app.pay_get(&coin_uri(&unknown), 2).await;
     assert_error(&reply, StatusCode::NOT_FOUND, "not_found");
     assert!(reply.text().contains(&unknown));
     assert!(reply.headers.get("payment-response").is_none());
@@ -77,7 +73,7 @@ async fn a_failing_vendor_is_a_502_that_charges_nothing_and_the_payment_works_ag
 async fn a_rate_limited_vendor_is_retried_within_the_call() {
     let app = TestApp::new().await;
     app.sim.faults.push("launchpad", Fault::Status { status: 429, retry_after: Some(0) });
-    let reply = pay(&app, &coin_uri(&app.sim.world.coins()[1].mint), 4).await;
+    let reply = app.pay_get(&coin_uri(&app.sim.world.coins()[1].mint), 4).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     assert_eq!(app.sim.faults.log().len(), 2);
 }
@@ -90,7 +86,7 @@ async fn a_slow_vendor_is_a_504() {
     })
     .await;
     app.sim.faults.push("launchpad", Fault::Delay(std::time::Duration::from_millis(500)));
-    let reply = pay(&app, &coin_uri(&app.sim.world.coins()[2].mint), 5).await;
+    let reply = app.pay_get(&coin_uri(&app.sim.world.coins()[2].mint), 5).await;
     assert_error(&reply, StatusCode::GATEWAY_TIMEOUT, "upstream_timeout");
     assert_eq!(app.paid_calls().await, 0);
 }
