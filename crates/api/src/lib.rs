@@ -3,14 +3,20 @@
 //! [`app`] returns the whole router, so `svc serve` and the tests run the same app.
 //!
 //! # Layout
-//! - [`pipeline`]: the path every catalogue route takes (read, validate, handle).
+//! - [`pipeline`]: the path every catalogue route takes (read, validate, check, then its channel).
+//! - [`call`]: the one request a channel is handed.
+//! - [`x402`]: the x402 channel: the payment header read once, challenges, the paywall's outcome
+//!   mapped to a response; [`challenge`]: the challenges it builds and caches.
+//! - [`credits`]: the credit channel (`/api/svc-tools/*`); [`preview`]: free previews.
+//! - [`rate`]: rate limits per client; [`limits`]: who the client is, and the rate headers.
 //! - [`handlers`]: route handlers by catalogue id.
+//! - [`answer`]: what routes answer with (JSON encoded ahead of time, 402 challenges).
 //! - [`encoding`]: gzip for answers encoded ahead of time.
 //! - [`edge`]: request ids, tracing, CORS and the panic guard, around every route.
 //! - [`error`]: [`ApiError`], the one place errors become responses.
 //! - [`ops`]: health, readiness, metrics and the generated documents.
 //! - [`metrics`]: Prometheus recording.
-//! - [`state`]: the shared [`AppState`].
+//! - [`config`]: the HTTP settings; [`state`]: the shared [`AppState`].
 
 pub mod answer;
 pub mod call;
