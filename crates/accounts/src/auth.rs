@@ -196,17 +196,7 @@ pub async fn sign_in(
         return Ok(Err(SignInError::Nonce));
     }
     let wallet = format!("0x{}", hex::encode(parsed.address));
-    if let Some(account) = store.account_by_wallet(&wallet).await? {
-        return Ok(Ok(account));
-    }
-    match crate::open_account(store, &short(&wallet), Some(&wallet), now_ms).await {
-        Ok(account) => Ok(Ok(account)),
-        // Two first sign-ins of one wallet raced; the other opened it.
-        Err(err) => match store.account_by_wallet(&wallet).await? {
-            Some(account) => Ok(Ok(account)),
-            None => Err(err),
-        },
-    }
+    Ok(Ok(crate::wallet_account(store, &wallet, now_ms).await?))
 }
 
 /// A token for `account`, and when it expires (unix ms).
@@ -239,10 +229,6 @@ pub fn account_of(config: &SignInConfig, token: &str, now_ms: i64) -> Option<Str
 
 fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
-}
-
-fn short(wallet: &str) -> String {
-    format!("{}…{}", &wallet[..6], &wallet[wallet.len() - 4..])
 }
 
 #[cfg(test)]

@@ -56,6 +56,26 @@ pub async fn open_account(store: &Store, name: &str, wallet: Option<&str>, now_m
     store.create_account(&id, name, wallet, now_ms).await
 }
 
+/// The account a wallet owns, opened on first need (its first sign-in, credit purchase or
+/// rebate). Two first needs of one wallet may race; the loser finds the winner's account.
+pub async fn wallet_account(store: &Store, wallet: &str, now_ms: i64) -> Result<Account, StoreError> {
+    if let Some(account) = store.account_by_wallet(wallet).await? {
+        return Ok(account);
+    }
+    match open_account(store, &short_name(wallet), Some(wallet), now_ms).await {
+        Ok(account) => Ok(account),
+        Err(err) => store.account_by_wallet(wallet).await?.ok_or(err),
+    }
+}
+
+/// A wallet-owned account's name: the address shortened, as wallets show it.
+fn short_name(wallet: &str) -> String {
+    match (wallet.get(..6), wallet.len().checked_sub(4).and_then(|at| wallet.get(at..))) {
+        (Some(head), Some(tail)) if wallet.len() > 12 => format!("{head}…{tail}"),
+        _ => wallet.to_owned(),
+    }
+}
+
 /// Adds `amount` credits to an account by an operator's decision; `reference` makes a
 /// repeated grant (a retried script) add once. Returns whether this call added them.
 pub async fn grant_credits(

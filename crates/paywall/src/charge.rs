@@ -109,6 +109,10 @@ impl Paywall {
         };
         let settlement = self.settle(&sale, payment, &matched, &verified, &id, sold).await?;
         self.record(&id, &settlement.record).await;
+        if matches!(settlement.outcome, Outcome::Paid { .. }) {
+            let paid = matched.requirement.amount.parse::<u64>().unwrap_or(0);
+            self.rebate(&sale, &matched.replay.payer, paid, &id).await;
+        }
         Ok(settlement.outcome)
     }
 }
@@ -451,6 +455,7 @@ impl Paywall {
             delivery.await;
         }
         tracing::info!(payment = %earlier.id, route = sale.product, "served an answer withheld while its transfer was pending");
+        self.rebate(sale, &earlier.payer, earlier.amount, &earlier.id).await;
         let transaction = earlier.tx_hash.clone().unwrap_or_default();
         let receipt = receipt(true, None, Some(earlier.payer.clone()), transaction, &earlier.network);
         Outcome::Paid { answer, receipt, v1: payment.version == 1 }

@@ -17,9 +17,11 @@
 //! # Layout
 //! - this module: [`Paywall`], what a charge takes ([`Sale`], the work) and gives ([`Outcome`]).
 //! - `charge`: the six steps.
+//! - [`rebate`]: credits back to a payer whose tier earns a discount but who paid list price.
 //! - [`reconcile`]: payments whose fate on chain is unknown, settled from what the chain says.
 
 mod charge;
+pub mod rebate;
 pub mod reconcile;
 
 use std::borrow::Cow;
@@ -46,6 +48,8 @@ pub struct Paywall {
     clock: Arc<dyn Clock>,
     /// Answers kept so far, to prune old ones every so often.
     saves: AtomicU64,
+    /// Paid calls per payer, for the tier a rebate needs.
+    paid_counts: rebate::PaidCounts,
 }
 
 impl std::fmt::Debug for Paywall {
@@ -158,7 +162,14 @@ pub fn echoes_extensions(payment: &DecodedPayment) -> bool {
 impl Paywall {
     /// A paywall over `offer`, checked by `facilitator`, recorded in `store` at `clock`'s time.
     pub fn new(store: Store, facilitator: Arc<dyn Facilitator>, offer: Offer, clock: Arc<dyn Clock>) -> Self {
-        Paywall { store, facilitator, offer, clock, saves: AtomicU64::new(0) }
+        Paywall {
+            store,
+            facilitator,
+            offer,
+            clock,
+            saves: AtomicU64::new(0),
+            paid_counts: rebate::PaidCounts::default(),
+        }
     }
 
     /// The networks and recipients offered.

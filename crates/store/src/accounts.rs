@@ -264,6 +264,25 @@ impl Store {
         Ok(with_pool!(&self.db, |p| sqlx::query_as(SQL).bind(account_id).bind(i64::from(limit)).fetch_all(p).await)?)
     }
 
+    /// Credits of one `kind` added to an account since `since_ms`, as (reference, amount):
+    /// the rebates a wallet's receipts show beside their payments.
+    pub async fn credits_of_kind_since(
+        &self,
+        account_id: &str,
+        kind: &str,
+        since_ms: i64,
+    ) -> Result<Vec<(String, u64)>, StoreError> {
+        const SQL: &str = "SELECT reference, delta FROM credit_ledger \
+                           WHERE account_id = $1 AND kind = $2 AND created_at >= $3 AND reference IS NOT NULL";
+        let rows: Vec<(String, i64)> = with_pool!(&self.db, |p| sqlx::query_as(SQL)
+            .bind(account_id)
+            .bind(kind)
+            .bind(since_ms)
+            .fetch_all(p)
+            .await)?;
+        rows.into_iter().map(|(reference, delta)| Ok((reference, crate::to_u64(delta, "credit")?))).collect()
+    }
+
     /// An account's billed calls since `since_ms` that were not refunded, and the credits they
     /// took: the volume-discount window and the usage report.
     pub async fn credit_calls_since(&self, account_id: &str, since_ms: i64) -> Result<(u64, u64), StoreError> {

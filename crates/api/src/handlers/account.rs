@@ -1,5 +1,7 @@
 //! Account routes: sign-in, the account's credits and usage, and its API keys.
 
+use std::collections::HashMap;
+
 use svc_catalogue::routes::account::{
     AccountView, CreditPurchase, CreditPurchaseResponse, CreditsView, KeyList, KeyPath, KeyScope, KeyView,
     LedgerEntryView, LedgerQuery, NewKeyRequest, NewKeyResponse, Receipt, ReceiptList, SignInNonce, SignInRequest,
@@ -198,17 +200,7 @@ async fn purchase(state: AppState, caller: Caller, input: CreditPurchase) -> Res
             let found = state.store.account(&id).await?;
             found.ok_or_else(|| ApiError::Missing(format!("no account {id}; nothing was charged")))?.id
         }
-        None => match state.store.account_by_wallet(&payer).await? {
-            Some(account) => account.id,
-            None => {
-                let now = state.clock.now_ms();
-                match svc_accounts::open_account(&state.store, &payer, Some(&payer), now).await {
-                    Ok(account) => account.id,
-                    // A concurrent first purchase of the same wallet opened it.
-                    Err(err) => state.store.account_by_wallet(&payer).await?.ok_or(err)?.id,
-                }
-            }
-        },
+        None => svc_accounts::wallet_account(&state.store, &payer, state.clock.now_ms()).await?.id,
     };
     Ok(CreditPurchaseResponse { account_id, amount: input.amount, reference: format!("purchase:{payment}") })
 }
@@ -241,6 +233,13 @@ async fn receipts(state: AppState, caller: Caller, input: LedgerQuery) -> Result
         ));
     };
     let records = state.store.payments_by_payer(&wallet, input.limit.unwrap_or(50)).await?;
+    let oldest = records.iter().map(|p| p.created_at).min().unwrap_or(0);
+    let rebates: HashMap<String, u64> = state
+        .store
+        .credits_of_kind_since(&account.id, svc_paywall::rebate::REBATE, oldest)
+        .await?
+        .into_iter()
+        .collect();
     let receipts = records
         .into_iter()
         .map(|p| {
@@ -251,6 +250,7 @@ async fn receipts(state: AppState, caller: Caller, input: LedgerQuery) -> Result
             let paid = Money::from_atomic(p.amount);
             Receipt {
                 discount: list_price.map(|list| Money::from_atomic(list.atomic().saturating_sub(p.amount))),
+                rebate: rebates.get(&svc_paywall::rebate::rebate_reference(&p.id)).map(|r| Money::from_atomic(*r)),
                 list_price,
                 paid,
                 id: p.id,

@@ -371,8 +371,28 @@ async fn two_hundred_concurrent_uses_of_one_payment_are_served_once() {
 #[tokio::test]
 async fn a_volume_payer_may_pay_its_discounted_price() {
     let p = paywalled(None).await;
+    seed_paid_calls(&p, 100).await;
+    let mut challenge = p.challenge(TOP_PICKS).await;
+    assert_eq!(challenge.accepts[0].amount, "500000", "the challenge quotes the list price");
+    challenge.accepts[0].amount = "400000".into();
+    let now = u64::try_from(NOW_MS / 1000).expect("now");
+    let header =
+        svc_x402::client::pay_header(&challenge, &challenge.accepts[0], &payer(), now, B256::with_last_byte(9))
+            .expect("sign");
+    let reply = p.pay(TOP_PICKS, "payment-signature", &header).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+
+    challenge.accepts[0].amount = "300000".into();
+    let header =
+        svc_x402::client::pay_header(&challenge, &challenge.accepts[0], &payer(), now, B256::with_last_byte(10))
+            .expect("sign");
+    assert_eq!(error_of(&p.pay(TOP_PICKS, "payment-signature", &header).await), "No matching payment requirements");
+}
+
+/// Records `n` earlier paid calls of [`payer`], as if it had made them this month.
+async fn seed_paid_calls(p: &Paywalled, n: usize) {
     let payer_id = payer().address().to_string().to_lowercase();
-    for i in 0..100 {
+    for i in 0..n {
         let id = format!("seed-{i}");
         let new = svc_store::NewPayment {
             id: id.clone(),
@@ -389,21 +409,81 @@ async fn a_volume_payer_may_pay_its_discounted_price() {
         p.app.store.reserve_payment(&new).await.expect("seed");
         p.app.store.finish_payment(&id, PaymentStatus::Settled, Some("0x1"), None, NOW_MS).await.expect("finish");
     }
+}
+
+/// The credits a rebate left on the paying wallet's account, if it has one.
+async fn wallet_credits(p: &Paywalled) -> Option<u64> {
+    let wallet = payer().address().to_string().to_lowercase();
+    p.app.store.account_by_wallet(&wallet).await.expect("store").map(|account| account.balance)
+}
+
+#[tokio::test]
+async fn a_volume_payer_that_pays_the_list_price_gets_the_discount_back_as_credits_once() {
+    let p = paywalled(None).await;
+    seed_paid_calls(&p, 100).await;
+    // The 101st call, paid at list price by a client that never asked for its price.
+    let header = p.signed(TOP_PICKS, 12).await;
+    let paid = p.pay(TOP_PICKS, "payment-signature", &header).await;
+    assert_eq!(paid.status, StatusCode::OK, "{}", paid.text());
+    assert_eq!(wallet_credits(&p).await, Some(100_000), "20% of $0.50 back, on the wallet's new account");
+
+    // The same payment again is a replay: no second rebate.
+    assert_eq!(p.pay(TOP_PICKS, "payment-signature", &header).await.status, StatusCode::PAYMENT_REQUIRED);
+    // A retry that names its payment id gets the kept answer: no second rebate either.
+    let kept = with_payment_id(&p.signed(TOP_PICKS, 13).await, "pay_rebate_once_0001");
+    for _ in 0..2 {
+        assert_eq!(p.pay(TOP_PICKS, "payment-signature", &kept).await.status, StatusCode::OK);
+    }
+    assert_eq!(wallet_credits(&p).await, Some(200_000), "one rebate per payment: two payments, two rebates");
+
+    // A payment of the discounted price owes nothing back.
     let mut challenge = p.challenge(TOP_PICKS).await;
-    assert_eq!(challenge.accepts[0].amount, "500000", "the challenge quotes the list price");
     challenge.accepts[0].amount = "400000".into();
     let now = u64::try_from(NOW_MS / 1000).expect("now");
-    let header =
-        svc_x402::client::pay_header(&challenge, &challenge.accepts[0], &payer(), now, B256::with_last_byte(9))
+    let discounted =
+        svc_x402::client::pay_header(&challenge, &challenge.accepts[0], &payer(), now, B256::with_last_byte(14))
             .expect("sign");
-    let reply = p.pay(TOP_PICKS, "payment-signature", &header).await;
-    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    assert_eq!(p.pay(TOP_PICKS, "payment-signature", &discounted).await.status, StatusCode::OK);
+    assert_eq!(wallet_credits(&p).await, Some(200_000));
 
-    challenge.accepts[0].amount = "300000".into();
-    let header =
-        svc_x402::client::pay_header(&challenge, &challenge.accepts[0], &payer(), now, B256::with_last_byte(10))
-            .expect("sign");
-    assert_eq!(error_of(&p.pay(TOP_PICKS, "payment-signature", &header).await), "No matching payment requirements");
+    // The wallet's receipts say which payments were rebated, and by how much.
+    let wallet = payer().address().to_string().to_lowercase();
+    let account = p.app.store.account_by_wallet(&wallet).await.expect("store").expect("account");
+    let (token, _) = svc_accounts::auth::token_for(&p.app.state.config.sign_in, &account.id, NOW_MS);
+    let receipts = p
+        .app
+        .send(
+            Request::get("/api/x402/receipts")
+                .header("authorization", format!("Bearer {token}"))
+                .body(Body::empty())
+                .expect("request"),
+        )
+        .await;
+    assert_eq!(receipts.status, StatusCode::OK, "{}", receipts.text());
+    let rebates: Vec<Value> = receipts.json()["receipts"]
+        .as_array()
+        .expect("receipts")
+        .iter()
+        .filter(|r| !r["id"].as_str().unwrap_or_default().starts_with("seed-"))
+        .map(|r| r["rebate"].clone())
+        .collect();
+    assert_eq!(rebates, [Value::Null, Value::from("0.1"), Value::from("0.1")], "newest first");
+}
+
+#[tokio::test]
+async fn a_standard_payer_gets_no_rebate_and_no_account() {
+    let p = paywalled(None).await;
+    seed_paid_calls(&p, 98).await;
+    let header = p.signed(TOP_PICKS, 15).await;
+    assert_eq!(p.pay(TOP_PICKS, "payment-signature", &header).await.status, StatusCode::OK);
+    assert_eq!(wallet_credits(&p).await, None, "the 99th call is at the standard tier");
+    // The 100th call is still priced by the 99 before it; the 101st is the first rebated.
+    let header = p.signed(TOP_PICKS, 16).await;
+    assert_eq!(p.pay(TOP_PICKS, "payment-signature", &header).await.status, StatusCode::OK);
+    assert_eq!(wallet_credits(&p).await, None);
+    let header = p.signed(TOP_PICKS, 17).await;
+    assert_eq!(p.pay(TOP_PICKS, "payment-signature", &header).await.status, StatusCode::OK);
+    assert_eq!(wallet_credits(&p).await, Some(100_000));
 }
 
 #[tokio::test]

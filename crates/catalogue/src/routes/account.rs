@@ -202,7 +202,7 @@ pub struct CreditsView {
 pub struct LedgerEntryView {
     /// Entry id.
     pub id: String,
-    /// `grant`, `purchase`, `call` or `refund`.
+    /// `grant`, `purchase`, `call`, `refund` or `rebate`.
     pub kind: String,
     /// Signed amount, USD: positive adds, negative takes.
     pub amount: String,
@@ -381,6 +381,9 @@ pub struct Receipt {
     pub list_price: Option<Money>,
     /// List price less what was paid: the volume discount.
     pub discount: Option<Money>,
+    /// Credits given back to the wallet's account because its volume tier earned a discount
+    /// on a call paid at list price.
+    pub rebate: Option<Money>,
     /// CAIP-2 network.
     pub network: String,
     /// The settlement transaction, once there is one.
