@@ -136,7 +136,9 @@ async fn main() -> anyhow::Result<()> {
             });
             let router = axum::Router::new().route("/bare", bare).merge(app);
             let listener = tokio::net::TcpListener::bind(listen).await?;
-            axum::serve(listener, router).await?;
+            // The server svc runs, with its connection limits.
+            let limits = svc_api::serve::ConnectionLimits::default();
+            svc_api::serve::serve(listener, router, limits, std::future::pending()).await?;
         }
         Command::Store { count, concurrency, db } => {
             let store = svc_store::Store::open_sqlite_file(&db).await?;

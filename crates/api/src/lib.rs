@@ -17,6 +17,7 @@
 //! - [`ops`]: health, readiness, metrics and the generated documents.
 //! - [`metrics`]: Prometheus recording.
 //! - [`config`]: the HTTP settings; [`state`]: the shared [`AppState`].
+//! - [`serve`]: accepting connections, with timeouts and a cap.
 
 pub mod answer;
 pub mod call;
@@ -33,6 +34,7 @@ pub mod ops;
 pub mod pipeline;
 pub mod preview;
 pub mod rate;
+pub mod serve;
 pub mod state;
 pub mod x402;
 

@@ -192,6 +192,15 @@ pub struct ServeArgs {
     #[arg(long, env = "SVC_BODY_LIMIT_BYTES", default_value_t = 256 * 1024)]
     pub body_limit_bytes: usize,
 
+    /// Seconds a client has to send a request head; a kept-alive connection idle that long is
+    /// closed too.
+    #[arg(long, env = "SVC_HEADER_TIMEOUT_SECS", default_value_t = 10)]
+    pub header_timeout_secs: u64,
+
+    /// Connections open at once; keep it under the file-descriptor limit (`ulimit -n`).
+    #[arg(long, env = "SVC_MAX_CONNECTIONS", default_value_t = 4096)]
+    pub max_connections: usize,
+
     /// Free previews per client IP per hour.
     #[arg(long, env = "SVC_PREVIEWS_PER_HOUR", default_value_t = 5)]
     pub previews_per_hour: u32,

@@ -152,17 +152,20 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // The signal engine: one snapshot now, then one per refresh interval, on the replica that
     // holds the engine lease; the others serve the leader's snapshots.
     tokio::spawn(state.signals.clone().run());
-    let app = svc_api::app(state, svc_api::handlers::all())?.into_make_service_with_connect_info::<SocketAddr>();
+    let app = svc_api::app(state, svc_api::handlers::all())?;
+    let limits = svc_api::serve::ConnectionLimits {
+        header_read: std::time::Duration::from_secs(args.header_timeout_secs.max(1)),
+        max_connections: args.max_connections,
+    };
 
     tracing::info!(listen = %local, store = %store.backend(), "svc listening on http://{local}");
 
     let (signal_tx, signal_rx) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async {
-                let _ = signal_rx.await;
-            })
-            .await
+        svc_api::serve::serve(listener, app, limits, async {
+            let _ = signal_rx.await;
+        })
+        .await
     });
     shutdown_signal().await;
     tracing::info!("shutting down: finishing in-flight requests");

@@ -3,6 +3,7 @@
 mod account;
 mod catalogue;
 mod chaindata;
+mod connections;
 mod credits;
 mod defi;
 mod errors;
