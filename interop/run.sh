@@ -2,7 +2,8 @@
 # Interop with the official x402 clients, versions locked in package-lock.json and
 # requirements.txt:
 #   1. verify-only: TypeScript @x402/fetch + @x402/evm, Python x402 and `svc pay` each pay a
-#      running svc;
+#      running svc; a payer at a volume tier signs in first (@x402/extensions sign-in-with-x,
+#      and `svc pay`) and pays the discounted price it is quoted;
 #   2. real settlement: a local EVM chain (Hardhat) with an EIP-3009 token compiled here; svc's
 #      built-in facilitator settles on it from two relayer keys; the TypeScript client pays, the
 #      balances move exactly once, and a replay or 20 concurrent copies of one payment move
@@ -65,6 +66,18 @@ if SVC_PAYER_KEY=0x1234 "$svc" pay GET "$(route 0)" --url "http://127.0.0.1:$por
   status=1; echo "svc pay exited 0 with a bad key" >&2
 fi
 grep -q "not a private key" "$scratch/svc-pay-key.log" || { status=1; echo "svc pay did not name the bad key" >&2; }
+# Volume discounts at the challenge: after 100 paid calls, the official sign-in-with-x hook
+# signs in first and pays the 20 % lower price it is quoted; `svc pay` does the same by itself.
+node siwx.mjs "http://127.0.0.1:$port" "$(route 4)" || fail svc "$scratch/verify-only.log"
+SVC_PAYER_KEY="$PAYER_KEY" "$svc" pay GET "$(route 4)" --url "http://127.0.0.1:$port" \
+  >"$scratch/svc-pay-siwx.json" 2>"$scratch/svc-pay-siwx.log" || fail "svc pay" "$scratch/svc-pay-siwx.log"
+list="$(curl -s "http://127.0.0.1:$port$(route 4)" | python3 -c 'import json,sys; print(json.load(sys.stdin)["accepts"][0]["amount"])')"
+paid="$(sed -n 's/^paying \([0-9]*\) atomic units.*/\1/p' "$scratch/svc-pay-siwx.log")"
+if [ $(( paid * 5 )) -ne $(( list * 4 )) ]; then
+  status=1; echo "svc pay paid $paid after signing in; the list price is $list" >&2
+else
+  echo "svc pay signed in and paid $paid against a list price of $list"
+fi
 
 echo "== settlement on a local EVM chain"
 start_chain "$scratch/chain.log" "$scratch/svc.toml" "$payer"

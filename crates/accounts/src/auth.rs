@@ -59,6 +59,11 @@ impl SignInConfig {
     pub fn site(&self) -> &Site {
         &self.site
     }
+
+    /// The key tokens and sign-in-with-x nonces are made with.
+    pub(crate) fn secret(&self) -> &[u8] {
+        &self.secret
+    }
 }
 
 /// The site a sign-in message names (EIP-4361 `domain` and `URI`). It comes from

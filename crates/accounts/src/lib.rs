@@ -5,6 +5,7 @@
 //! - this module: accounts, API keys and their scopes.
 //! - [`auth`]: sign-in with a wallet, and the tokens it gives.
 //! - [`credits`]: charging a call's price to an account's credits.
+//! - [`siwx`]: sign-in-with-x, a payer proving its wallet before it pays, to be quoted its price.
 //!
 //! A key is `svck_` and 64 hex digits (256 random bits); only its SHA-256 and its first
 //! characters are stored, so a leaked database holds no usable key and the owner can still
@@ -13,6 +14,7 @@
 
 pub mod auth;
 pub mod credits;
+pub mod siwx;
 
 use sha2::{Digest, Sha256};
 use svc_store::{Account, ApiKeyRecord, NewApiKey, Store, StoreError};

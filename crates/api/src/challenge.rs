@@ -53,6 +53,8 @@ type Cached = (OwnedKey, (Bytes, HeaderValue));
 pub(crate) struct ChallengeKey<'a> {
     pub(crate) route: &'static str,
     pub(crate) price: u64,
+    /// The sign-in offer a challenge carries changes with the minute.
+    pub(crate) window: i64,
     pub(crate) host: &'a [u8],
     pub(crate) uri: &'a str,
     pub(crate) body: &'a [u8],
@@ -62,6 +64,7 @@ pub(crate) struct ChallengeKey<'a> {
 struct OwnedKey {
     route: &'static str,
     price: u64,
+    window: i64,
     host: Vec<u8>,
     uri: String,
     body: Vec<u8>,
@@ -71,6 +74,7 @@ impl OwnedKey {
     fn is(&self, key: &ChallengeKey<'_>) -> bool {
         self.route == key.route
             && self.price == key.price
+            && self.window == key.window
             && self.host == key.host
             && self.uri == key.uri
             && self.body == key.body
@@ -106,6 +110,7 @@ impl ChallengeCache {
         let owned = OwnedKey {
             route: key.route,
             price: key.price,
+            window: key.window,
             host: key.host.to_vec(),
             uri: key.uri.to_owned(),
             body: key.body.to_vec(),

@@ -78,9 +78,32 @@ pub(crate) async fn serve(
             return Err(ApiError::PaymentHeaderTooLarge { bytes, limit: svc_x402::codec::MAX_HEADER_BYTES });
         }
         // A payment header that is not a payment: refused like any invalid payment.
-        refused @ (Presented::Nothing | Presented::Junk) => {
+        Presented::Junk => {
             let challenge = Challenge { state, route, parts, body, price, echo: input.echo() };
-            return Err(challenge.unpaid(matches!(refused, Presented::Junk)));
+            return Err(challenge.unpaid(true));
+        }
+        Presented::Nothing => {
+            let signed_in = parts.headers.get(&SIGN_IN_WITH_X_HEADER).filter(|_| route.billed_as_data);
+            let Some(proof) = signed_in else {
+                let challenge = Challenge { state, route, parts, body, price, echo: input.echo() };
+                return Err(challenge.unpaid(false));
+            };
+            // A payer that proved its wallet is quoted its own price.
+            let now = state.clock.now_ms();
+            return Err(match svc_accounts::siwx::verify(&state.config.sign_in, proof.as_bytes(), now) {
+                Ok(wallet) => {
+                    let price = state.paywall.payer_tier(&wallet).await?.apply(price);
+                    Challenge { state, route, parts, body, price, echo: input.echo() }.unpaid(false)
+                }
+                Err(refused) => {
+                    let challenge = Challenge { state, route, parts, body, price, echo: input.echo() };
+                    let why = format!("{}: {refused}", svc_accounts::siwx::SIGN_IN_WITH_X);
+                    match challenge.build(&state.paywall.requirements(price), &why) {
+                        Ok((body, header)) => ApiError::PaymentRequired { body, header, refused: false },
+                        Err(err) => err,
+                    }
+                }
+            });
         }
     };
     // The paid path's future is large (verification, store, handler, settlement): boxed, so
@@ -170,6 +193,7 @@ impl Challenge<'_> {
         let key = ChallengeKey {
             route: self.route.id,
             price: self.price.atomic(),
+            window: self.state.clock.now_ms().div_euclid(svc_accounts::siwx::WINDOW_MS),
             host: self.parts.headers.get(header::HOST).map(|h| h.as_bytes()).unwrap_or_default(),
             uri: self.parts.uri.path_and_query().map_or("", |pq| pq.as_str()),
             body,
@@ -203,6 +227,21 @@ impl Challenge<'_> {
             extensions
                 .insert("bazaar".into(), svc_catalogue::discovery::bazaar_extension(self.route, schema, self.echo));
         }
+        // A payment echoes the sign-in offer of the challenge it paid, made in an earlier
+        // minute perhaps: only the challenge carries it, and echoes of it are not compared.
+        if matches!(schemas, Schemas::Included) && self.route.billed_as_data {
+            let requirements = self.state.paywall.requirements(self.price);
+            let chains: Vec<&str> =
+                requirements.iter().map(|r| r.network.as_str()).filter(|n| n.starts_with("eip155:")).collect();
+            if !chains.is_empty() {
+                let site = self.state.config.sign_in.site().uri();
+                let path = self.parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
+                let resource = format!("{}{path}", site.trim_end_matches('/'));
+                let now = self.state.clock.now_ms();
+                let offer = svc_accounts::siwx::advertised(&self.state.config.sign_in, &resource, &chains, now);
+                extensions.insert(svc_accounts::siwx::SIGN_IN_WITH_X.into(), offer);
+            }
+        }
         extensions
     }
 
@@ -231,6 +270,8 @@ impl Challenge<'_> {
 /// first, on every request.
 static PAYMENT_SIGNATURE_HEADER: HeaderName = HeaderName::from_static(PAYMENT_SIGNATURE);
 static X_PAYMENT_HEADER: HeaderName = HeaderName::from_static(X_PAYMENT);
+/// The header a payer proves its wallet in before it pays.
+static SIGN_IN_WITH_X_HEADER: HeaderName = HeaderName::from_static(svc_accounts::siwx::SIGN_IN_WITH_X);
 
 /// The URL being paid for, query included: the public base URL when configured, else the
 /// request's own host.

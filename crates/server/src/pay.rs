@@ -25,13 +25,13 @@ pub async fn run(args: PayArgs) -> anyhow::Result<()> {
     };
     let method: reqwest::Method = args.method.to_uppercase().parse().context("method")?;
     let client = reqwest::Client::builder().timeout(Duration::from_secs(120)).build()?;
-    let request = |payment: Option<&str>| {
+    let request = |header: Option<(&str, &str)>| {
         let mut builder = client.request(method.clone(), &url);
         if let Some(body) = &args.body {
             builder = builder.header("content-type", "application/json").body(body.clone());
         }
-        if let Some(payment) = payment {
-            builder = builder.header(svc_x402::PAYMENT_SIGNATURE, payment);
+        if let Some((name, value)) = header {
+            builder = builder.header(name, value);
         }
         builder.send()
     };
@@ -40,11 +40,19 @@ pub async fn run(args: PayArgs) -> anyhow::Result<()> {
     if first.status() != reqwest::StatusCode::PAYMENT_REQUIRED {
         return print(first).await;
     }
-    let header = first.headers().get(svc_x402::PAYMENT_REQUIRED).context("a 402 without PAYMENT-REQUIRED")?;
-    let challenge: PaymentRequired = serde_json::from_slice(
-        &base64::engine::general_purpose::STANDARD.decode(header.as_bytes()).context("PAYMENT-REQUIRED base64")?,
-    )
-    .context("PAYMENT-REQUIRED JSON")?;
+    let mut challenge = challenge_of(&first)?;
+    // Where the service offers sign-in, prove the wallet first: the challenge that answers
+    // quotes this wallet's own price (its volume discount).
+    let network = svc_x402::client::choose(&challenge, args.network.as_deref()).map(|r| r.network.clone());
+    if let Some(proof) = network.and_then(|n| svc_x402::client::sign_in_header(&challenge, &n, &payer)) {
+        let proof = proof.context("signing in with the wallet")?;
+        let signed_in = request(Some((SIGN_IN_WITH_X, &proof))).await.context("signing in with the wallet")?;
+        if signed_in.status() == reqwest::StatusCode::PAYMENT_REQUIRED {
+            challenge = challenge_of(&signed_in)?;
+        } else {
+            return print(signed_in).await;
+        }
+    }
     let Some(requirement) = svc_x402::client::choose(&challenge, args.network.as_deref()) else {
         bail!("the challenge offers nothing an EVM wallet can pay: {:?}", challenge.accepts);
     };
@@ -57,7 +65,19 @@ pub async fn run(args: PayArgs) -> anyhow::Result<()> {
         payer.address()
     );
     let payment = svc_x402::client::pay_header(&challenge, requirement, &payer, now, B256::random())?;
-    print(request(Some(&payment)).await.context("retrying with the payment")?).await
+    let paid = request(Some((svc_x402::PAYMENT_SIGNATURE, &payment))).await.context("retrying with the payment")?;
+    print(paid).await
+}
+
+/// The header a wallet proves itself in before it pays.
+const SIGN_IN_WITH_X: &str = "sign-in-with-x";
+
+/// The challenge a 402 carries in `PAYMENT-REQUIRED`.
+fn challenge_of(response: &reqwest::Response) -> anyhow::Result<PaymentRequired> {
+    let header = response.headers().get(svc_x402::PAYMENT_REQUIRED).context("a 402 without PAYMENT-REQUIRED")?;
+    let json =
+        base64::engine::general_purpose::STANDARD.decode(header.as_bytes()).context("PAYMENT-REQUIRED base64")?;
+    serde_json::from_slice(&json).context("PAYMENT-REQUIRED JSON")
 }
 
 /// Prints the answer; an answer that is not a 2xx is an error naming its status and code.

@@ -70,3 +70,67 @@ pub fn pay_header(
     }
     Ok(crate::encode_header(&message))
 }
+
+/// The `SIGN-IN-WITH-X` header proving `payer`'s wallet on `network`, when the challenge
+/// offers sign-in there: a server that takes it quotes the wallet its own price. `None` when
+/// the challenge offers no sign-in on that network.
+pub fn sign_in_header(challenge: &PaymentRequired, network: &str, payer: &Payer) -> Option<Result<String, PayError>> {
+    let offer = challenge.extensions.as_ref()?.get("sign-in-with-x")?;
+    let chain = offer.get("supportedChains")?.as_array()?.iter().find(|c| {
+        c.get("chainId").and_then(Value::as_str) == Some(network) && c.get("type") == Some(&json!("eip191"))
+    })?;
+    let info = offer.get("info")?;
+    Some(sign_in_proof(info, chain, payer))
+}
+
+fn sign_in_proof(info: &Value, chain: &Value, payer: &Payer) -> Result<String, PayError> {
+    let text = |key: &'static str| info.get(key).and_then(Value::as_str).ok_or(PayError::Malformed(key));
+    let optional = |key: &str| info.get(key).and_then(Value::as_str).map(str::to_owned);
+    let chain_id = chain.get("chainId").and_then(Value::as_str).ok_or(PayError::Malformed("chainId"))?;
+    let numeric: u64 =
+        chain_id.strip_prefix("eip155:").and_then(|id| id.parse().ok()).ok_or(PayError::Malformed("chainId"))?;
+    let resources: Vec<String> = info
+        .get("resources")
+        .and_then(Value::as_array)
+        .map(|list| list.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default();
+    let stamp = |key: &'static str, at: &str| at.parse::<siwe::TimeStamp>().map_err(|_| PayError::Malformed(key));
+    let message = siwe::Message {
+        domain: text("domain")?.parse().map_err(|_| PayError::Malformed("domain"))?,
+        address: payer.address().into_array(),
+        statement: optional("statement"),
+        uri: text("uri")?.parse().map_err(|_| PayError::Malformed("uri"))?,
+        version: siwe::Version::V1,
+        chain_id: numeric,
+        nonce: text("nonce")?.to_owned(),
+        issued_at: stamp("issuedAt", text("issuedAt")?)?,
+        expiration_time: optional("expirationTime").map(|at| stamp("expirationTime", &at)).transpose()?,
+        not_before: optional("notBefore").map(|at| stamp("notBefore", &at)).transpose()?,
+        request_id: optional("requestId"),
+        resources: resources
+            .iter()
+            .map(|r| r.parse().map_err(|_| PayError::Malformed("resources")))
+            .collect::<Result<_, _>>()?,
+    };
+    let signature = payer.sign_message(&message.to_string()).map_err(|e| PayError::Sign(e.to_string()))?;
+    let mut proof = json!({
+        "domain": text("domain")?,
+        "address": payer.address().to_checksum(None),
+        "uri": text("uri")?,
+        "version": text("version")?,
+        "chainId": chain_id,
+        "type": "eip191",
+        "nonce": text("nonce")?,
+        "issuedAt": text("issuedAt")?,
+        "signature": signature,
+    });
+    for key in ["statement", "expirationTime", "notBefore", "requestId"] {
+        if let Some(value) = optional(key) {
+            proof[key] = Value::from(value);
+        }
+    }
+    if !resources.is_empty() {
+        proof["resources"] = json!(resources);
+    }
+    Ok(crate::codec::encode_header(&proof))
+}

@@ -486,6 +486,66 @@ async fn a_standard_payer_gets_no_rebate_and_no_account() {
     assert_eq!(wallet_credits(&p).await, Some(100_000));
 }
 
+/// The challenge `uri` answers when the request proves its wallet with `proof`.
+async fn signed_in_challenge(p: &Paywalled, uri: &str, proof: &str) -> PaymentRequired {
+    let request = Request::get(uri).header("sign-in-with-x", proof).body(Body::empty()).expect("request");
+    let reply = p.app.send(request).await;
+    assert_eq!(reply.status, StatusCode::PAYMENT_REQUIRED, "{}", reply.text());
+    serde_json::from_slice(&reply.body).expect("challenge")
+}
+
+#[tokio::test]
+async fn a_payer_that_signs_in_first_is_quoted_its_own_price_and_pays_it() {
+    let p = paywalled(None).await;
+    seed_paid_calls(&p, 100).await;
+    let challenge = p.challenge(TOP_PICKS).await;
+    assert_eq!(challenge.accepts[0].amount, "500000");
+    let proof = svc_x402::client::sign_in_header(&challenge, BASE, &payer()).expect("sign-in offered").expect("signed");
+
+    let quoted = signed_in_challenge(&p, TOP_PICKS, &proof).await;
+    assert_eq!(quoted.accepts[0].amount, "400000", "20% off, quoted before paying");
+    let now = u64::try_from(NOW_MS / 1000).expect("now");
+    let header = svc_x402::client::pay_header(&quoted, &quoted.accepts[0], &payer(), now, B256::with_last_byte(21))
+        .expect("sign");
+    let paid = p.pay(TOP_PICKS, "payment-signature", &header).await;
+    assert_eq!(paid.status, StatusCode::OK, "{}", paid.text());
+    assert_eq!(wallet_credits(&p).await, None, "paid its own price: nothing to give back");
+}
+
+#[tokio::test]
+async fn a_sign_in_that_does_not_hold_is_quoted_the_list_price_and_told_why() {
+    let p = paywalled(None).await;
+    seed_paid_calls(&p, 100).await;
+    let challenge = p.challenge(TOP_PICKS).await;
+    let proof = svc_x402::client::sign_in_header(&challenge, BASE, &payer()).expect("offered").expect("signed");
+    let decode = |proof: &str| -> Value {
+        serde_json::from_slice(&base64::engine::general_purpose::STANDARD.decode(proof).expect("base64")).expect("json")
+    };
+    let encode = |value: &Value| base64::engine::general_purpose::STANDARD.encode(value.to_string());
+
+    let mut other_site = decode(&proof);
+    other_site["domain"] = Value::from("evil.example");
+    let mut forged_signature = decode(&proof);
+    forged_signature["signature"] = Value::from(format!("0x{}", "11".repeat(65)));
+    let mut forged_nonce = decode(&proof);
+    forged_nonce["nonce"] = Value::from("00".repeat(16));
+    let mut other_wallet = decode(&proof);
+    other_wallet["address"] = Value::from("0x000000000000000000000000000000000000dEaD");
+    for bad in
+        [encode(&other_site), encode(&forged_signature), encode(&forged_nonce), encode(&other_wallet), "junk".into()]
+    {
+        let quoted = signed_in_challenge(&p, TOP_PICKS, &bad).await;
+        assert_eq!(quoted.accepts[0].amount, "500000");
+        assert!(quoted.error.as_deref().unwrap_or_default().starts_with("sign-in-with-x: "), "{:?}", quoted.error);
+    }
+
+    // A proof is good for five minutes; then the newest challenge's offer must be signed.
+    p.app.clock.advance_ms(svc_accounts::siwx::MAX_AGE_MS + 1);
+    let stale = signed_in_challenge(&p, TOP_PICKS, &proof).await;
+    assert_eq!(stale.accepts[0].amount, "500000");
+    assert!(stale.error.as_deref().unwrap_or_default().contains("expired"), "{:?}", stale.error);
+}
+
 #[tokio::test]
 async fn pricing_tells_a_payer_its_tier_and_prices() {
     let p = paywalled(None).await;
