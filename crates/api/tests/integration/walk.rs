@@ -127,3 +127,100 @@ async fn every_documented_bound_of_a_query_parameter_is_the_one_validation_enfor
     }
     assert!(checked >= 4, "only {checked} bounds checked");
 }
+
+/// `schema` with its `$ref` (or single `allOf` wrapper) followed into the document's components.
+fn resolved<'a>(document: &'a Value, schema: &'a Value) -> &'a Value {
+    if let Some(name) = schema.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/components/schemas/"))
+    {
+        return resolved(document, &document["components"]["schemas"][name]);
+    }
+    match schema.get("allOf").and_then(Value::as_array).map(Vec::as_slice) {
+        Some([only]) => resolved(document, only),
+        _ => schema,
+    }
+}
+
+/// Keeps, at every level of `value`, only the fields its schema requires.
+fn strip_to_required(document: &Value, schema: &Value, value: &mut Value) {
+    let schema = resolved(document, schema);
+    let Some(object) = value.as_object_mut() else { return };
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    object.retain(|key, _| required.contains(&key.as_str()));
+    for (key, field) in object.iter_mut() {
+        strip_to_required(document, &schema["properties"][key], field);
+    }
+}
+
+/// `sample` cut down to what its route's schema requires: the body's required fields, the
+/// query's required parameters.
+fn minimal(document: &Value, route: &svc_catalogue::RouteSpec, sample: &Sample) -> Sample {
+    let operation = &document["paths"][route.path][route.method.as_str().to_lowercase()];
+    let body = sample.body.as_ref().map(|body| {
+        let schema = &operation["requestBody"]["content"]["application/json"]["schema"];
+        let mut value: Value = serde_json::from_str(body).expect("sample body is JSON");
+        strip_to_required(document, schema, &mut value);
+        value.to_string()
+    });
+    let required_query: Vec<String> = operation["parameters"]
+        .as_array()
+        .map(|ps| {
+            ps.iter()
+                .filter(|p| p["in"] == "query" && p["required"] == true)
+                .filter_map(|p| p["name"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    let uri = match sample.uri.split_once('?') {
+        Some((path, query)) => {
+            let kept: Vec<&str> = query
+                .split('&')
+                .filter(|pair| required_query.iter().any(|name| pair.split('=').next() == Some(name.as_str())))
+                .collect();
+            if kept.is_empty() { path.to_owned() } else { format!("{path}?{}", kept.join("&")) }
+        }
+        None => sample.uri.clone(),
+    };
+    Sample { route: sample.route, method: sample.method.clone(), uri, body }
+}
+
+/// Nothing to sign that cannot succeed: every route called with only what its schema requires
+/// (at every level of the body) is either refused before payment (422) or, once paid,
+/// answered; never refused after payment, which would have a client pay for a refusal. The
+/// data sources' other needs, such as a date range, have defaults.
+#[tokio::test]
+async fn every_route_called_with_only_its_required_fields_is_refused_before_payment_or_answered() {
+    // Two calls per route from one client: rate limits are another test's subject.
+    let app = TestApp::with_config(svc_api::ApiConfig { rate_limits: false, ..svc_api::ApiConfig::default() }).await;
+    let catalogue = svc_catalogue::catalogue();
+    let document = svc_catalogue::openapi::document(catalogue);
+    let samples = samples(&app);
+    let mut refused = Vec::new();
+    for (index, sample) in samples.iter().enumerate() {
+        let route = catalogue.get(sample.route).unwrap_or_else(|| panic!("no route {}", sample.route));
+        let call = minimal(&document, route, sample);
+        let unpaid = app.call(&call.method, &call.uri, call.body.as_deref()).await;
+        if unpaid.status == StatusCode::UNPROCESSABLE_ENTITY {
+            refused.push(call.route);
+            continue;
+        }
+        assert_eq!(unpaid.status, StatusCode::PAYMENT_REQUIRED, "{} {}: {}", call.route, call.uri, unpaid.text());
+        let nonce = u8::try_from(index + 100).expect("fewer than 155 samples");
+        let reply = app.pay(&call.method, &call.uri, call.body.as_deref(), nonce).await;
+        assert_eq!(
+            reply.status,
+            StatusCode::OK,
+            "{} {} {:?} was challenged, paid, then refused: {}",
+            call.route,
+            call.uri,
+            call.body,
+            reply.text()
+        );
+    }
+    // Routes that need one of several fields (an address or an entity) refuse the bare
+    // required set before payment; every other route was paid once and answered.
+    assert_eq!(app.paid_calls().await, samples.len() - refused.len(), "refused before payment: {refused:?}");
+}
