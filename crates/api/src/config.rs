@@ -13,10 +13,13 @@ pub struct ApiConfig {
     pub public_url: Option<String>,
     /// Sign-in tokens and nonces.
     pub sign_in: svc_accounts::auth::SignInConfig,
-    /// Free previews per client IP per hour.
+    /// Free previews per client IP per hour; 0 means no quota.
     pub previews_per_hour: u32,
-    /// Calls per client per minute on routes without a limit of their own.
+    /// Calls per client per minute on routes without a limit of their own; 0 means no limit.
     pub rate_per_minute: u32,
+    /// Calls per client per minute by route id, overriding the route's own limit or the
+    /// default; 0 means no limit (a deployment behind its own gateway).
+    pub route_rates: std::collections::HashMap<&'static str, u32>,
     /// Whether rate limits apply; off only for load tests that replay one client.
     pub rate_limits: bool,
     /// Peers whose `X-Forwarded-For` is believed (the load balancers in front); nobody's by
@@ -34,6 +37,7 @@ impl Default for ApiConfig {
             sign_in: svc_accounts::auth::SignInConfig::ephemeral(),
             previews_per_hour: 5,
             rate_per_minute: 120,
+            route_rates: std::collections::HashMap::new(),
             rate_limits: true,
             trusted_proxies: Vec::new(),
             signals: svc_signals::SignalConfig::default(),
@@ -42,6 +46,24 @@ impl Default for ApiConfig {
 }
 
 impl ApiConfig {
+    /// Calls per client per minute on `route`, and the bucket they are counted in; a limit of
+    /// 0 means none.
+    pub fn rate_of(&self, route: &svc_catalogue::RouteSpec) -> (u32, &'static str) {
+        if let Some(&limit) = self.route_rates.get(route.id) {
+            return (limit, route.id);
+        }
+        match route.rate {
+            svc_catalogue::RatePolicy::PerMinute(limit) => (limit, route.id),
+            svc_catalogue::RatePolicy::Default => (self.rate_per_minute, "default"),
+        }
+    }
+
+    /// The limit the catalogue shows for `route`: `None` where calls are not limited.
+    pub fn shown_rate_limit(&self, route: &svc_catalogue::RouteSpec) -> Option<u32> {
+        let (limit, _) = self.rate_of(route);
+        (self.rate_limits && limit > 0).then_some(limit)
+    }
+
     /// The base URL for absolute links: the configured public URL, else the request's host.
     pub fn base_url(&self, headers: &HeaderMap) -> String {
         if let Some(url) = &self.public_url {

@@ -29,7 +29,11 @@ pub fn client_label(parts: &Parts, trusted_proxies: &[IpAddr]) -> String {
 
 /// `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds), as the IETF
 /// draft names them; on a refusal `Retry-After` too.
+/// Nothing is added for a call no limit applies to ([`Decision::unlimited`]).
 pub fn rate_headers(headers: &mut HeaderMap, decision: &Decision, now_ms: i64) {
+    if decision.is_unlimited() {
+        return;
+    }
     let reset = decision.reset_secs(now_ms);
     headers.insert("ratelimit-limit", HeaderValue::from(decision.limit));
     headers.insert("ratelimit-remaining", HeaderValue::from(decision.remaining));

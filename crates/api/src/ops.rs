@@ -54,7 +54,8 @@ pub async fn openapi_json(State(state): State<AppState>, headers: HeaderMap) -> 
 
 /// `GET /api/x402/catalogue`.
 pub async fn catalogue(State(state): State<AppState>, headers: HeaderMap) -> Json<serde_json::Value> {
-    Json(discovery::catalogue_document(state.catalogue, &state.config.base_url(&headers)))
+    let config = &state.config;
+    Json(discovery::catalogue_document(state.catalogue, &config.base_url(&headers), |r| config.shown_rate_limit(r)))
 }
 
 /// `GET /.well-known/x402`.

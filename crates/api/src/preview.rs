@@ -37,7 +37,10 @@ pub(crate) async fn serve(call: Call<'_>, input: ValidInput) -> Response {
     let Call { state, parts, .. } = call;
     let now = state.clock.now_ms();
     let key = format!("preview:{}", client_label(parts, &state.config.trusted_proxies));
-    let quota = state.limiter.hit(&key, state.config.previews_per_hour, HOUR_MS, now).await;
+    let quota = match state.config.previews_per_hour {
+        0 => Decision::unlimited(),
+        quota => state.limiter.hit(&key, quota, HOUR_MS, now).await,
+    };
     if !quota.allowed {
         let mut response = ApiError::PreviewQuota { reset_secs: quota.reset_secs(now) }.into_response();
         rate_headers(response.headers_mut(), &quota, now);
@@ -51,7 +54,7 @@ pub(crate) async fn serve(call: Call<'_>, input: ValidInput) -> Response {
             response
         }
         Err(err) => {
-            if err.status().is_server_error() {
+            if err.status().is_server_error() && !quota.is_unlimited() {
                 state.limiter.give_back(&key, now).await;
             }
             err.into_response()
@@ -68,8 +71,8 @@ async fn answer(call: Call<'_>, input: ValidInput, units: u64, quota: &Decision,
         "price": { "usd": list.to_string(), "atomic": list.atomic().to_string(), "asset": "USDC",
                    "credits": route.credit_price_for(units).to_string() },
         "served_at": rfc3339(now),
-        "remaining": quota.remaining,
-        "resets_at": rfc3339(quota.reset_at_ms),
+        "remaining": (!quota.is_unlimited()).then_some(quota.remaining),
+        "resets_at": (!quota.is_unlimited()).then(|| rfc3339(quota.reset_at_ms)),
         "pay": "Send the same request without preview=true for the x402 challenge, pay it, and get the whole answer.",
     });
     if let Some((tier, price)) = identified_price(state, route, parts, units, now).await? {

@@ -17,7 +17,7 @@
 
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
-use svc_catalogue::{RatePolicy, RouteSpec};
+use svc_catalogue::RouteSpec;
 
 use crate::error::ApiError;
 use crate::limits::{client_label, rate_headers};
@@ -30,19 +30,16 @@ const MINUTE_MS: i64 = 60_000;
 /// How long a challenge holds its slot: its `maxTimeoutSeconds`.
 pub const HOLD_MS: i64 = 300_000;
 
-/// The limit of `route` per minute, and the bucket its calls count in.
+/// The limit of `route` per minute, and the bucket its calls count in (0: no limit).
 fn bucket(state: &AppState, route: &RouteSpec) -> (u32, &'static str) {
-    match route.rate {
-        RatePolicy::PerMinute(limit) => (limit, route.id),
-        RatePolicy::Default => (state.config.rate_per_minute, "default"),
-    }
+    state.config.rate_of(route)
 }
 
 /// Counts one call of `client` to `route` at `now_ms`.
 pub async fn count(state: &AppState, route: &RouteSpec, client: &str, now_ms: i64) -> Decision {
     let (limit, bucket) = bucket(state, route);
-    if !state.config.rate_limits {
-        return Decision { allowed: true, limit: u32::MAX, remaining: u32::MAX, reset_at_ms: 0 };
+    if !state.config.rate_limits || limit == 0 {
+        return Decision::unlimited();
     }
     state.limiter.hit(&format!("rate:{bucket}:{client}"), limit, MINUTE_MS, now_ms).await
 }
@@ -90,7 +87,7 @@ pub async fn x402<F>(
 where
     F: std::future::Future<Output = Result<Response, ApiError>>,
 {
-    if !state.config.rate_limits {
+    if !state.config.rate_limits || bucket(state, route).0 == 0 {
         return serve.await.unwrap_or_else(IntoResponse::into_response);
     }
     // Boxed: the limiter's futures (a Redis round trip) would otherwise enlarge every

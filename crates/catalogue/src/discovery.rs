@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use schemars::generate::SchemaSettings;
 use serde_json::{Value, json};
 
-use crate::route::{Access, PreviewPolicy, PriceRule, RatePolicy, RouteSpec};
+use crate::route::{Access, PreviewPolicy, PriceRule, RouteSpec};
 use crate::{Catalogue, HttpMethod, Operational};
 
 /// Version of the catalogue document, from the contract.
@@ -41,8 +41,9 @@ fn url(base_url: &str, path: &str) -> String {
     format!("{}{path}", base_url.trim_end_matches('/'))
 }
 
-/// One paid resource as the catalogue lists it.
-pub fn resource(route: &RouteSpec, base_url: &str) -> Value {
+/// One paid resource as the catalogue lists it, with the calls per client per minute this
+/// deployment allows on it (`None`: not limited).
+pub fn resource(route: &RouteSpec, base_url: &str, rate_limit: Option<u32>) -> Value {
     json!({
         "id": route.id,
         "method": route.method.as_str(),
@@ -60,19 +61,24 @@ pub fn resource(route: &RouteSpec, base_url: &str) -> Value {
             PreviewPolicy::Truncate { .. } => "truncated",
             PreviewPolicy::QuoteOnly => "quote_only",
         },
-        "rate_limit_per_minute": match route.rate {
-            RatePolicy::PerMinute(n) => Some(n),
-            RatePolicy::Default => None,
-        },
+        "rate_limit_per_minute": rate_limit,
         "input_schema": inline_schema(route.input.schema),
         "output_schema": inline_schema(route.output.schema),
     })
 }
 
-/// `GET /api/x402/catalogue`: every paid resource.
-pub fn catalogue_document(catalogue: &Catalogue, base_url: &str) -> Value {
-    let resources: Vec<Value> =
-        catalogue.routes().iter().filter(|r| r.access == Access::Paid).map(|r| resource(r, base_url)).collect();
+/// `GET /api/x402/catalogue`: every paid resource, with the rate limit `rate_limit` gives it.
+pub fn catalogue_document(
+    catalogue: &Catalogue,
+    base_url: &str,
+    rate_limit: impl Fn(&RouteSpec) -> Option<u32>,
+) -> Value {
+    let resources: Vec<Value> = catalogue
+        .routes()
+        .iter()
+        .filter(|r| r.access == Access::Paid)
+        .map(|r| resource(r, base_url, rate_limit(r)))
+        .collect();
     json!({
         "version": CATALOGUE_VERSION,
         "x402Version": 2,

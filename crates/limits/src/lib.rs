@@ -23,6 +23,16 @@ pub struct Decision {
 }
 
 impl Decision {
+    /// The decision where no limit applies (a limit configured as 0).
+    pub fn unlimited() -> Self {
+        Decision { allowed: true, limit: u32::MAX, remaining: u32::MAX, reset_at_ms: 0 }
+    }
+
+    /// Whether no limit applied.
+    pub fn is_unlimited(&self) -> bool {
+        self.allowed && self.limit == u32::MAX
+    }
+
     /// Seconds until `reset_at_ms`, rounded up, at least 1 when refused: what `Retry-After`
     /// and `RateLimit-Reset` say.
     pub fn reset_secs(&self, now_ms: i64) -> u64 {

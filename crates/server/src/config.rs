@@ -201,14 +201,16 @@ pub struct ServeArgs {
     #[arg(long, env = "SVC_MAX_CONNECTIONS", default_value_t = 4096)]
     pub max_connections: usize,
 
-    /// Free previews per client IP per hour.
-    #[arg(long, env = "SVC_PREVIEWS_PER_HOUR", default_value_t = 5)]
-    pub previews_per_hour: u32,
+    /// Free previews per client IP per hour (default 5; 0: no quota). Overrides the config
+    /// file's `[limits] previews_per_hour`.
+    #[arg(long, env = "SVC_PREVIEWS_PER_HOUR")]
+    pub previews_per_hour: Option<u32>,
 
-    /// Calls per client per minute on paid routes without a limit of their own (top picks:
-    /// 30, by contract).
-    #[arg(long, env = "SVC_RATE_PER_MINUTE", default_value_t = 120)]
-    pub rate_per_minute: u32,
+    /// Calls per client per minute on paid routes without a limit of their own (default 120;
+    /// top picks: 30, by contract; 0: no limit). Overrides the config file's
+    /// `[limits] rate_per_minute`.
+    #[arg(long, env = "SVC_RATE_PER_MINUTE")]
+    pub rate_per_minute: Option<u32>,
 
     /// Minutes between signal snapshots (Top Picks, Exodus, Whale Alerts); the replica holding
     /// the engine lease computes one at start and then on this cadence.
@@ -408,6 +410,40 @@ pub struct FileConfig {
     /// Payments.
     #[serde(default)]
     pub x402: X402File,
+    /// Rate limits and the preview quota.
+    #[serde(default)]
+    pub limits: LimitsFile,
+}
+
+/// The `[limits]` table: operators' limits, the contract's values when unset. 0 turns a
+/// limit off, for deployments behind a gateway of their own.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsFile {
+    /// Free previews per client IP per hour.
+    pub previews_per_hour: Option<u32>,
+    /// Calls per client per minute on routes without a limit of their own.
+    pub rate_per_minute: Option<u32>,
+    /// Calls per client per minute by route id (as `/api/x402/catalogue` lists them).
+    #[serde(default)]
+    pub routes: std::collections::BTreeMap<String, u32>,
+}
+
+impl LimitsFile {
+    /// The per-route limits, each checked against the catalogue's paid routes: a name that
+    /// is not one stops the start, rather than leaving a route unlimited by a typo.
+    pub fn route_rates(
+        &self,
+        catalogue: &'static svc_catalogue::Catalogue,
+    ) -> anyhow::Result<std::collections::HashMap<&'static str, u32>> {
+        self.routes
+            .iter()
+            .map(|(id, limit)| match catalogue.get(id).filter(|r| r.is_paid()) {
+                Some(route) => Ok((route.id, *limit)),
+                None => anyhow::bail!("[limits.routes] names {id:?}, which is no paid route's id"),
+            })
+            .collect()
+    }
 }
 
 impl FileConfig {
@@ -478,6 +514,28 @@ mod tests {
         .expect("parses");
         assert_eq!(file.x402.networks[0].decimals, 6);
         assert!(toml::from_str::<FileConfig>("[x402]\nnetwork = 1").is_err(), "unknown keys are refused");
+    }
+
+    #[test]
+    fn a_config_file_sets_limits_per_route_and_a_typo_stops_the_start() {
+        let file: FileConfig = toml::from_str(
+            r#"
+            [limits]
+            previews_per_hour = 0
+            rate_per_minute = 600
+            [limits.routes]
+            "alpha.top_picks" = 0
+            "infra.swap_quote" = 10
+            "#,
+        )
+        .expect("parses");
+        assert_eq!((file.limits.previews_per_hour, file.limits.rate_per_minute), (Some(0), Some(600)));
+        let rates = file.limits.route_rates(svc_catalogue::catalogue()).expect("known routes");
+        assert_eq!((rates["alpha.top_picks"], rates["infra.swap_quote"]), (0, 10));
+        let typo: FileConfig = toml::from_str("[limits.routes]\n\"alpha.top_pick\" = 5").expect("parses");
+        let refused = typo.limits.route_rates(svc_catalogue::catalogue()).expect_err("no such route");
+        assert!(refused.to_string().contains("alpha.top_pick"), "{refused}");
+        assert!(toml::from_str::<FileConfig>("[limits]\nper_minute = 1").is_err(), "unknown keys are refused");
     }
 
     #[test]

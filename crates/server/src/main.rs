@@ -126,12 +126,18 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let local = listener.local_addr()?;
     let site = sign_in_site(args.public_url.as_deref(), local, args.payments.production)?;
     let store = open_store(&args.store).await?;
+    let limits = match &args.payments.config {
+        Some(path) => config::FileConfig::read(path)?.limits,
+        None => config::LimitsFile::default(),
+    };
+    let defaults = ApiConfig::default();
     let config = ApiConfig {
         body_limit_bytes: args.body_limit_bytes,
         public_url: args.public_url.clone(),
         sign_in: sign_in_config(args.payments.production)?.for_site(site),
-        previews_per_hour: args.previews_per_hour,
-        rate_per_minute: args.rate_per_minute,
+        previews_per_hour: args.previews_per_hour.or(limits.previews_per_hour).unwrap_or(defaults.previews_per_hour),
+        rate_per_minute: args.rate_per_minute.or(limits.rate_per_minute).unwrap_or(defaults.rate_per_minute),
+        route_rates: limits.route_rates(svc_catalogue::catalogue())?,
         rate_limits: true,
         trusted_proxies: args.trusted_proxies.clone(),
         signals: svc_signals_config(args.signal_refresh_minutes),

@@ -217,3 +217,49 @@ async fn forged_payments_naming_fresh_wallets_count_against_the_ip_and_hold_noth
     let bob = app.get_from(BOB, &uri, &[("payment-signature", &forged_for(&sign_challenge(&challenge, 33), 1))]).await;
     assert_eq!(bob.status, StatusCode::PAYMENT_REQUIRED);
 }
+
+/// The limits an operator set: Top Picks off, the launchpad coin route at 2 a minute, the
+/// preview quota off.
+async fn operator_limits() -> TestApp {
+    let route_rates = [("alpha.top_picks", 0), ("infra.launchpad_coin", 2)].into_iter().collect();
+    TestApp::with_config(svc_api::ApiConfig { route_rates, previews_per_hour: 0, ..Default::default() }).await
+}
+
+#[tokio::test]
+async fn an_operator_sets_a_routes_limit_and_zero_turns_a_limit_off() {
+    let app = operator_limits().await;
+    let coin = coin_uri(&app);
+    for _ in 0..2 {
+        assert_eq!(app.get_from(ALICE, &coin, &[]).await.status, StatusCode::PAYMENT_REQUIRED);
+    }
+    let refused = app.get_from(ALICE, &coin, &[]).await;
+    assert_error(&refused, StatusCode::TOO_MANY_REQUESTS, "rate_limited");
+    assert_eq!(header(&refused, "ratelimit-limit"), Some("2"), "the operator's limit, not the default");
+
+    // Top Picks allow 30 a minute by contract; this deployment turned that off.
+    for _ in 0..40 {
+        let reply = app.get_from(ALICE, "/api/x402/alpha/top-picks", &[]).await;
+        assert_eq!(reply.status, StatusCode::PAYMENT_REQUIRED);
+        assert_eq!(header(&reply, "ratelimit-limit"), None, "no window to report");
+    }
+    // So did the preview quota (5 an hour by contract).
+    for _ in 0..8 {
+        let preview = app.get_from(ALICE, "/api/x402/alpha/top-picks?preview=true", &[]).await;
+        assert_eq!(preview.status, StatusCode::OK, "{}", preview.text());
+        assert_eq!(preview.json()["preview"]["remaining"], serde_json::Value::Null);
+    }
+}
+
+#[tokio::test]
+async fn the_catalogue_shows_each_routes_limit_on_this_deployment() {
+    let app = operator_limits().await;
+    let catalogue = app.get("/api/x402/catalogue").await.json();
+    let limit_of = |id: &str| {
+        catalogue["resources"].as_array().expect("resources").iter().find(|r| r["id"] == id).expect("listed")
+            ["rate_limit_per_minute"]
+            .clone()
+    };
+    assert_eq!(limit_of("alpha.top_picks"), serde_json::Value::Null, "turned off");
+    assert_eq!(limit_of("infra.launchpad_coin"), 2);
+    assert_eq!(limit_of("alpha.exodus"), 120, "the default");
+}
