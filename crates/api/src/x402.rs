@@ -163,6 +163,12 @@ enum Schemas {
     Omitted,
 }
 
+/// The most input a challenge echoes, in bytes of JSON.
+const MAX_ECHO_BYTES: usize = 4096;
+
+/// The echo of an input too large to copy.
+static NO_ECHO: std::sync::LazyLock<InputEcho> = std::sync::LazyLock::new(InputEcho::default);
+
 /// The v1 name of the settlement header.
 const X_PAYMENT_RESPONSE: &str = "x-payment-response";
 
@@ -224,8 +230,8 @@ impl Challenge<'_> {
                 Schemas::Included => schema,
                 Schemas::Omitted => &Value::Null,
             };
-            extensions
-                .insert("bazaar".into(), svc_catalogue::discovery::bazaar_extension(self.route, schema, self.echo));
+            let echo = if self.echo_fits() { self.echo } else { &NO_ECHO };
+            extensions.insert("bazaar".into(), svc_catalogue::discovery::bazaar_extension(self.route, schema, echo));
         }
         // A payment echoes the sign-in offer of the challenge it paid, made in an earlier
         // minute perhaps: only the challenge carries it, and echoes of it are not compared.
@@ -243,6 +249,19 @@ impl Challenge<'_> {
             }
         }
         extensions
+    }
+
+    /// Whether the request's fields are small enough to echo in the challenge. The client
+    /// copies the challenge's extensions into its payment header, so an echo of a large input
+    /// would make a payment too large to send; past the bound the example carries no fields.
+    fn echo_fits(&self) -> bool {
+        let query = self.parts.uri.query().map_or(0, str::len);
+        if self.body.map_or(0, <[u8]>::len) + query <= MAX_ECHO_BYTES {
+            return true;
+        }
+        let size = |fields: &Map<String, Value>| serde_json::to_vec(fields).map_or(usize::MAX, |v| v.len());
+        size(&self.echo.path).saturating_add(size(&self.echo.query)).saturating_add(size(&self.echo.body))
+            <= MAX_ECHO_BYTES
     }
 
     /// The challenge's JSON and its base64 header value.

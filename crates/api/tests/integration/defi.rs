@@ -501,3 +501,20 @@ async fn evm_only_filters_on_solana_discovery_are_a_free_422() {
     crate::support::assert_invalid_at(&reply, &[json!("body"), json!("min_apy")]);
     assert!(app.sim.faults.log().is_empty());
 }
+
+/// A large valid input is paid for like any other: the challenge echoes no more of it than a
+/// small bound, so the payment that copies the challenge's extensions stays a payment svc
+/// takes (before, 11 KB of calldata made the payment too large and the client looped on 402).
+#[tokio::test]
+async fn a_simulation_with_large_calldata_is_challenged_briefly_and_paid() {
+    let app = TestApp::new().await;
+    let data = format!("0xa9059cbb{}", "00".repeat(32 * 1024));
+    let body = json!({"tx_data": {"to": BASE_USDC, "data": data}, "from_address": WALLET});
+    let challenge = app.call(&Method::POST, SIMULATE, Some(&body.to_string())).await;
+    assert_eq!(challenge.status, StatusCode::PAYMENT_REQUIRED, "{}", challenge.text());
+    let header = challenge.headers.get("payment-required").expect("challenge header");
+    assert!(header.len() < 16 * 1024, "a {} byte challenge header", header.len());
+    let paid = app.pay_post(SIMULATE, &body, 61).await;
+    assert_eq!(paid.status, StatusCode::OK, "{}", paid.text());
+    assert_eq!(app.paid_calls().await, 1);
+}
