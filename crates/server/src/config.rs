@@ -285,7 +285,8 @@ pub const DEV_SOLANA_FEE_PAYER: &str = "HreMf6X5nAv9evt728Gf3TSuUNEnEXDPhdpCC1GJ
 /// How svc takes payment.
 #[derive(Clone, Args)]
 pub struct PaymentArgs {
-    /// TOML file with an `[x402]` table (networks, facilitator); see README.
+    /// TOML file with an `[x402]` table (networks, facilitator) and a `[limits]` table (rate
+    /// limits, the preview quota); see README.
     #[arg(long, env = "SVC_CONFIG")]
     pub config: Option<PathBuf>,
 
