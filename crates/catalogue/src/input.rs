@@ -178,6 +178,13 @@ pub(crate) fn scalar_kinds<T: schemars::JsonSchema>() -> HashMap<String, Scalar>
     kinds
 }
 
+/// Whether `T` takes fields it does not name (a flattened map): only then may a body carry
+/// fields outside its properties.
+pub(crate) fn takes_any_field<T: schemars::JsonSchema>() -> bool {
+    let schema = SchemaSettings::draft2020_12().into_generator().into_root_schema_for::<T>();
+    schema.get("additionalProperties").is_some_and(|extra| extra != &Value::Bool(false))
+}
+
 fn json_types(schema: &Value) -> Vec<&str> {
     let mut out = Vec::new();
     match schema.get("type") {
@@ -340,6 +347,30 @@ pub(crate) fn parse<I: RouteInput>(spec: &RouteSpec, raw: &RawInput<'_>) -> Resu
             }
         }
         _ => {}
+    }
+
+    // A body field the input does not name is refused, not ignored: it would be echoed into
+    // the challenge and the payment, and a client that misspelt a field should hear so.
+    if !spec.open_body {
+        let mut unknown: Vec<&String> = origins
+            .iter()
+            .filter(|(name, origin)| **origin == Origin::Body && !kinds.contains_key(*name))
+            .map(|(n, _)| n)
+            .collect();
+        if !unknown.is_empty() {
+            unknown.sort();
+            let errors = unknown
+                .into_iter()
+                .map(|name| {
+                    FieldError::new(
+                        [Loc::from("body"), Loc::from(name.as_str())],
+                        "Extra inputs are not permitted",
+                        "extra_forbidden",
+                    )
+                })
+                .collect();
+            return Err(InputError { errors });
+        }
     }
 
     let default_origin = match spec.source {

@@ -115,6 +115,15 @@ fn request_body(route: &RouteSpec, schemas: &mut SchemaGenerator) -> Option<Valu
             required_fields.into_iter().filter(|k| !path_names.contains(&k.as_str())).collect();
         json!({ "type": "object", "properties": props, "required": required_fields })
     };
+    // Fields the input does not name are refused (422), and documented so.
+    let schema = match schema {
+        Value::Object(mut object) if !route.open_body => {
+            let key = if object.contains_key("$ref") { "unevaluatedProperties" } else { "additionalProperties" };
+            object.entry(key).or_insert(Value::Bool(false));
+            Value::Object(object)
+        }
+        other => other,
+    };
     Some(json!({ "required": required, "content": { "application/json": { "schema": schema } } }))
 }
 

@@ -229,6 +229,8 @@ pub struct RouteSpec {
     pub tag: &'static str,
     pub(crate) parse: ParseFn,
     pub(crate) scalars: Arc<HashMap<String, Scalar>>,
+    /// Whether the input takes body fields it does not name (a flattened map).
+    pub(crate) open_body: bool,
 }
 
 impl RouteSpec {
@@ -259,6 +261,7 @@ impl RouteSpec {
             tag: "",
             parse: input::parse::<I>,
             scalars: Arc::new(input::scalar_kinds::<I>()),
+            open_body: input::takes_any_field::<I>(),
         }
     }
 

@@ -173,3 +173,18 @@ async fn valid_input_reaches_the_handler_and_a_preview_is_truncated() {
     assert_eq!(picks.len(), 1, "a preview shows one item");
     assert!(picks[0].get("thesis").is_none(), "a preview omits the thesis: {body}");
 }
+
+/// A body field the route does not name is refused before any challenge, on both channels:
+/// ignored, it would be echoed into the challenge and the payment (a 200 KB body of unknown
+/// fields made a 273 KB challenge), and a misspelt field would silently change nothing.
+#[tokio::test]
+async fn a_body_field_the_route_does_not_name_is_a_422_naming_it() {
+    let app = TestApp::new().await;
+    let body = json!({"tx_data": {"to": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}, "junk": "x".repeat(200_000)});
+    let path = "/api/x402/svc-tools/shield/validate";
+    refused_on_both(&app, "POST", path, Some(&body.to_string()), &["body", "junk"]).await;
+    let misspelt = json!({"tx_data": {"to": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}, "netwrok": "base"});
+    let reply = app.call(&axum::http::Method::POST, path, Some(&misspelt.to_string())).await;
+    assert_eq!(reply.json()["detail"][0]["type"], "extra_forbidden", "{}", reply.text());
+    assert_eq!(app.paid_calls().await, 0);
+}
