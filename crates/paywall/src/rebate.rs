@@ -16,9 +16,13 @@ const COUNT_FRESH_MS: i64 = 60_000;
 /// Payers whose counts are kept before the table starts over.
 const MAX_PAYERS: usize = 100_000;
 
-/// Paid calls per payer as last counted, and when.
+/// Paid calls per payer as last counted, and when; and the account each rebated wallet owns
+/// (accounts are never deleted or moved to another wallet, so it never goes stale).
 #[derive(Debug, Default)]
-pub(crate) struct PaidCounts(Mutex<HashMap<String, (u64, i64)>>);
+pub(crate) struct PaidCounts {
+    counts: Mutex<HashMap<String, (u64, i64)>>,
+    accounts: Mutex<HashMap<String, String>>,
+}
 
 impl Paywall {
     /// Gives `payer` the credits its tier owes on a payment of `paid` for `sale`, recorded as
@@ -43,10 +47,23 @@ impl Paywall {
             return Ok(None);
         }
         let now_ms = self.clock.now_ms();
-        let account = svc_accounts::wallet_account(&self.store, payer, now_ms).await?;
+        let known = self.paid_counts.accounts.lock().ok().and_then(|accounts| accounts.get(payer).cloned());
+        let account_id = match known {
+            Some(id) => id,
+            None => {
+                let id = svc_accounts::wallet_account(&self.store, payer, now_ms).await?.id;
+                if let Ok(mut accounts) = self.paid_counts.accounts.lock() {
+                    if accounts.len() >= MAX_PAYERS {
+                        accounts.clear();
+                    }
+                    accounts.insert(payer.to_owned(), id.clone());
+                }
+                id
+            }
+        };
         let credit = NewCredit {
             id: &format!("cl_{}", uuid::Uuid::now_v7().simple()),
-            account_id: &account.id,
+            account_id: &account_id,
             amount: owed.atomic(),
             kind: REBATE,
             route_id: Some(sale.product),
@@ -60,7 +77,7 @@ impl Paywall {
     /// a minute, and counted on here between.
     async fn calls_before(&self, payer: &str) -> Result<u64, PaywallError> {
         let now = self.clock.now_ms();
-        if let Ok(mut counts) = self.paid_counts.0.lock()
+        if let Ok(mut counts) = self.paid_counts.counts.lock()
             && let Some((calls, at)) = counts.get_mut(payer)
             && now - *at < COUNT_FRESH_MS
         {
@@ -70,7 +87,7 @@ impl Paywall {
         }
         // Counts the call just recorded too.
         let calls = self.paid_calls(payer).await?;
-        if let Ok(mut counts) = self.paid_counts.0.lock() {
+        if let Ok(mut counts) = self.paid_counts.counts.lock() {
             if counts.len() >= MAX_PAYERS {
                 counts.clear();
             }
