@@ -11,7 +11,6 @@
 
 use base64::Engine as _;
 use hmac::{Hmac, Mac};
-use serde::Deserialize;
 use serde_json::{Value, json};
 use sha2::Sha256;
 use time::OffsetDateTime;
@@ -19,8 +18,8 @@ use time::format_description::well_known::Rfc3339;
 
 use crate::auth::SignInConfig;
 
-/// The extension's name, and the request header a proof comes in.
-pub const SIGN_IN_WITH_X: &str = "sign-in-with-x";
+use svc_x402::siwx::Proof;
+pub use svc_x402::siwx::SIGN_IN_WITH_X;
 
 /// How long a challenge's sign-in message may be signed and used.
 pub const MAX_AGE_MS: i64 = 5 * 60 * 1000;
@@ -28,25 +27,6 @@ pub const MAX_AGE_MS: i64 = 5 * 60 * 1000;
 /// Challenges made within one window share their message time and nonce, so they can be
 /// cached like any other challenge.
 pub const WINDOW_MS: i64 = 60 * 1000;
-
-/// A proof the header carried, as the official client writes it.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Proof {
-    domain: String,
-    address: String,
-    statement: Option<String>,
-    uri: String,
-    version: String,
-    chain_id: String,
-    nonce: String,
-    issued_at: String,
-    expiration_time: Option<String>,
-    not_before: Option<String>,
-    request_id: Option<String>,
-    resources: Option<Vec<String>>,
-    signature: String,
-}
 
 /// Why a proof was not taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -105,8 +85,7 @@ pub fn verify(config: &SignInConfig, header: &[u8], now_ms: i64) -> Result<Strin
     if proof.domain != site.domain() || !same_origin {
         return Err(SiwxError::Site);
     }
-    let chain_id: u64 =
-        proof.chain_id.strip_prefix("eip155:").and_then(|id| id.parse().ok()).ok_or(SiwxError::Chain)?;
+    proof.evm_chain_id().ok_or(SiwxError::Chain)?;
     let issued_ms = unix_ms(&proof.issued_at).ok_or(SiwxError::Malformed)?;
     let expired = proof.expiration_time.as_deref().map(unix_ms).map(|at| at.is_none_or(|at| at <= now_ms));
     let early = proof.not_before.as_deref().map(unix_ms).map(|at| at.is_none_or(|at| at > now_ms));
@@ -118,45 +97,13 @@ pub fn verify(config: &SignInConfig, header: &[u8], now_ms: i64) -> Result<Strin
     if expected.is_empty() || mac_verify(&mut mac, &expected).is_err() {
         return Err(SiwxError::Nonce);
     }
-    let message = message(&proof, chain_id).ok_or(SiwxError::Malformed)?;
+    let message = proof.message().ok_or(SiwxError::Malformed)?;
     let mut signature = [0u8; 65];
     let hex_sig = proof.signature.strip_prefix("0x").unwrap_or(&proof.signature);
     if hex::decode_to_slice(hex_sig, &mut signature).is_err() || message.verify_eip191(&signature).is_err() {
         return Err(SiwxError::Signature);
     }
     Ok(format!("0x{}", hex::encode(message.address)))
-}
-
-/// The EIP-4361 message the proof's fields spell, as the wallet signed it.
-fn message(proof: &Proof, chain_id: u64) -> Option<siwe::Message> {
-    let mut address = [0u8; 20];
-    hex::decode_to_slice(proof.address.strip_prefix("0x")?, &mut address).ok()?;
-    let stamp = |text: &str| text.parse::<siwe::TimeStamp>().ok();
-    let resources = match &proof.resources {
-        Some(list) => list.iter().map(|r| r.parse().ok()).collect::<Option<Vec<_>>>()?,
-        None => Vec::new(),
-    };
-    (proof.version == "1").then_some(())?;
-    Some(siwe::Message {
-        domain: proof.domain.parse().ok()?,
-        address,
-        statement: proof.statement.clone(),
-        uri: proof.uri.parse().ok()?,
-        version: siwe::Version::V1,
-        chain_id,
-        nonce: proof.nonce.clone(),
-        issued_at: stamp(&proof.issued_at)?,
-        expiration_time: match &proof.expiration_time {
-            Some(at) => Some(stamp(at)?),
-            None => None,
-        },
-        not_before: match &proof.not_before {
-            Some(at) => Some(stamp(at)?),
-            None => None,
-        },
-        request_id: proof.request_id.clone(),
-        resources,
-    })
 }
 
 /// The nonce of messages issued at `issued_at`: 16 bytes of a keyed digest of it.

@@ -72,36 +72,24 @@ pub(crate) async fn serve(
 ) -> Result<Response, ApiError> {
     let Call { state, route, parts, .. } = call;
     let price = route.price.price(input.price_units());
+    let challenge = |price| Challenge { state, route, parts, body, price, echo: input.echo() };
     let payment = match presented {
         Presented::Payment(payment) => payment,
         Presented::TooLarge(bytes) => {
             return Err(ApiError::PaymentHeaderTooLarge { bytes, limit: svc_x402::codec::MAX_HEADER_BYTES });
         }
         // A payment header that is not a payment: refused like any invalid payment.
-        Presented::Junk => {
-            let challenge = Challenge { state, route, parts, body, price, echo: input.echo() };
-            return Err(challenge.unpaid(true));
-        }
+        Presented::Junk => return Err(challenge(price).unpaid(true)),
         Presented::Nothing => {
             let signed_in = parts.headers.get(&SIGN_IN_WITH_X_HEADER).filter(|_| route.billed_as_data);
-            let Some(proof) = signed_in else {
-                let challenge = Challenge { state, route, parts, body, price, echo: input.echo() };
-                return Err(challenge.unpaid(false));
-            };
+            let Some(proof) = signed_in else { return Err(challenge(price).unpaid(false)) };
             // A payer that proved its wallet is quoted its own price.
             let now = state.clock.now_ms();
             return Err(match svc_accounts::siwx::verify(&state.config.sign_in, proof.as_bytes(), now) {
-                Ok(wallet) => {
-                    let price = state.paywall.payer_tier(&wallet).await?.apply(price);
-                    Challenge { state, route, parts, body, price, echo: input.echo() }.unpaid(false)
-                }
+                Ok(wallet) => challenge(state.paywall.payer_tier(&wallet).await?.apply(price)).unpaid(false),
                 Err(refused) => {
-                    let challenge = Challenge { state, route, parts, body, price, echo: input.echo() };
                     let why = format!("{}: {refused}", svc_accounts::siwx::SIGN_IN_WITH_X);
-                    match challenge.build(&state.paywall.requirements(price), &why) {
-                        Ok((body, header)) => ApiError::PaymentRequired { body, header, refused: false },
-                        Err(err) => err,
-                    }
+                    challenge(price).with_error(&state.paywall.requirements(price), &why, false)
                 }
             });
         }
@@ -144,7 +132,7 @@ async fn serve_paid(
             Ok(response)
         }
         Outcome::Kept { body, receipt } => Ok(paid(body, HeaderValue::from_str(&receipt).ok())),
-        Outcome::Refused { accepts, reason } => Err(challenge.refuse(&accepts, &reason)),
+        Outcome::Refused { accepts, reason } => Err(challenge.with_error(&accepts, &reason, true)),
         Outcome::Failed(err) => Err(err),
         Outcome::Unsettled { error, receipt } => Err(ApiError::SettlementFailed {
             reason: error.reason().to_owned(),
@@ -213,10 +201,11 @@ impl Challenge<'_> {
         Ok(built)
     }
 
-    /// The challenge to a payment refused before it was charged, naming why.
-    fn refuse(&self, accepts: &[PaymentRequirements], reason: &str) -> ApiError {
-        match self.build(accepts, reason) {
-            Ok((body, header)) => ApiError::PaymentRequired { body, header, refused: true },
+    /// A challenge naming why the request was not charged (`refused`: its payment was
+    /// refused before it verified).
+    fn with_error(&self, accepts: &[PaymentRequirements], why: &str, refused: bool) -> ApiError {
+        match self.build(accepts, why) {
+            Ok((body, header)) => ApiError::PaymentRequired { body, header, refused },
             Err(err) => err,
         }
     }
@@ -236,9 +225,9 @@ impl Challenge<'_> {
         // A payment echoes the sign-in offer of the challenge it paid, made in an earlier
         // minute perhaps: only the challenge carries it, and echoes of it are not compared.
         if matches!(schemas, Schemas::Included) && self.route.billed_as_data {
-            let requirements = self.state.paywall.requirements(self.price);
+            let networks = self.state.paywall.offer().networks();
             let chains: Vec<&str> =
-                requirements.iter().map(|r| r.network.as_str()).filter(|n| n.starts_with("eip155:")).collect();
+                networks.iter().map(|n| n.network.as_str()).filter(|n| n.starts_with("eip155:")).collect();
             if !chains.is_empty() {
                 let site = self.state.config.sign_in.site().uri();
                 let path = self.parts.uri.path_and_query().map_or("/", |pq| pq.as_str());

@@ -48,8 +48,8 @@ pub struct Paywall {
     clock: Arc<dyn Clock>,
     /// Answers kept so far, to prune old ones every so often.
     saves: AtomicU64,
-    /// Paid calls per payer, for the tier a rebate needs.
-    paid_counts: rebate::PaidCounts,
+    /// Paid calls and accounts per payer, for the rebates owed.
+    rebate_memo: rebate::Memo,
 }
 
 impl std::fmt::Debug for Paywall {
@@ -162,14 +162,7 @@ pub fn echoes_extensions(payment: &DecodedPayment) -> bool {
 impl Paywall {
     /// A paywall over `offer`, checked by `facilitator`, recorded in `store` at `clock`'s time.
     pub fn new(store: Store, facilitator: Arc<dyn Facilitator>, offer: Offer, clock: Arc<dyn Clock>) -> Self {
-        Paywall {
-            store,
-            facilitator,
-            offer,
-            clock,
-            saves: AtomicU64::new(0),
-            paid_counts: rebate::PaidCounts::default(),
-        }
+        Paywall { store, facilitator, offer, clock, saves: AtomicU64::new(0), rebate_memo: rebate::Memo::default() }
     }
 
     /// The networks and recipients offered.

@@ -19,7 +19,7 @@ const MAX_PAYERS: usize = 100_000;
 /// Paid calls per payer as last counted, and when; and the account each rebated wallet owns
 /// (accounts are never deleted or moved to another wallet, so it never goes stale).
 #[derive(Debug, Default)]
-pub(crate) struct PaidCounts {
+pub(crate) struct Memo {
     counts: Mutex<HashMap<String, (u64, i64)>>,
     accounts: Mutex<HashMap<String, String>>,
 }
@@ -47,12 +47,12 @@ impl Paywall {
             return Ok(None);
         }
         let now_ms = self.clock.now_ms();
-        let known = self.paid_counts.accounts.lock().ok().and_then(|accounts| accounts.get(payer).cloned());
+        let known = self.rebate_memo.accounts.lock().ok().and_then(|accounts| accounts.get(payer).cloned());
         let account_id = match known {
             Some(id) => id,
             None => {
                 let id = svc_accounts::wallet_account(&self.store, payer, now_ms).await?.id;
-                if let Ok(mut accounts) = self.paid_counts.accounts.lock() {
+                if let Ok(mut accounts) = self.rebate_memo.accounts.lock() {
                     if accounts.len() >= MAX_PAYERS {
                         accounts.clear();
                     }
@@ -77,7 +77,7 @@ impl Paywall {
     /// a minute, and counted on here between.
     async fn calls_before(&self, payer: &str) -> Result<u64, PaywallError> {
         let now = self.clock.now_ms();
-        if let Ok(mut counts) = self.paid_counts.counts.lock()
+        if let Ok(mut counts) = self.rebate_memo.counts.lock()
             && let Some((calls, at)) = counts.get_mut(payer)
             && now - *at < COUNT_FRESH_MS
         {
@@ -87,7 +87,7 @@ impl Paywall {
         }
         // Counts the call just recorded too.
         let calls = self.paid_calls(payer).await?;
-        if let Ok(mut counts) = self.paid_counts.counts.lock() {
+        if let Ok(mut counts) = self.rebate_memo.counts.lock() {
             if counts.len() >= MAX_PAYERS {
                 counts.clear();
             }

@@ -46,7 +46,8 @@ pub async fn run(args: PayArgs) -> anyhow::Result<()> {
     let network = svc_x402::client::choose(&challenge, args.network.as_deref()).map(|r| r.network.clone());
     if let Some(proof) = network.and_then(|n| svc_x402::client::sign_in_header(&challenge, &n, &payer)) {
         let proof = proof.context("signing in with the wallet")?;
-        let signed_in = request(Some((SIGN_IN_WITH_X, &proof))).await.context("signing in with the wallet")?;
+        let signed_in =
+            request(Some((svc_x402::siwx::SIGN_IN_WITH_X, &proof))).await.context("signing in with the wallet")?;
         if signed_in.status() == reqwest::StatusCode::PAYMENT_REQUIRED {
             challenge = challenge_of(&signed_in)?;
         } else {
@@ -68,9 +69,6 @@ pub async fn run(args: PayArgs) -> anyhow::Result<()> {
     let paid = request(Some((svc_x402::PAYMENT_SIGNATURE, &payment))).await.context("retrying with the payment")?;
     print(paid).await
 }
-
-/// The header a wallet proves itself in before it pays.
-const SIGN_IN_WITH_X: &str = "sign-in-with-x";
 
 /// The challenge a 402 carries in `PAYMENT-REQUIRED`.
 fn challenge_of(response: &reqwest::Response) -> anyhow::Result<PaymentRequired> {

@@ -6,6 +6,7 @@ use std::str::FromStr;
 use serde_json::{Value, json};
 use svc_chain_evm::{Address, B256, Payer, TokenDomain, U256};
 
+use crate::siwx::{Proof, SIGN_IN_WITH_X};
 use crate::wire::{PaymentRequired, PaymentRequirements};
 
 /// Why a challenge could not be paid.
@@ -75,7 +76,7 @@ pub fn pay_header(
 /// offers sign-in there: a server that takes it quotes the wallet its own price. `None` when
 /// the challenge offers no sign-in on that network.
 pub fn sign_in_header(challenge: &PaymentRequired, network: &str, payer: &Payer) -> Option<Result<String, PayError>> {
-    let offer = challenge.extensions.as_ref()?.get("sign-in-with-x")?;
+    let offer = challenge.extensions.as_ref()?.get(SIGN_IN_WITH_X)?;
     let chain = offer.get("supportedChains")?.as_array()?.iter().find(|c| {
         c.get("chainId").and_then(Value::as_str) == Some(network) && c.get("type") == Some(&json!("eip191"))
     })?;
@@ -86,51 +87,26 @@ pub fn sign_in_header(challenge: &PaymentRequired, network: &str, payer: &Payer)
 fn sign_in_proof(info: &Value, chain: &Value, payer: &Payer) -> Result<String, PayError> {
     let text = |key: &'static str| info.get(key).and_then(Value::as_str).ok_or(PayError::Malformed(key));
     let optional = |key: &str| info.get(key).and_then(Value::as_str).map(str::to_owned);
-    let chain_id = chain.get("chainId").and_then(Value::as_str).ok_or(PayError::Malformed("chainId"))?;
-    let numeric: u64 =
-        chain_id.strip_prefix("eip155:").and_then(|id| id.parse().ok()).ok_or(PayError::Malformed("chainId"))?;
-    let resources: Vec<String> = info
-        .get("resources")
-        .and_then(Value::as_array)
-        .map(|list| list.iter().filter_map(Value::as_str).map(str::to_owned).collect())
-        .unwrap_or_default();
-    let stamp = |key: &'static str, at: &str| at.parse::<siwe::TimeStamp>().map_err(|_| PayError::Malformed(key));
-    let message = siwe::Message {
-        domain: text("domain")?.parse().map_err(|_| PayError::Malformed("domain"))?,
-        address: payer.address().into_array(),
+    let mut proof = Proof {
+        domain: text("domain")?.to_owned(),
+        address: payer.address().to_checksum(None),
         statement: optional("statement"),
-        uri: text("uri")?.parse().map_err(|_| PayError::Malformed("uri"))?,
-        version: siwe::Version::V1,
-        chain_id: numeric,
+        uri: text("uri")?.to_owned(),
+        version: text("version")?.to_owned(),
+        chain_id: chain.get("chainId").and_then(Value::as_str).ok_or(PayError::Malformed("chainId"))?.to_owned(),
+        kind: "eip191".to_owned(),
         nonce: text("nonce")?.to_owned(),
-        issued_at: stamp("issuedAt", text("issuedAt")?)?,
-        expiration_time: optional("expirationTime").map(|at| stamp("expirationTime", &at)).transpose()?,
-        not_before: optional("notBefore").map(|at| stamp("notBefore", &at)).transpose()?,
+        issued_at: text("issuedAt")?.to_owned(),
+        expiration_time: optional("expirationTime"),
+        not_before: optional("notBefore"),
         request_id: optional("requestId"),
-        resources: resources
-            .iter()
-            .map(|r| r.parse().map_err(|_| PayError::Malformed("resources")))
-            .collect::<Result<_, _>>()?,
+        resources: info
+            .get("resources")
+            .and_then(Value::as_array)
+            .map(|list| list.iter().filter_map(Value::as_str).map(str::to_owned).collect()),
+        signature: String::new(),
     };
-    let signature = payer.sign_message(&message.to_string()).map_err(|e| PayError::Sign(e.to_string()))?;
-    let mut proof = json!({
-        "domain": text("domain")?,
-        "address": payer.address().to_checksum(None),
-        "uri": text("uri")?,
-        "version": text("version")?,
-        "chainId": chain_id,
-        "type": "eip191",
-        "nonce": text("nonce")?,
-        "issuedAt": text("issuedAt")?,
-        "signature": signature,
-    });
-    for key in ["statement", "expirationTime", "notBefore", "requestId"] {
-        if let Some(value) = optional(key) {
-            proof[key] = Value::from(value);
-        }
-    }
-    if !resources.is_empty() {
-        proof["resources"] = json!(resources);
-    }
+    let message = proof.message().ok_or(PayError::Malformed("sign-in-with-x offer"))?;
+    proof.signature = payer.sign_message(&message.to_string()).map_err(|e| PayError::Sign(e.to_string()))?;
     Ok(crate::codec::encode_header(&proof))
 }

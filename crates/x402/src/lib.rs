@@ -18,6 +18,7 @@ pub mod http;
 pub mod ledger;
 pub mod matching;
 pub mod network;
+pub mod siwx;
 /// The x402 v2 messages.
 pub use svc_x402_wire as wire;
 
