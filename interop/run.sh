@@ -4,7 +4,9 @@
 #   1. verify-only: TypeScript @x402/fetch + @x402/evm, Python x402 and `svc pay` each pay a
 #      running svc; a payer at a volume tier signs in first (@x402/extensions sign-in-with-x,
 #      and `svc pay`) and pays the discounted price it is quoted;
-#   2. real settlement: a local EVM chain (Hardhat) with an EIP-3009 token compiled here; svc's
+#   2. the LLM proxy: the official `openai` Python SDK (non-stream, stream, tool calls, both
+#      provider kinds) with a proxy token, and an x402 credit top-up paid by the Python client;
+#   3. real settlement: a local EVM chain (Hardhat) with an EIP-3009 token compiled here; svc's
 #      built-in facilitator settles on it from two relayer keys; the TypeScript client pays, the
 #      balances move exactly once, and a replay or 20 concurrent copies of one payment move
 #      nothing more; then 200 distinct payments from 8 payers at concurrency 32 all settle, with
@@ -78,6 +80,21 @@ if [ $(( paid * 5 )) -ne $(( list * 4 )) ]; then
 else
   echo "svc pay signed in and paid $paid against a list price of $list"
 fi
+
+echo "== the LLM proxy with the official openai SDK, topped up by the official x402 client"
+llm_token() { curl -sf -X POST "http://127.0.0.1:$port/api/account/llm-token" -H "x-api-key: $1" \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])'; }
+operator() { SVC_DATA_DIR="$scratch/verify-only" "$svc" "$@" 2>/dev/null | tail -n1; }
+full="$(operator accounts create --name llm-full)"
+operator credits grant "$full" 5 >/dev/null
+full_token="$(llm_token "$(operator keys create "$full")")"
+empty="$(operator accounts create --name llm-empty)"
+empty_key="$(operator keys create "$empty")"
+curl -sf -X PUT "http://127.0.0.1:$port/api/account/llm-top-up" -H "x-api-key: $empty_key" \
+  -H 'content-type: application/json' -d '{"enabled":true,"amount":"1"}' >/dev/null
+.venv/bin/python llm.py "http://127.0.0.1:$port" "$full_token" "$(llm_token "$empty_key")" \
+  || fail svc "$scratch/verify-only.log"
+if grep -q "svc_acct_" "$scratch/verify-only.log"; then status=1; echo "an LLM token reached the log" >&2; fi
 
 echo "== settlement on a local EVM chain"
 start_chain "$scratch/chain.log" "$scratch/svc.toml" "$payer"

@@ -100,8 +100,9 @@ async fn app(db: &std::path::Path) -> anyhow::Result<axum::Router> {
         offer,
         facilitator,
         upstreams,
+        llm: svc_llm::LlmConfig::simulated(&vendors),
     };
-    let state = AppState::new(services);
+    let state = AppState::new(services)?;
     state.signals.refresh().await?;
     let serving = std::sync::Arc::new(svc_api::handlers::all());
     let signal = axum::routing::get(move |State(state): State<AppState>, request: Request<Body>| {

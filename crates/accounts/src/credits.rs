@@ -72,6 +72,36 @@ async fn refund(store: &Store, account: &str, entry: &str, price: Money, product
     }
 }
 
+/// Adds the credits a settled payment bought. Keyed on the payment, so however often it runs
+/// (a withheld answer claimed later, a retried top-up), the credits are added once. Returns
+/// whether this call added them.
+pub async fn add_purchase(
+    store: &Store,
+    account_id: &str,
+    amount: Money,
+    payment: &str,
+    now_ms: i64,
+) -> Result<bool, StoreError> {
+    let credit = NewCredit {
+        id: &format!("cl_{}", uuid::Uuid::now_v7().simple()),
+        account_id,
+        amount: amount.atomic(),
+        kind: "purchase",
+        route_id: Some(PURCHASE_PRODUCT),
+        reference: Some(&purchase_reference(payment)),
+        now_ms,
+    };
+    store.add_credits(&credit).await
+}
+
+/// What credit purchases are recorded as, on the ledger and with their payment.
+pub const PURCHASE_PRODUCT: &str = "credits.purchase";
+
+/// The ledger reference of the purchase `payment` (`network:payer:nonce`) made.
+pub fn purchase_reference(payment: &str) -> String {
+    format!("purchase:{payment}")
+}
+
 /// An account's volume-discount tier, by its credit-billed calls in the trailing window.
 pub async fn account_tier(store: &Store, account_id: &str, now_ms: i64) -> Result<DiscountTier, StoreError> {
     let (calls, _) = store.credit_calls_since(account_id, now_ms - DISCOUNT_WINDOW_MS).await?;

@@ -151,6 +151,13 @@ impl From<svc_paywall::PaywallError> for ApiError {
     }
 }
 
+impl From<svc_llm::LlmError> for ApiError {
+    /// The account routes of the LLM proxy fail only inside (the store).
+    fn from(err: svc_llm::LlmError) -> Self {
+        ApiError::Internal(err.to_string())
+    }
+}
+
 impl From<crate::answer::EncodeError> for ApiError {
     fn from(err: crate::answer::EncodeError) -> Self {
         ApiError::Internal(err.to_string())

@@ -80,6 +80,7 @@ fn method_router(
     let filter = match route.method {
         HttpMethod::Get => MethodFilter::GET,
         HttpMethod::Post => MethodFilter::POST,
+        HttpMethod::Put => MethodFilter::PUT,
         HttpMethod::Delete => MethodFilter::DELETE,
     };
     let handlers = Arc::clone(handlers);
@@ -161,6 +162,7 @@ pub fn app_with(state: AppState, handlers: Handlers, extra: Router<AppState>) ->
         router = router.route(op.path(), serve);
     }
     let router = router
+        .merge(svc_llm::http::router(state.llm.clone()))
         .merge(extra)
         .fallback(|| async { ApiError::NotFound })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed { allow: "GET" } });

@@ -38,9 +38,11 @@ pub struct App {
     /// Vendor adapters behind the data routes.
     pub upstreams: Arc<Upstreams>,
     /// Preview quotas and rate limits.
-    pub limiter: svc_limits::Limiter,
+    pub limiter: Arc<svc_limits::Limiter>,
     /// The signal engine and its newest snapshot.
     pub signals: Arc<SignalEngine<SignalAnswers>>,
+    /// The LLM proxy.
+    pub llm: Arc<svc_llm::Llm>,
 }
 
 impl std::ops::Deref for AppState {
@@ -73,12 +75,16 @@ pub struct Services {
     pub upstreams: Arc<Upstreams>,
     /// Preview and rate-limit counters: in memory, or shared in Redis.
     pub limiter: svc_limits::Limiter,
+    /// The LLM proxy's tokens, models and providers.
+    pub llm: svc_llm::LlmConfig,
 }
 
 impl AppState {
-    /// Builds the state the handlers run on.
-    pub fn new(services: Services) -> Self {
-        let Services { store, clock, config, offer, facilitator, upstreams, limiter } = services;
+    /// Builds the state the handlers run on; refuses an LLM model table that names a
+    /// provider it does not configure.
+    pub fn new(services: Services) -> Result<Self, svc_llm::LlmError> {
+        let Services { store, clock, config, offer, facilitator, upstreams, limiter, llm } = services;
+        let limiter = Arc::new(limiter);
         let catalogue = svc_catalogue::catalogue();
         let paywall = Arc::new(Paywall::new(store.clone(), facilitator, offer, clock.clone()));
         let challenges = crate::challenge::Challenges::new(catalogue);
@@ -89,7 +95,8 @@ impl AppState {
             market: Arc::new(UpstreamMarket(upstreams.clone())),
             publish: SignalAnswers::publish,
         }));
-        AppState(Arc::new(App {
+        let llm = Arc::new(svc_llm::Llm::new(llm, store.clone(), clock.clone(), paywall.clone(), limiter.clone())?);
+        Ok(AppState(Arc::new(App {
             store,
             clock,
             catalogue,
@@ -100,6 +107,7 @@ impl AppState {
             upstreams,
             limiter,
             signals,
-        }))
+            llm,
+        })))
     }
 }

@@ -55,6 +55,17 @@ async fn a_keys_secret_and_a_sign_in_token_are_never_logged_however_presented() 
     let signed_in = format!("Bearer {token}");
     let me = app.call_with(&Method::GET, "/api/account/keys", None, &[("authorization", &signed_in)]).await;
     assert_eq!(me.status, StatusCode::OK, "{}", me.text());
+    // The LLM proxy's token, as an OpenAI SDK presents it; its last character changed too.
+    let llm = app.state.llm.token(&account.id).await.expect("llm token");
+    let forged = format!("{}0", &llm[..llm.len() - 1]);
+    let chat = r#"{"model":"svc-default","messages":[{"role":"user","content":"hi"}]}"#;
+    for presented in [&llm, &forged] {
+        let bearer = format!("Bearer {presented}");
+        let reply = app
+            .call_with(&Method::POST, "/api/v1/llm/chat/completions", Some(chat), &[("authorization", &bearer)])
+            .await;
+        assert!(!reply.text().contains(&llm[llm.len() - 64..]), "the token's signature came back");
+    }
 
     let text = String::from_utf8(logs.0.lock().expect("logs").clone()).expect("utf-8 logs");
     assert!(text.contains("request finished"), "the requests were logged: {text}");
@@ -62,4 +73,6 @@ async fn a_keys_secret_and_a_sign_in_token_are_never_logged_however_presented() 
     assert!(!text.contains(&secret[5..]), "a key secret reached the logs");
     assert!(!text.contains(&wrong[5..]), "a presented wrong key reached the logs");
     assert!(!text.contains(&token), "a sign-in token reached the logs");
+    assert!(!text.contains(&llm[llm.len() - 64..]), "an LLM token reached the logs");
+    assert!(!text.contains(&forged[forged.len() - 64..]), "a presented forged LLM token reached the logs");
 }

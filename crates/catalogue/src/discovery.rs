@@ -161,11 +161,7 @@ pub fn llms_txt(catalogue: &Catalogue, base_url: &str) -> String {
             (Access::Paid, PriceRule::Fixed(m)) => m.to_string(),
             (Access::Paid, PriceRule::PerUnit { unit, max }) => format!("{unit} per unit, at most {max}"),
         };
-        let method = match route.method {
-            HttpMethod::Get => "GET",
-            HttpMethod::Post => "POST",
-            HttpMethod::Delete => "DELETE",
-        };
+        let method = route.method.as_str();
         let _ = writeln!(out, "- {method} {} — {price} — {}", route.path, route.description);
     }
     out

@@ -197,6 +197,7 @@ fn method_key(m: HttpMethod) -> &'static str {
     match m {
         HttpMethod::Get => "get",
         HttpMethod::Post => "post",
+        HttpMethod::Put => "put",
         HttpMethod::Delete => "delete",
     }
 }

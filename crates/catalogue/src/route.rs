@@ -20,6 +20,8 @@ pub enum HttpMethod {
     Get,
     /// Everything with a JSON body.
     Post,
+    /// Replaces what the path names with the JSON body.
+    Put,
     /// Removes what the path names; inputs in the path.
     Delete,
 }
@@ -30,6 +32,7 @@ impl HttpMethod {
         match self {
             HttpMethod::Get => "GET",
             HttpMethod::Post => "POST",
+            HttpMethod::Put => "PUT",
             HttpMethod::Delete => "DELETE",
         }
     }
@@ -299,6 +302,11 @@ impl RouteSpec {
         self.group = Group::Free;
         self.access = access;
         self
+    }
+
+    /// A route that replaces what its path names with its JSON body.
+    pub fn put<I: RouteInput, O: RouteOutput>(id: &'static str, path: &'static str, description: &'static str) -> Self {
+        Self::new::<I, O>(id, HttpMethod::Put, path, InputSource::Body, description)
     }
 
     /// A route that removes what its path names.

@@ -414,6 +414,9 @@ pub struct FileConfig {
     /// Rate limits and the preview quota.
     #[serde(default)]
     pub limits: LimitsFile,
+    /// The LLM proxy: providers, models, limits.
+    #[serde(default)]
+    pub llm: crate::llm::LlmFile,
 }
 
 /// The `[limits]` table: operators' limits, the contract's values when unset. 0 turns a

@@ -2,6 +2,7 @@
 //! else lives in the library crates, so tests build the same app as `svc serve`.
 
 mod config;
+mod llm;
 mod operator;
 mod pay;
 mod payments;
@@ -126,10 +127,11 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let local = listener.local_addr()?;
     let site = sign_in_site(args.public_url.as_deref(), local, args.payments.production)?;
     let store = open_store(&args.store).await?;
-    let limits = match &args.payments.config {
-        Some(path) => config::FileConfig::read(path)?.limits,
-        None => config::LimitsFile::default(),
+    let file = match &args.payments.config {
+        Some(path) => config::FileConfig::read(path)?,
+        None => config::FileConfig::default(),
     };
+    let limits = file.limits;
     let defaults = ApiConfig::default();
     let config = ApiConfig {
         body_limit_bytes: args.body_limit_bytes,
@@ -144,20 +146,25 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     let clock = Arc::new(SystemClock);
     let (offer, facilitator) = payments::build(&args.payments, clock.clone()).await?;
-    let upstreams = Arc::new(upstreams::build(&args.upstreams, args.payments.production, clock.clone()).await?);
+    let mut market = upstreams::SimulatedMarket::new(&args.upstreams, clock.clone());
+    let upstreams = Arc::new(upstreams::build(args.payments.production, &mut market, clock.clone()).await?);
+    let llm = llm::build(file.llm, args.payments.production, args.public_url.clone(), &mut market).await?;
     let limiter = match &args.redis_url {
         Some(url) => svc_limits::Limiter::redis(url, "svc:limits:")
             .await
             .context("connecting to Redis for shared rate limits (SVC_REDIS_URL)")?,
         None => svc_limits::Limiter::default(),
     };
-    let state = AppState::new(Services { store: store.clone(), clock, config, offer, facilitator, upstreams, limiter });
+    let services = Services { store: store.clone(), clock, config, offer, facilitator, upstreams, limiter, llm };
+    let state = AppState::new(services).context("configuring the LLM proxy")?;
     // Settlements left pending and reservations left by a stopped process are settled from
     // what the chain says.
     tokio::spawn(svc_paywall::reconcile::run(state.paywall.clone(), std::time::Duration::from_secs(15)));
     // The signal engine: one snapshot now, then one per refresh interval, on the replica that
     // holds the engine lease; the others serve the leader's snapshots.
     tokio::spawn(state.signals.clone().run());
+    // Credits held by LLM calls of a process that stopped mid-call are given back.
+    tokio::spawn(state.llm.clone().run_sweeper(std::time::Duration::from_secs(300)));
     let app = svc_api::app(state, svc_api::handlers::all())?;
     let limits = svc_api::serve::ConnectionLimits {
         header_read: std::time::Duration::from_secs(args.header_timeout_secs.max(1)),

@@ -9,10 +9,35 @@ use svc_upstream::{Upstreams, UpstreamsConfig, Vendor};
 
 use crate::config::{SimulatorArgs, UpstreamArgs};
 
-/// Builds the adapters. A vendor whose `SVC_<VENDOR>_URL` is unset points at the simulator,
-/// which is started in this process unless a shared one is given; in production it points
-/// at the vendor's public address. Keys come from `SVC_<VENDOR>_KEY`.
-pub async fn build(args: &UpstreamArgs, production: bool, clock: Arc<dyn Clock>) -> anyhow::Result<Upstreams> {
+/// The simulated market, started in this process on first need unless a shared one is given.
+pub struct SimulatedMarket {
+    shared: Option<String>,
+    seed: u64,
+    clock: Arc<dyn Clock>,
+    started: Option<String>,
+}
+
+impl SimulatedMarket {
+    /// The market `args` name, not started yet.
+    pub fn new(args: &UpstreamArgs, clock: Arc<dyn Clock>) -> Self {
+        SimulatedMarket { shared: args.simulator_url.clone(), seed: args.simulator_seed, clock, started: None }
+    }
+
+    /// Its base URL, starting it if need be.
+    pub async fn base(&mut self) -> anyhow::Result<String> {
+        if let Some(base) = self.shared.as_ref().or(self.started.as_ref()) {
+            return Ok(base.clone());
+        }
+        let sim = Simulator::new(self.seed, self.clock.clone());
+        let (base, _) = sim.spawn().await.context("starting the simulated market")?;
+        self.started = Some(base.clone());
+        Ok(base)
+    }
+}
+
+/// Builds the adapters. A vendor whose `SVC_<VENDOR>_URL` is unset points at the simulator;
+/// in production it points at the vendor's public address. Keys come from `SVC_<VENDOR>_KEY`.
+pub async fn build(production: bool, market: &mut SimulatedMarket, clock: Arc<dyn Clock>) -> anyhow::Result<Upstreams> {
     let env = |vendor: Vendor, what: &str| {
         std::env::var(format!("{}_{what}", vendor.env_prefix())).ok().filter(|v| !v.trim().is_empty())
     };
@@ -20,14 +45,7 @@ pub async fn build(args: &UpstreamArgs, production: bool, clock: Arc<dyn Clock>)
     let mut config = if production || simulated.is_empty() {
         UpstreamsConfig::real()
     } else {
-        let base = match &args.simulator_url {
-            Some(url) => url.clone(),
-            None => {
-                let sim = Simulator::new(args.simulator_seed, clock.clone());
-                let (base, _) = sim.spawn().await.context("starting the simulated market")?;
-                base
-            }
-        };
+        let base = market.base().await?;
         let names: Vec<&str> = simulated.iter().map(|v| v.family()).collect();
         tracing::warn!(
             simulator = %base,

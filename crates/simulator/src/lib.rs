@@ -19,6 +19,7 @@ use svc_domain::Clock;
 
 pub use faults::{Fault, Faults};
 pub use vendors::chaindata::REVOKED_KEY as CHAINDATA_REVOKED_KEY;
+pub use vendors::llm::LlmGate;
 pub use vendors::social::ACCEPTED_BEARER as SOCIAL_BEARER;
 pub use world::World;
 
@@ -57,6 +58,10 @@ pub struct Simulator {
     pub faults: Faults,
     /// Nonces the simulated perp exchange has seen: each may be used once.
     perpdex_nonces: Arc<Mutex<HashSet<u64>>>,
+    /// Holds the fake LLM's streams after their first chunk while engaged.
+    pub llm_gate: LlmGate,
+    /// What the fake LLM received.
+    llm_received: vendors::llm::Received,
 }
 
 impl Simulator {
@@ -66,7 +71,14 @@ impl Simulator {
             world: Arc::new(World::new(seed, clock)),
             faults: Faults::default(),
             perpdex_nonces: Arc::default(),
+            llm_gate: LlmGate::default(),
+            llm_received: Arc::default(),
         }
+    }
+
+    /// The request bodies the fake LLM provider received, oldest first.
+    pub fn llm_requests(&self) -> Vec<serde_json::Value> {
+        self.llm_received.lock().map(|r| r.clone()).unwrap_or_default()
     }
 
     /// Every fake vendor, each under its own path prefix (`/launchpad/...`).

@@ -106,6 +106,17 @@ pub struct NewCredit<'a> {
     pub now_ms: i64,
 }
 
+/// A debit about to be written.
+pub(crate) struct NewDebit<'a> {
+    pub(crate) id: &'a str,
+    pub(crate) account_id: &'a str,
+    pub(crate) amount: u64,
+    pub(crate) kind: &'a str,
+    pub(crate) route_id: &'a str,
+    pub(crate) reference: Option<&'a str>,
+    pub(crate) now_ms: i64,
+}
+
 /// What a debit did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Debit {
@@ -217,22 +228,30 @@ impl Store {
         route_id: &str,
         now_ms: i64,
     ) -> Result<Debit, StoreError> {
+        let entry = NewDebit { id: entry_id, account_id, amount, kind: "call", route_id, reference: None, now_ms };
+        self.debit(&entry).await
+    }
+
+    /// Writes a debit entry unless the balance does not cover it.
+    pub(crate) async fn debit(&self, entry: &NewDebit<'_>) -> Result<Debit, StoreError> {
         const SQL: &str = "INSERT INTO credit_ledger (id, account_id, delta, kind, route_id, reference, created_at) \
-                           VALUES ($1, $2, $3, 'call', $4, NULL, $5)";
-        let delta = -to_i64(amount, "debit amount")?;
+                           VALUES ($1, $2, $3, $4, $5, $6, $7)";
+        let delta = -to_i64(entry.amount, "debit amount")?;
         let args = vec![
-            Arg::Text(entry_id.to_owned()),
-            Arg::Text(account_id.to_owned()),
+            Arg::Text(entry.id.to_owned()),
+            Arg::Text(entry.account_id.to_owned()),
             Arg::Int(delta),
-            Arg::Text(route_id.to_owned()),
-            Arg::Int(now_ms),
+            Arg::Text(entry.kind.to_owned()),
+            Arg::Text(entry.route_id.to_owned()),
+            Arg::OptText(entry.reference.map(str::to_owned)),
+            Arg::Int(entry.now_ms),
         ];
         match self.write(SQL, args).await {
             Ok(_) => Ok(Debit::Taken),
             Err(StoreError::Database(sqlx::Error::Database(e)))
                 if e.kind() == sqlx::error::ErrorKind::CheckViolation =>
             {
-                let balance = self.account(account_id).await?.map_or(0, |a| a.balance);
+                let balance = self.account(entry.account_id).await?.map_or(0, |a| a.balance);
                 Ok(Debit::Insufficient { balance })
             }
             Err(err) => Err(err),

@@ -17,9 +17,11 @@
 //! - [`tokens`]: token market data behind the free stats route.
 //! - [`accounts`]: accounts, API keys and the credit ledger.
 //! - [`signals`]: snapshots of the signal engine.
+//! - [`llm`]: the LLM proxy's token versions, top-up settings and calls.
 
 pub mod accounts;
 mod batch;
+pub mod llm;
 pub mod payments;
 pub mod responses;
 pub mod signals;
@@ -34,6 +36,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 
 pub use accounts::{Account, ApiKeyRecord, Debit, LedgerEntry, NewApiKey, NewCredit};
+pub use llm::{FinishedLlmCall, LlmAccount, LlmCallRecord, LlmUsage, NewLlmCall};
 pub use payments::{ANSWER_WITHHELD, NewPayment, PaymentRecord, PaymentStatus, Reservation};
 pub use responses::PaidResponse;
 pub use tokens::TokenStat;

@@ -6,7 +6,8 @@ use std::str::FromStr;
 
 use sqlx::postgres::PgConnectOptions;
 use svc_store::{
-    Backend, Debit, NewApiKey, NewCredit, NewPayment, PaymentStatus, Reservation, Store, StoreError, TokenStat, Usage,
+    Backend, Debit, FinishedLlmCall, LlmAccount, NewApiKey, NewCredit, NewLlmCall, NewPayment, PaymentStatus,
+    Reservation, Store, StoreError, TokenStat, Usage,
 };
 
 /// A store for one test, cleaned up on drop.
@@ -571,4 +572,98 @@ async fn one_replica_at_a_time_leads_the_signal_engine(store: Store) {
             assert!(store.try_lead_signal_engine().await.expect("try").is_some(), "one process always leads");
         }
     }
+}
+
+/// An account holding `amount` credits.
+async fn funded(store: &Store, id: &str, amount: u64) {
+    store.create_account(id, id, None, 1_000).await.expect("account");
+    let grant = NewCredit {
+        id: &format!("g-{id}"),
+        account_id: id,
+        amount,
+        kind: "grant",
+        route_id: None,
+        reference: Some(&format!("grant:{id}")),
+        now_ms: 1_000,
+    };
+    store.add_credits(&grant).await.expect("grant");
+}
+
+fn llm_call<'a>(id: &'a str, account_id: &'a str, reserved: u64, now_ms: i64) -> NewLlmCall<'a> {
+    NewLlmCall {
+        id,
+        account_id,
+        alias: "svc-default",
+        provider: "openai",
+        upstream_model: "openai/gpt-4.1-mini",
+        stream: true,
+        reserved,
+        now_ms,
+    }
+}
+
+fn finished(status: &str, cost: u64, now_ms: i64) -> FinishedLlmCall<'_> {
+    FinishedLlmCall {
+        status,
+        prompt_tokens: 10,
+        cached_tokens: 2,
+        completion_tokens: 5,
+        cost,
+        latency_ms: 7,
+        note: None,
+        now_ms,
+    }
+}
+
+conformance!(an_llm_call_holds_its_most_and_gives_back_the_rest_once);
+async fn an_llm_call_holds_its_most_and_gives_back_the_rest_once(store: Store) {
+    funded(&store, "acc-l", 1_000).await;
+    assert_eq!(store.begin_llm_call(&llm_call("llm_1", "acc-l", 600, 2_000)).await.expect("begin"), Debit::Taken);
+    assert_eq!(store.account("acc-l").await.expect("read").expect("account").balance, 400);
+    let refused = store.begin_llm_call(&llm_call("llm_2", "acc-l", 600, 2_001)).await.expect("begin");
+    assert_eq!(refused, Debit::Insufficient { balance: 400 });
+    assert!(store.finish_llm_call("llm_1", &finished("ok", 150, 3_000)).await.expect("finish"));
+    assert!(!store.finish_llm_call("llm_1", &finished("ok", 0, 3_001)).await.expect("again"), "finished once");
+    assert_eq!(store.account("acc-l").await.expect("read").expect("account").balance, 850);
+    let usage = store.llm_usage_since("acc-l", 0).await.expect("usage");
+    assert_eq!((usage.calls, usage.prompt_tokens, usage.completion_tokens, usage.spent), (1, 10, 5, 150));
+    let calls = store.llm_calls("acc-l", 10).await.expect("calls");
+    let statuses: Vec<&str> = calls.iter().map(|c| c.status.as_str()).collect();
+    assert_eq!(statuses, ["insufficient", "ok"], "newest first, the refused one recorded too");
+}
+
+conformance!(a_running_llm_call_counts_its_hold_and_a_stale_one_is_found);
+async fn a_running_llm_call_counts_its_hold_and_a_stale_one_is_found(store: Store) {
+    funded(&store, "acc-s", 1_000).await;
+    store.begin_llm_call(&llm_call("llm_old", "acc-s", 300, 1_000)).await.expect("begin");
+    store.begin_llm_call(&llm_call("llm_new", "acc-s", 200, 9_000)).await.expect("begin");
+    assert_eq!(store.llm_usage_since("acc-s", 0).await.expect("usage").spent, 500);
+    assert_eq!(store.stale_llm_calls(5_000, 10).await.expect("stale"), ["llm_old"]);
+    store.finish_llm_call("llm_old", &finished("abandoned", 0, 10_000)).await.expect("release");
+    assert_eq!(store.account("acc-s").await.expect("read").expect("account").balance, 800);
+    assert!(store.stale_llm_calls(5_000, 10).await.expect("stale").is_empty());
+}
+
+conformance!(a_hundred_concurrent_llm_holds_on_a_balance_for_ten_take_exactly_ten);
+async fn a_hundred_concurrent_llm_holds_on_a_balance_for_ten_take_exactly_ten(store: Store) {
+    funded(&store, "acc-c", 1_000).await;
+    let holds = (0..100).map(|i| {
+        let store = store.clone();
+        async move { store.begin_llm_call(&llm_call(&format!("llm_{i}"), "acc-c", 100, 2_000)).await.expect("begin") }
+    });
+    let taken = futures::future::join_all(holds).await.into_iter().filter(|d| *d == Debit::Taken).count();
+    assert_eq!(taken, 10);
+    assert_eq!(store.account("acc-c").await.expect("read").expect("account").balance, 0);
+}
+
+conformance!(llm_token_versions_rotate_and_top_up_settings_replace);
+async fn llm_token_versions_rotate_and_top_up_settings_replace(store: Store) {
+    store.create_account("acc-t", "t", None, 1_000).await.expect("account");
+    assert_eq!(store.llm_account("acc-t").await.expect("read"), LlmAccount::default());
+    assert_eq!(store.rotate_llm_token("acc-t", 2_000).await.expect("rotate"), 1);
+    store.set_llm_top_up("acc-t", true, 5_000_000, 2_001).await.expect("set");
+    assert_eq!(store.rotate_llm_token("acc-t", 2_002).await.expect("rotate"), 2);
+    store.set_llm_top_up("acc-t", false, 1_000_000, 2_003).await.expect("set");
+    let settings = store.llm_account("acc-t").await.expect("read");
+    assert_eq!(settings, LlmAccount { token_version: 2, top_up_enabled: false, top_up_amount: 1_000_000 });
 }

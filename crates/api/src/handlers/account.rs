@@ -4,8 +4,8 @@ use std::collections::HashMap;
 
 use svc_catalogue::routes::account::{
     AccountView, CreditPurchase, CreditPurchaseResponse, CreditsView, KeyList, KeyPath, KeyScope, KeyView,
-    LedgerEntryView, LedgerQuery, NewKeyRequest, NewKeyResponse, Receipt, ReceiptList, SignInNonce, SignInRequest,
-    SignInResponse, UsageView,
+    LedgerEntryView, LedgerQuery, LlmCallView, LlmTokenView, LlmTopUpView, LlmUsageView, NewKeyRequest, NewKeyResponse,
+    Receipt, ReceiptList, SignInNonce, SignInRequest, SignInResponse, UsageView,
 };
 use svc_catalogue::routes::common::{NoInput, Timestamp};
 use svc_domain::discount::{DISCOUNT_WINDOW_DAYS, DISCOUNT_WINDOW_MS};
@@ -30,6 +30,10 @@ pub(super) fn register(handlers: &mut Handlers) {
     handlers.add_for_caller("credits.purchase", purchase);
     handlers.add_for_caller("x402.receipts", receipts);
     handlers.on_settled("credits.purchase", deliver_purchase);
+    handlers.add_for_caller("account.llm_token", llm_token);
+    handlers.add_for_caller("account.llm_token_rotate", rotate_llm_token);
+    handlers.add_for_caller("account.llm_top_up", llm_top_up);
+    handlers.add_for_caller("account.llm_top_up_set", set_llm_top_up);
 }
 
 /// `POST /api/auth/nonce`.
@@ -112,6 +116,9 @@ async fn usage(state: AppState, caller: Caller, _: NoInput) -> Result<UsageView,
     let now = state.clock.now_ms();
     let (calls, spent) = state.store.credit_calls_since(&account.id, now - DISCOUNT_WINDOW_MS).await?;
     let tier = DiscountTier::for_calls(calls);
+    let llm = state.llm.usage(&account.id, now - DISCOUNT_WINDOW_MS).await?;
+    let recent = state.store.llm_calls(&account.id, 20).await?;
+    let daily_cap = state.llm.daily_cap();
     Ok(UsageView {
         calls,
         spent: Money::from_atomic(spent),
@@ -119,7 +126,57 @@ async fn usage(state: AppState, caller: Caller, _: NoInput) -> Result<UsageView,
         tier,
         percent_off: tier.percent_off(),
         calls_to_next_tier: DiscountTier::calls_to_next(calls),
+        llm: LlmUsageView {
+            calls: llm.calls,
+            prompt_tokens: llm.prompt_tokens,
+            completion_tokens: llm.completion_tokens,
+            spent: Money::from_atomic(llm.spent),
+            daily_cap: (daily_cap > Money::ZERO).then_some(daily_cap),
+            recent: recent
+                .into_iter()
+                .map(|c| LlmCallView {
+                    id: c.id,
+                    model: c.alias,
+                    upstream_model: c.upstream_model,
+                    status: c.status,
+                    prompt_tokens: c.prompt_tokens,
+                    completion_tokens: c.completion_tokens,
+                    cost: Money::from_atomic(c.cost),
+                    latency_ms: c.latency_ms,
+                    created_at: Timestamp(rfc3339(c.created_at)),
+                })
+                .collect(),
+        },
     })
+}
+
+/// `POST /api/account/llm-token`.
+async fn llm_token(state: AppState, caller: Caller, _: NoInput) -> Result<LlmTokenView, ApiError> {
+    let account = signed_in(caller)?;
+    let token = state.llm.token(&account.id).await?;
+    Ok(LlmTokenView { token, account_id: account.id, base_path: svc_llm::http::BASE_PATH.to_owned() })
+}
+
+/// `POST /api/account/llm-token/rotate`.
+async fn rotate_llm_token(state: AppState, caller: Caller, _: NoInput) -> Result<LlmTokenView, ApiError> {
+    let account = signed_in(caller)?;
+    let token = state.llm.rotate(&account.id).await?;
+    Ok(LlmTokenView { token, account_id: account.id, base_path: svc_llm::http::BASE_PATH.to_owned() })
+}
+
+/// `GET /api/account/llm-top-up`.
+async fn llm_top_up(state: AppState, caller: Caller, _: NoInput) -> Result<LlmTopUpView, ApiError> {
+    let account = signed_in(caller)?;
+    let top_up = state.llm.top_up(&account.id).await?;
+    Ok(LlmTopUpView { enabled: top_up.enabled, amount: top_up.amount })
+}
+
+/// `PUT /api/account/llm-top-up`.
+async fn set_llm_top_up(state: AppState, caller: Caller, input: LlmTopUpView) -> Result<LlmTopUpView, ApiError> {
+    let account = signed_in(caller)?;
+    let top_up = svc_llm::TopUp { enabled: input.enabled, amount: input.amount };
+    let set = state.llm.set_top_up(&account.id, top_up).await?;
+    Ok(LlmTopUpView { enabled: set.enabled, amount: set.amount })
 }
 
 fn scope_of(scope: KeyScope) -> Scope {
@@ -202,22 +259,15 @@ async fn purchase(state: AppState, caller: Caller, input: CreditPurchase) -> Res
         }
         None => svc_accounts::wallet_account(&state.store, &payer, state.clock.now_ms()).await?.id,
     };
-    Ok(CreditPurchaseResponse { account_id, amount: input.amount, reference: format!("purchase:{payment}") })
+    let reference = svc_accounts::credits::purchase_reference(&payment);
+    Ok(CreditPurchaseResponse { account_id, amount: input.amount, reference })
 }
 
-/// Adds the credits of a settled purchase. Keyed on the payment, so however often it runs
-/// (a withheld answer claimed later), the credits are added once.
+/// Adds the credits of a settled purchase, once however often it runs.
 async fn deliver_purchase(state: AppState, bought: CreditPurchaseResponse) -> Result<(), ApiError> {
-    let credit = svc_store::NewCredit {
-        id: &format!("cl_{}", uuid::Uuid::now_v7().simple()),
-        account_id: &bought.account_id,
-        amount: bought.amount.atomic(),
-        kind: "purchase",
-        route_id: Some("credits.purchase"),
-        reference: Some(&bought.reference),
-        now_ms: state.clock.now_ms(),
-    };
-    state.store.add_credits(&credit).await?;
+    let payment = bought.reference.strip_prefix("purchase:").unwrap_or(&bought.reference);
+    let now = state.clock.now_ms();
+    svc_accounts::credits::add_purchase(&state.store, &bought.account_id, bought.amount, payment, now).await?;
     Ok(())
 }
 

@@ -7,6 +7,7 @@ mod connections;
 mod credits;
 mod defi;
 mod errors;
+mod llm;
 mod ops;
 mod paywall;
 mod perps;

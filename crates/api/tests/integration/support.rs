@@ -54,6 +54,8 @@ pub struct Setup {
     pub upstreams: Box<dyn FnOnce(&mut UpstreamsConfig)>,
     /// Shared counters in Redis (URL, key namespace); in memory when absent.
     pub redis: Option<(String, String)>,
+    /// Adjusts the LLM proxy's settings (its providers at the simulator).
+    pub llm: Box<dyn FnOnce(svc_llm::LlmConfig) -> svc_llm::LlmConfig>,
 }
 
 impl Default for Setup {
@@ -67,6 +69,7 @@ impl Default for Setup {
             }),
             upstreams: Box::new(|_| {}),
             redis: None,
+            llm: Box::new(|config| config),
         }
     }
 }
@@ -134,8 +137,9 @@ impl TestApp {
                 Some((url, namespace)) => svc_limits::Limiter::redis(url, namespace).await.expect("redis"),
                 None => svc_limits::Limiter::default(),
             },
+            llm: (setup.llm)(svc_llm::LlmConfig::simulated(&base)),
         };
-        let state = AppState::new(services);
+        let state = AppState::new(services).expect("LLM configuration");
         let router = svc_api::app(state.clone(), setup.handlers).expect("handlers match the catalogue");
         TestApp { router, state, store, clock, sim, _dir: dir }
     }

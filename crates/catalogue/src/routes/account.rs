@@ -98,7 +98,124 @@ pub fn routes() -> Vec<RouteSpec> {
             ),
             Access::SignedIn,
         ),
+        route(
+            RouteSpec::post::<NoInput, LlmTokenView>(
+                "account.llm_token",
+                "/api/account/llm-token",
+                "The account's LLM-proxy token, for OpenAI SDKs (api_key) against base_url /api/v1/llm. The same \
+                 token every time until it is rotated.",
+            )
+            .source(InputSource::OptionalBody),
+            Access::Account,
+        ),
+        route(
+            RouteSpec::post::<NoInput, LlmTokenView>(
+                "account.llm_token_rotate",
+                "/api/account/llm-token/rotate",
+                "A new LLM-proxy token for the account; every earlier one stops working at once.",
+            )
+            .source(InputSource::OptionalBody),
+            Access::Account,
+        ),
+        route(
+            RouteSpec::get::<NoInput, LlmTopUpView>(
+                "account.llm_top_up",
+                "/api/account/llm-top-up",
+                "The account's automatic top-up for the LLM proxy: whether a payment sent with a proxied call buys \
+                 credits, and how many.",
+            ),
+            Access::Account,
+        ),
+        route(
+            RouteSpec::put::<LlmTopUpView, LlmTopUpView>(
+                "account.llm_top_up_set",
+                "/api/account/llm-top-up",
+                "Turns automatic top-up on or off and sets its amount. With it on, a proxied call that finds the \
+                 credits exhausted is answered 402 with an x402 challenge for that amount; paying it buys the \
+                 credits and the call proceeds.",
+            ),
+            Access::Account,
+        ),
     ]
+}
+
+/// `POST /api/account/llm-token` and its rotation.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct LlmTokenView {
+    /// The token: `Authorization: Bearer <token>` on the LLM proxy. A secret; shown to the
+    /// account only.
+    pub token: String,
+    /// The account it bills.
+    pub account_id: String,
+    /// The OpenAI-compatible base path (`base_url` is this under the service's address).
+    pub base_path: String,
+}
+
+/// The account's automatic top-up for the LLM proxy.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, garde::Validate)]
+#[serde(deny_unknown_fields)]
+pub struct LlmTopUpView {
+    /// Whether a payment sent with a proxied call buys credits for it.
+    #[garde(skip)]
+    pub enabled: bool,
+    /// Credits one top-up buys, USD (1 to 1000, at most 6 decimals).
+    #[garde(skip)]
+    pub amount: Money,
+}
+
+impl RouteInput for LlmTopUpView {
+    fn check(&self) -> Vec<FieldError> {
+        if self.amount < MIN_PURCHASE || self.amount > MAX_PURCHASE {
+            return vec![FieldError::new(
+                vec!["amount".into()],
+                format!("top up between {MIN_PURCHASE} and {MAX_PURCHASE} USD at a time"),
+                "value_error",
+            )];
+        }
+        Vec::new()
+    }
+}
+
+/// The LLM proxy's share of `GET /api/account/usage`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct LlmUsageView {
+    /// Proxied calls charged in the window (running ones included).
+    pub calls: u64,
+    /// Their prompt tokens.
+    pub prompt_tokens: u64,
+    /// Their completion tokens.
+    pub completion_tokens: u64,
+    /// Credits they took, USD (a running call counts what it holds).
+    pub spent: Money,
+    /// Credits one account may spend on proxied calls per UTC day, USD; absent when uncapped.
+    pub daily_cap: Option<Money>,
+    /// The latest calls, newest first.
+    pub recent: Vec<LlmCallView>,
+}
+
+/// One proxied call.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct LlmCallView {
+    /// Call id.
+    pub id: String,
+    /// The model alias asked for.
+    pub model: String,
+    /// The provider's model it ran on.
+    pub upstream_model: String,
+    /// `ok`, `failed` (not charged), `estimated` (the client left before usage came),
+    /// `insufficient` (refused: credits), `abandoned` (released unfinished) or `reserved`
+    /// (running).
+    pub status: String,
+    /// Prompt tokens.
+    pub prompt_tokens: u64,
+    /// Completion tokens.
+    pub completion_tokens: u64,
+    /// What it cost, USD.
+    pub cost: Money,
+    /// From the call to its end, ms.
+    pub latency_ms: u64,
+    /// When it began.
+    pub created_at: Timestamp,
 }
 
 /// What a wallet signs to sign in.
@@ -229,6 +346,8 @@ pub struct UsageView {
     pub percent_off: u8,
     /// Calls still needed for the next tier; absent at the top tier.
     pub calls_to_next_tier: Option<u64>,
+    /// Calls to the LLM proxy in the same window (billed by token, outside the tiers).
+    pub llm: LlmUsageView,
 }
 
 /// `GET /api/account/keys`.

@@ -7,6 +7,7 @@ mod defillama;
 mod enso;
 mod jupiter;
 mod launchpad;
+pub(crate) mod llm;
 mod okx;
 mod orderbookdex;
 mod perpdex;
@@ -35,6 +36,8 @@ pub(crate) fn router(sim: Simulator) -> Router {
         .nest("/predmkt-gamma", predmkt::gamma(sim.clone()))
         .nest("/predmkt-clob", predmkt::clob(sim.clone()))
         .nest("/social", social::router(sim.clone()))
+        .nest("/llm", llm::router(sim.clone()))
+        .nest("/anthropic", llm::anthropic(sim.clone()))
         .layer(axum::middleware::from_fn_with_state(sim, faults))
 }
 

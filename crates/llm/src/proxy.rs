@@ -1,0 +1,423 @@
+//! One proxied call: token, limits, model, top-up, hold, provider, charge.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use serde_json::{Map, Value};
+use svc_domain::Money;
+use svc_paywall::{Buyer, Outcome, Sale, Sold};
+use svc_store::{Debit, FinishedLlmCall, NewLlmCall};
+use svc_x402::codec::DecodedPayment;
+use svc_x402::{PaymentRequired, ResourceInfo, SettleResponse, X402_VERSION};
+
+use crate::error::{LlmError, TopUpChallenge};
+use crate::models::{Model, Tokens};
+use crate::provider::Answer;
+use crate::relay::Relay;
+use crate::{Llm, TopUp};
+
+/// A chat-completions call as it arrived.
+#[derive(Debug)]
+pub struct ChatCall<'a> {
+    /// The bearer token, if any.
+    pub token: Option<&'a str>,
+    /// The request body.
+    pub body: &'a [u8],
+    /// A payment sent with the call (for a credit top-up), decoded.
+    pub payment: Option<&'a DecodedPayment>,
+    /// The URL of the call, for the top-up challenge.
+    pub resource: String,
+}
+
+/// The answer to a call.
+pub enum Chat {
+    /// A whole completion, as JSON.
+    Whole {
+        /// The completion.
+        json: Bytes,
+        /// The settlement of a top-up paid with the call.
+        receipt: Option<SettleResponse>,
+    },
+    /// A stream of `data:` events, ending with `data: [DONE]`.
+    Stream {
+        /// The events.
+        events: Relay,
+        /// The settlement of a top-up paid with the call.
+        receipt: Option<SettleResponse>,
+    },
+}
+
+impl std::fmt::Debug for Chat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Chat::Whole { .. } => f.write_str("Chat::Whole"),
+            Chat::Stream { .. } => f.write_str("Chat::Stream"),
+        }
+    }
+}
+
+/// What a call asks for, read from its body.
+struct Asked {
+    request: Map<String, Value>,
+    alias: String,
+    stream: bool,
+    /// The client asked for the usage chunk of a stream.
+    wants_usage: bool,
+    max_output: Option<u64>,
+}
+
+/// The one-minute window of the rate limit.
+const MINUTE_MS: i64 = 60_000;
+const DAY_MS: i64 = 86_400_000;
+
+impl Llm {
+    /// Serves one chat-completions call.
+    pub async fn chat(self: &Arc<Self>, call: ChatCall<'_>) -> Result<Chat, LlmError> {
+        let account = self.authenticate(call.token).await?;
+        let now = self.clock.now_ms();
+        if self.config.rate_per_minute > 0 {
+            let decision =
+                self.limiter.hit(&format!("llm:{}", account.0), self.config.rate_per_minute, MINUTE_MS, now).await;
+            if !decision.allowed {
+                return Err(LlmError::RateLimited { retry_after: decision.reset_secs(now), limit: decision.limit });
+            }
+        }
+        if call.body.len() > self.config.body_limit_bytes {
+            return Err(LlmError::TooLarge { limit: self.config.body_limit_bytes });
+        }
+        let asked = read(call.body)?;
+        let model = self.config.models.get(&asked.alias).ok_or_else(|| LlmError::ModelNotFound(asked.alias.clone()))?;
+        let day_start = now - now.rem_euclid(DAY_MS);
+        if self.config.daily_cap > Money::ZERO {
+            let spent = self.store.llm_usage_since(&account.0, day_start).await?.spent;
+            if spent >= self.config.daily_cap.atomic() {
+                let retry_after = u64::try_from((day_start + DAY_MS - now).max(1000) / 1000).unwrap_or(1);
+                return Err(LlmError::DailyCap { retry_after, cap: self.config.daily_cap });
+            }
+        }
+        let top_up = self.top_up_of(&account.1);
+        let receipt = match call.payment {
+            Some(payment) => Some(self.buy_credits(&account.0, top_up, payment, &call.resource).await?),
+            None => None,
+        };
+        // Every prompt token is at least one byte, so the body's length bounds the prompt.
+        let prompt_bound = u64::try_from(call.body.len()).unwrap_or(u64::MAX);
+        let reserved = model.most(prompt_bound, asked.max_output);
+        let id = format!("llm_{}", uuid::Uuid::now_v7().simple());
+        let new = NewLlmCall {
+            id: &id,
+            account_id: &account.0,
+            alias: &asked.alias,
+            provider: &model.provider,
+            upstream_model: &model.upstream_model,
+            stream: asked.stream,
+            reserved,
+            now_ms: now,
+        };
+        if let Debit::Insufficient { balance } = self.store.begin_llm_call(&new).await? {
+            let challenge = top_up.enabled.then(|| self.challenge(top_up.amount, &call.resource)).transpose()?;
+            return Err(LlmError::InsufficientCredits {
+                balance: Money::from_atomic(balance),
+                needed: Money::from_atomic(reserved),
+                top_up: challenge,
+            });
+        }
+        let meter = Meter {
+            llm: Arc::clone(self),
+            id,
+            model: model.clone(),
+            reserved,
+            started: Instant::now(),
+            prompt_estimate: prompt_bound.div_ceil(4),
+        };
+        let provider = self
+            .providers
+            .get(&model.provider)
+            .ok_or_else(|| LlmError::Internal(format!("no provider {}", model.provider)))?
+            .clone();
+        let mut request = asked.request;
+        request.insert("model".into(), Value::String(model.upstream_model.clone()));
+        if asked.stream {
+            // Billing needs the usage chunk, whether or not the client asked for it.
+            let options = request.entry("stream_options").or_insert_with(|| Value::Object(Map::new()));
+            if let Some(options) = options.as_object_mut() {
+                options.insert("include_usage".into(), Value::Bool(true));
+            }
+        }
+        let default_max = model.max_output;
+        let alias = asked.alias;
+        if asked.stream {
+            return match provider.send(request, true, default_max).await {
+                Ok(Answer::Stream(chunks)) => {
+                    Ok(Chat::Stream { events: Relay::new(chunks, meter, alias, asked.wants_usage), receipt })
+                }
+                Ok(Answer::Whole(_)) => {
+                    let err = LlmError::Upstream("the provider did not stream".into());
+                    meter.fail(&err).await;
+                    Err(err)
+                }
+                Err(err) => {
+                    meter.fail(&err).await;
+                    Err(err)
+                }
+            };
+        }
+        // The provider's work is paid for whether or not the client stays for the answer:
+        // the call runs to its charge on its own task.
+        let whole = tokio::spawn(async move {
+            let answer = match provider.send(request, false, default_max).await {
+                Ok(Answer::Whole(answer)) => answer,
+                Ok(Answer::Stream(_)) => {
+                    let err = LlmError::Upstream("the provider streamed an answer not asked to".into());
+                    meter.fail(&err).await;
+                    return Err(err);
+                }
+                Err(err) => {
+                    meter.fail(&err).await;
+                    return Err(err);
+                }
+            };
+            meter.complete(answer, &alias).await
+        });
+        let json = whole.await.map_err(|e| LlmError::Internal(format!("call task: {e}")))??;
+        Ok(Chat::Whole { json, receipt })
+    }
+
+    /// The account a token names, and its settings, if the token is its current one.
+    async fn authenticate(&self, token: Option<&str>) -> Result<(String, svc_store::LlmAccount), LlmError> {
+        let presented = token.and_then(crate::token::parse).ok_or(LlmError::Unauthorized)?;
+        let settings = self.store.llm_account(presented.account_id).await?;
+        if !self.config.token_key.verify(&presented, settings.token_version) {
+            return Err(LlmError::Unauthorized);
+        }
+        Ok((presented.account_id.to_owned(), settings))
+    }
+
+    /// The x402 challenge of a top-up of `amount`.
+    fn challenge(&self, amount: Money, resource: &str) -> Result<TopUpChallenge, LlmError> {
+        let challenge = PaymentRequired {
+            x402_version: X402_VERSION,
+            error: Some("Payment required: buys LLM credits, then the call proceeds".to_owned()),
+            resource: ResourceInfo {
+                url: resource.to_owned(),
+                description: format!("Buys {amount} USD of account credits for the LLM proxy (automatic top-up)."),
+                mime_type: "application/json".to_owned(),
+            },
+            accepts: self.paywall.requirements(amount),
+            extensions: None,
+        };
+        let body = serde_json::to_vec(&challenge).map_err(|e| LlmError::Internal(format!("encode challenge: {e}")))?;
+        let header = svc_x402::codec::encode_bytes(&body);
+        Ok(TopUpChallenge { body: Bytes::from(body), header })
+    }
+
+    /// Buys credits with a payment sent with the call, through the credit purchase: once per
+    /// payment, and only once it has settled.
+    async fn buy_credits(
+        &self,
+        account_id: &str,
+        top_up: TopUp,
+        payment: &DecodedPayment,
+        resource: &str,
+    ) -> Result<SettleResponse, LlmError> {
+        let refuse = |reason: String| -> Result<SettleResponse, LlmError> {
+            Err(LlmError::PaymentRefused {
+                reason,
+                top_up: top_up.enabled.then(|| self.challenge(top_up.amount, resource)).transpose()?,
+            })
+        };
+        if !top_up.enabled {
+            return refuse(
+                "automatic top-up is off for this account: turn it on with PUT /api/account/llm-top-up".into(),
+            );
+        }
+        let sale = Sale {
+            product: svc_accounts::credits::PURCHASE_PRODUCT,
+            price: top_up.amount,
+            discountable: false,
+            advertised: None,
+        };
+        let store = self.store.clone();
+        let clock = Arc::clone(&self.clock);
+        let account = account_id.to_owned();
+        let amount = top_up.amount;
+        let work = |buyer: Buyer| async move {
+            let reference = svc_accounts::credits::purchase_reference(&buyer.payment);
+            let json = serde_json::json!({"account_id": account, "amount": amount, "reference": reference});
+            let delivery: svc_paywall::Delivery = Box::pin(async move {
+                let now = clock.now_ms();
+                if let Err(err) =
+                    svc_accounts::credits::add_purchase(&store, &account, amount, &buyer.payment, now).await
+                {
+                    tracing::error!(error = %err, "could not add the credits of a settled LLM top-up");
+                }
+            });
+            Ok::<_, LlmError>(Sold { answer: (), json: Bytes::from(json.to_string()), then: Some(delivery) })
+        };
+        match self.paywall.charge(sale, payment, work).await? {
+            Outcome::Paid { receipt, .. } => Ok(receipt),
+            Outcome::Kept { .. } => refuse("this payment was already used; sign a new one".into()),
+            Outcome::Refused { reason, .. } => refuse(reason.into_owned()),
+            Outcome::Failed(err) => Err(err),
+            Outcome::Unsettled { error, .. } => Err(LlmError::TopUpUnsettled { reason: error.reason().to_owned() }),
+        }
+    }
+}
+
+/// Reads what a call asks for; anything else in the body passes through untouched.
+fn read(body: &[u8]) -> Result<Asked, LlmError> {
+    let bad = |message: String, param: Option<&str>, code| LlmError::BadRequest {
+        message,
+        param: param.map(str::to_owned),
+        code,
+    };
+    let request: Map<String, Value> = match serde_json::from_slice(body) {
+        Ok(Value::Object(map)) => map,
+        Ok(_) => return Err(bad("the request body must be a JSON object".into(), None, "invalid_request")),
+        Err(e) => return Err(bad(format!("the request body is not valid JSON: {e}"), None, "invalid_json")),
+    };
+    let alias = match request.get("model") {
+        Some(Value::String(alias)) if !alias.is_empty() => alias.clone(),
+        Some(_) => {
+            return Err(bad(
+                "`model` must be a model name (GET /api/v1/llm/models lists them)".into(),
+                Some("model"),
+                "invalid_type",
+            ));
+        }
+        None => {
+            return Err(bad("you must provide a model parameter".into(), Some("model"), "missing_required_parameter"));
+        }
+    };
+    match request.get("messages") {
+        Some(Value::Array(messages)) if !messages.is_empty() => {}
+        Some(Value::Array(_)) => {
+            return Err(bad("`messages` must not be empty".into(), Some("messages"), "invalid_value"));
+        }
+        Some(_) => return Err(bad("`messages` must be an array of messages".into(), Some("messages"), "invalid_type")),
+        None => {
+            return Err(bad(
+                "you must provide a messages parameter".into(),
+                Some("messages"),
+                "missing_required_parameter",
+            ));
+        }
+    }
+    let stream = match request.get("stream") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(stream)) => *stream,
+        Some(_) => return Err(bad("`stream` must be a boolean".into(), Some("stream"), "invalid_type")),
+    };
+    let wants_usage = request.get("stream_options").and_then(|o| o.get("include_usage")) == Some(&Value::Bool(true));
+    let mut max_output = None;
+    for field in ["max_completion_tokens", "max_tokens"] {
+        match request.get(field) {
+            None | Some(Value::Null) => {}
+            Some(value) => match value.as_u64() {
+                Some(n) if n > 0 => max_output = Some(max_output.map_or(n, |m: u64| m.min(n))),
+                _ => return Err(bad(format!("`{field}` must be a positive integer"), Some(field), "invalid_value")),
+            },
+        }
+    }
+    Ok(Asked { request, alias, stream, wants_usage, max_output })
+}
+
+/// Charges one call for what it used, once it has ended.
+pub(crate) struct Meter {
+    llm: Arc<Llm>,
+    id: String,
+    model: Model,
+    reserved: u64,
+    started: Instant,
+    /// Prompt tokens guessed from the body, for a call whose usage never came.
+    prompt_estimate: u64,
+}
+
+/// The usage an OpenAI completion or chunk reports.
+pub(crate) fn usage_of(value: &Value) -> Option<Tokens> {
+    let usage = value.get("usage").filter(|u| u.is_object())?;
+    let n = |pointer: &str| usage.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
+    Some(Tokens {
+        prompt: n("/prompt_tokens"),
+        cached: n("/prompt_tokens_details/cached_tokens"),
+        completion: n("/completion_tokens"),
+    })
+}
+
+/// Whether a completion produced nothing: no text and no tool call in any choice.
+fn is_empty(completion: &Value) -> bool {
+    let choices = completion.get("choices").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    choices.iter().all(|choice| {
+        let message = choice.get("message");
+        let text = message.and_then(|m| m.get("content")).and_then(Value::as_str).unwrap_or("");
+        let calls = message.and_then(|m| m.get("tool_calls")).and_then(Value::as_array).is_some_and(|c| !c.is_empty());
+        text.is_empty() && !calls
+    })
+}
+
+impl Meter {
+    /// Charges a whole completion and gives it back with the alias as its model.
+    async fn complete(self, mut answer: Value, alias: &str) -> Result<Bytes, LlmError> {
+        let tokens = usage_of(&answer);
+        if let Some(object) = answer.as_object_mut() {
+            object.insert("model".into(), Value::String(alias.to_owned()));
+        }
+        let json = serde_json::to_vec(&answer).map_err(|e| LlmError::Internal(format!("encode completion: {e}")))?;
+        match tokens {
+            _ if is_empty(&answer) => {
+                self.finish("ok", tokens.unwrap_or_default(), 0, Some("empty completion: not charged")).await
+            }
+            Some(tokens) => self.charge(tokens, "ok", None).await,
+            None => {
+                let estimate =
+                    Tokens { prompt: self.prompt_estimate, cached: 0, completion: (json.len() as u64).div_ceil(4) };
+                self.charge(estimate, "estimated", Some("the provider reported no usage; estimated from the text"))
+                    .await;
+            }
+        }
+        Ok(Bytes::from(json))
+    }
+
+    /// Charges `tokens` (at most what was held).
+    pub(crate) async fn charge(self, tokens: Tokens, status: &str, note: Option<&str>) {
+        let cost = self.model.cost(tokens);
+        let (cost, note) = if cost > self.reserved {
+            // Only a provider that ignores the output limit gets here; the hold is the most
+            // the account agreed to.
+            tracing::warn!(call = %self.id, cost, reserved = self.reserved, "an LLM call cost more than it held");
+            (self.reserved, Some("usage above the hold: charged the hold"))
+        } else {
+            (cost, note)
+        };
+        self.finish(status, tokens, cost, note).await;
+    }
+
+    /// Ends a call that failed: nothing is charged.
+    pub(crate) async fn fail(self, err: &LlmError) {
+        let note = err.to_string();
+        self.finish("failed", Tokens::default(), 0, Some(&note)).await;
+    }
+
+    async fn finish(self, status: &str, tokens: Tokens, cost: u64, note: Option<&str>) {
+        let done = FinishedLlmCall {
+            status,
+            prompt_tokens: tokens.prompt,
+            cached_tokens: tokens.cached,
+            completion_tokens: tokens.completion,
+            cost,
+            latency_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            note,
+            now_ms: self.llm.clock.now_ms(),
+        };
+        if let Err(err) = self.llm.store.finish_llm_call(&self.id, &done).await {
+            // The hold stays until the sweep releases it: the account is never charged more.
+            tracing::error!(call = %self.id, error = %err, "could not finish an LLM call");
+        }
+    }
+
+    /// Prompt tokens guessed from the body.
+    pub(crate) fn prompt_estimate(&self) -> u64 {
+        self.prompt_estimate
+    }
+}

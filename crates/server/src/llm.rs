@@ -1,0 +1,157 @@
+//! LLM-proxy wiring: the token secret, the providers and the model table.
+
+use std::collections::BTreeMap;
+
+use anyhow::Context as _;
+use svc_domain::Money;
+use svc_llm::{LlmConfig, ModelTable, ProviderConfig, ProviderKind, TokenKey};
+
+use crate::upstreams::SimulatedMarket;
+
+/// The `[llm]` table of the config file.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlmFile {
+    /// Calls per account per minute; 0 turns the limit off.
+    pub rate_per_minute: Option<u32>,
+    /// USD one account may spend on proxied calls per UTC day; "0" turns the cap off.
+    pub daily_cap_usd: Option<Money>,
+    /// USD an automatic top-up buys when the account chose no amount.
+    pub default_top_up_usd: Option<Money>,
+    /// Providers added to (or replacing) `openai` and `anthropic`.
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderFile>,
+    /// The whole model table, replacing the default one when given.
+    pub models: Option<ModelTable>,
+}
+
+/// One `[llm.providers.<name>]`.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderFile {
+    /// `openai` (any OpenAI-compatible API) or `anthropic`.
+    pub kind: ProviderKind,
+    /// Base URL, up to and including the version (`…/v1`).
+    pub base_url: String,
+    /// The environment variable holding its key (keys never sit in the file).
+    pub key_env: Option<String>,
+}
+
+/// The built-in providers: name, kind, the environment variables of URL and key, and the
+/// public address used in production when no URL is set.
+const BUILT_IN: [(&str, ProviderKind, &str, &str, &str); 2] = [
+    ("openai", ProviderKind::Openai, "SVC_LLM_OPENAI_URL", "SVC_LLM_OPENAI_KEY", "https://openrouter.ai/api/v1"),
+    (
+        "anthropic",
+        ProviderKind::Anthropic,
+        "SVC_LLM_ANTHROPIC_URL",
+        "SVC_LLM_ANTHROPIC_KEY",
+        "https://api.anthropic.com/v1",
+    ),
+];
+
+/// The proxy's configuration: built-in providers from the environment (the simulated market
+/// when their URL is unset, off production), the file's providers and model table, and the
+/// token secret `SVC_LLM_TOKEN_SECRET` (environment only; random per process when unset,
+/// which `--production` refuses).
+pub async fn build(
+    file: LlmFile,
+    production: bool,
+    public_url: Option<String>,
+    market: &mut SimulatedMarket,
+) -> anyhow::Result<LlmConfig> {
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    // The simulated market is started only if some built-in provider is left to it; the
+    // others' entries are replaced below.
+    let all_real = production || BUILT_IN.iter().all(|(_, _, url, _, _)| env(url).is_some());
+    let mut config = LlmConfig::simulated(&if all_real { String::new() } else { market.base().await? });
+    let mut simulated = Vec::new();
+    for (name, kind, url_var, key_var, public) in BUILT_IN {
+        let provider = match (env(url_var), production) {
+            (Some(url), _) => ProviderConfig { kind, base_url: url, key: env(key_var) },
+            (None, true) => ProviderConfig { kind, base_url: public.to_owned(), key: env(key_var) },
+            (None, false) => {
+                simulated.push(name);
+                continue;
+            }
+        };
+        config.providers.insert(name.to_owned(), provider);
+    }
+    if !simulated.is_empty() {
+        tracing::warn!(providers = ?simulated, "SIMULATED LLM: these providers answer from the simulated market; set SVC_LLM_<PROVIDER>_URL and _KEY for real models");
+    }
+    for (name, provider) in file.providers {
+        let key = match &provider.key_env {
+            Some(var) => Some(
+                env(var).with_context(|| format!("[llm.providers.{name}] key_env names {var}, which is not set"))?,
+            ),
+            None => None,
+        };
+        config.providers.insert(name, ProviderConfig { kind: provider.kind, base_url: provider.base_url, key });
+    }
+    if let Some(models) = file.models {
+        config.models = models;
+    }
+    if production {
+        for (alias, model) in config.models.iter() {
+            let keyless = config.providers.get(&model.provider).is_some_and(|p| p.key.is_none());
+            anyhow::ensure!(!keyless, "--production: model {alias} uses provider {}, which has no key", model.provider);
+        }
+    }
+    config.token_key = token_key(production)?;
+    config.rate_per_minute = file.rate_per_minute.unwrap_or(config.rate_per_minute);
+    config.daily_cap = file.daily_cap_usd.unwrap_or(config.daily_cap);
+    config.default_top_up = file.default_top_up_usd.unwrap_or(config.default_top_up);
+    config.public_url = public_url;
+    Ok(config)
+}
+
+/// `SVC_LLM_TOKEN_SECRET`, at least 32 bytes.
+fn token_key(production: bool) -> anyhow::Result<TokenKey> {
+    match std::env::var("SVC_LLM_TOKEN_SECRET") {
+        Ok(secret) if secret.len() >= 32 => Ok(TokenKey::new(secret)),
+        Ok(_) => anyhow::bail!("SVC_LLM_TOKEN_SECRET must be at least 32 bytes"),
+        Err(_) if production => {
+            anyhow::bail!("--production needs SVC_LLM_TOKEN_SECRET (at least 32 bytes) for LLM tokens")
+        }
+        Err(_) => {
+            tracing::warn!(
+                "SVC_LLM_TOKEN_SECRET is not set: LLM tokens are signed with a random key and end with this process"
+            );
+            Ok(TokenKey::ephemeral())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `[llm]` example of the README, as a reader would copy it.
+    fn readme_example() -> &'static str {
+        let readme = include_str!("../../../README.md");
+        let section = readme.split("\n## LLM proxy\n").nth(1).expect("an LLM proxy section");
+        let block = section.split("```toml\n").nth(1).expect("a TOML example");
+        block.split("```").next().expect("a closed block")
+    }
+
+    #[test]
+    fn the_readmes_llm_example_is_a_valid_config() {
+        let file: crate::config::FileConfig = toml::from_str(readme_example()).expect("the example parses");
+        let llm = file.llm;
+        assert_eq!(llm.rate_per_minute, Some(600));
+        let models = llm.models.expect("a model table");
+        let mut providers: Vec<&str> = BUILT_IN.iter().map(|p| p.0).collect();
+        providers.extend(llm.providers.keys().map(String::as_str));
+        assert_eq!(models.check(&providers), Ok(()));
+        assert_eq!(models.get("svc-default").map(|m| m.provider.as_str()), Some("local"));
+    }
+
+    #[test]
+    fn a_model_on_an_unknown_provider_is_refused_at_start() {
+        let text = readme_example().replace("provider = \"local\"", "provider = \"nowhere\"");
+        let file: crate::config::FileConfig = toml::from_str(&text).expect("parses");
+        let models = file.llm.models.expect("models");
+        assert!(models.check(&["openai", "anthropic", "local"]).is_err());
+    }
+}
