@@ -1,7 +1,15 @@
 -- Prints one machine-readable line after a wrk run: requests, req/s, p50 and p99 in µs, and
--- how many answers had an unexpected status (EXPECT, default 402).
+-- how many answers had an unexpected status (EXPECT, default 402). With BODY set, each request
+-- is a POST of that JSON, with AUTH (if set) as its Authorization header.
 local threads = {}
 local expect = tonumber(os.getenv("EXPECT") or "402")
+
+if os.getenv("BODY") then
+  wrk.method = "POST"
+  wrk.body = os.getenv("BODY")
+  wrk.headers["Content-Type"] = "application/json"
+  wrk.headers["Authorization"] = os.getenv("AUTH")
+end
 
 function setup(thread)
   table.insert(threads, thread)

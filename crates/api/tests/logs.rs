@@ -50,14 +50,15 @@ async fn a_keys_secret_and_a_sign_in_token_are_never_logged_however_presented() 
         assert_eq!(reply.status, StatusCode::PAYMENT_REQUIRED, "no credits yet: {}", reply.text());
         assert!(!reply.text().contains(&secret[5..]));
     }
-    let wrong = format!("{}0", &secret[..secret.len() - 1]);
+    let wrong = format!("{}{}", &secret[..secret.len() - 1], if secret.ends_with('0') { '1' } else { '0' });
     app.call_with(&Method::GET, &uri, None, &[("x-api-key", &wrong)]).await;
     let signed_in = format!("Bearer {token}");
     let me = app.call_with(&Method::GET, "/api/account/keys", None, &[("authorization", &signed_in)]).await;
     assert_eq!(me.status, StatusCode::OK, "{}", me.text());
     // The LLM proxy's token, as an OpenAI SDK presents it; its last character changed too.
     let llm = app.state.llm.token(&account.id).await.expect("llm token");
-    let forged = format!("{}0", &llm[..llm.len() - 1]);
+    let last = if llm.ends_with('0') { '1' } else { '0' };
+    let forged = format!("{}{last}", &llm[..llm.len() - 1]);
     let chat = r#"{"model":"svc-default","messages":[{"role":"user","content":"hi"}]}"#;
     for presented in [&llm, &forged] {
         let bearer = format!("Bearer {presented}");

@@ -12,6 +12,12 @@ pub const UNITS_PER_USDC: u64 = 1_000_000;
 /// Decimal places of USDC.
 pub const DECIMALS: u32 = 6;
 
+/// The smallest credit purchase (and top-up): below it the payment's fees would outweigh the
+/// credits.
+pub const MIN_CREDIT_PURCHASE: Money = Money::from_atomic(1_000_000);
+/// The largest credit purchase in one payment.
+pub const MAX_CREDIT_PURCHASE: Money = Money::from_atomic(1_000_000_000);
+
 /// An amount of USDC in atomic units. Serialised as a decimal string (`"0.012"`) because
 /// JSON numbers are floats to most clients.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]

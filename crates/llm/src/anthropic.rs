@@ -24,6 +24,13 @@ pub(crate) async fn send(
     default_max: u64,
 ) -> Result<Answer, LlmError> {
     let body = to_messages(&request, stream, default_max);
+    if body["messages"].as_array().is_none_or(Vec::is_empty) {
+        return Err(LlmError::BadRequest {
+            message: "the messages hold no user or assistant turn with content".into(),
+            param: Some("messages".into()),
+            code: "invalid_value",
+        });
+    }
     let config = provider.config();
     let mut builder = provider
         .client()
@@ -42,13 +49,24 @@ pub(crate) async fn send(
         return Ok(Answer::Whole(to_completion(&message, model)));
     }
     let mut state = StreamState { model, ..StreamState::default() };
-    let chunks = eventsource_stream::Eventsource::eventsource(response.bytes_stream())
-        .map(move |event| match event {
-            Ok(event) => state.chunks(&event.event, &event.data),
-            Err(e) => Step::Emit(vec![Err(LlmError::Upstream(format!("the provider's stream broke: {e}")))]),
-        })
-        .take_while(|step| std::future::ready(matches!(step, Step::Emit(_))))
-        .flat_map(|step| futures::stream::iter(step.into_chunks()));
+    let mut events = eventsource_stream::Eventsource::eventsource(response.bytes_stream());
+    let chunks = async_stream::stream! {
+        loop {
+            let step = match events.next().await {
+                Some(Ok(event)) => state.chunks(&event.event, &event.data),
+                Some(Err(e)) => Step::Emit(vec![Err(LlmError::Upstream(format!("the provider's stream broke: {e}")))]),
+                None => Step::Emit(vec![Err(LlmError::Upstream(crate::provider::ENDED_EARLY.into()))]),
+            };
+            let Step::Emit(chunks) = step else { break };
+            for chunk in chunks {
+                let failed = chunk.is_err();
+                yield chunk;
+                if failed {
+                    return;
+                }
+            }
+        }
+    };
     Ok(Answer::Stream(Box::pin(chunks)))
 }
 
@@ -61,6 +79,7 @@ enum Step {
 }
 
 impl Step {
+    #[cfg(test)]
     fn into_chunks(self) -> Vec<Result<Value, LlmError>> {
         match self {
             Step::Emit(chunks) => chunks,
@@ -93,6 +112,10 @@ pub(crate) fn to_messages(request: &Map<String, Value>, stream: bool, default_ma
             _ => turns.push((role.to_owned(), blocks)),
         }
     }
+    // In a user turn, tool results come before anything else.
+    for (_, blocks) in &mut turns {
+        blocks.sort_by_key(|b| b.get("type").and_then(Value::as_str) != Some("tool_result"));
+    }
     let mut body = Map::new();
     body.insert("model".into(), request.get("model").cloned().unwrap_or(Value::Null));
     let max = ["max_completion_tokens", "max_tokens"].iter().find_map(|k| request.get(*k).and_then(Value::as_u64));
@@ -103,10 +126,15 @@ pub(crate) fn to_messages(request: &Map<String, Value>, stream: bool, default_ma
     let messages: Vec<Value> =
         turns.into_iter().map(|(role, content)| json!({"role": role, "content": content})).collect();
     body.insert("messages".into(), Value::Array(messages));
-    for key in ["temperature", "top_p"] {
-        if let Some(v) = request.get(key) {
-            body.insert(key.into(), v.clone());
+    // Anthropic takes a temperature from 0 to 1, and not both it and top_p.
+    match (request.get("temperature").and_then(Value::as_f64), request.get("top_p")) {
+        (Some(t), _) => {
+            body.insert("temperature".into(), json!(t.clamp(0.0, 1.0)));
         }
+        (None, Some(top_p)) => {
+            body.insert("top_p".into(), top_p.clone());
+        }
+        (None, None) => {}
     }
     match request.get("stop") {
         Some(Value::String(s)) => {
@@ -117,7 +145,7 @@ pub(crate) fn to_messages(request: &Map<String, Value>, stream: bool, default_ma
         }
         _ => {}
     }
-    if let Some(tools) = request.get("tools").and_then(Value::as_array) {
+    if let Some(tools) = request.get("tools").and_then(Value::as_array).filter(|t| !t.is_empty()) {
         let tools: Vec<Value> = tools
             .iter()
             .filter_map(|t| t.get("function"))
@@ -144,7 +172,7 @@ pub(crate) fn to_messages(request: &Map<String, Value>, stream: bool, default_ma
         let choice = choice.get_or_insert_with(|| json!({"type": "auto"}));
         choice["disable_parallel_tool_use"] = Value::Bool(true);
     }
-    if let Some(choice) = choice {
+    if let Some(choice) = choice.filter(|_| body.contains_key("tools")) {
         body.insert("tool_choice".into(), choice);
     }
     if stream {
@@ -171,7 +199,10 @@ fn content_blocks(content: Option<&Value>) -> Vec<Value> {
         Some(Value::Array(parts)) => parts
             .iter()
             .filter_map(|part| match part.get("type").and_then(Value::as_str) {
-                Some("text") => Some(json!({"type": "text", "text": part.get("text").cloned().unwrap_or(json!(""))})),
+                Some("text") => {
+                    let text = part.get("text").and_then(Value::as_str).filter(|t| !t.is_empty())?;
+                    Some(json!({"type": "text", "text": text}))
+                }
                 Some("image_url") => {
                     let url = part.pointer("/image_url/url").and_then(Value::as_str)?;
                     Some(image(url))
@@ -416,6 +447,33 @@ mod tests {
         assert_eq!(body["messages"][2]["content"][0]["type"], "tool_result");
         assert_eq!(body["messages"][2]["content"][0]["tool_use_id"], "callabc");
         assert_eq!(body["messages"][2]["content"][1]["text"], "and?");
+    }
+
+    #[test]
+    fn what_anthropic_refuses_is_left_out() {
+        let body = to_messages(
+            &request(json!({
+                "model": "m",
+                "messages": [
+                    {"role": "user", "content": [{"type": "text", "text": ""}, {"type": "text", "text": "x"}]},
+                    {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "not json"}}]},
+                    {"role": "user", "content": "and"},
+                    {"role": "tool", "tool_call_id": "c1", "content": "done"},
+                ],
+                "tools": [],
+                "tool_choice": "auto",
+                "temperature": 1.7,
+                "top_p": 0.5,
+            })),
+            false,
+            64,
+        );
+        assert_eq!(body["messages"][0]["content"], json!([{"type": "text", "text": "x"}]));
+        assert_eq!(body["messages"][1]["content"][0]["input"], json!({"raw": "not json"}));
+        assert_eq!(body["messages"][2]["content"][0]["type"], "tool_result", "tool results lead their turn");
+        assert!(body.get("tools").is_none() && body.get("tool_choice").is_none(), "no tools, no tool choice");
+        assert_eq!(body["temperature"], 1.0);
+        assert!(body.get("top_p").is_none());
     }
 
     #[test]

@@ -101,7 +101,13 @@ pub enum LlmError {
         /// Why.
         reason: String,
     },
-    /// The store or the facilitator failed; nothing was charged.
+    /// The payment id names an answer bought by another payment.
+    #[error("this payment id was used with a different payment")]
+    PaymentIdConflict,
+    /// The facilitator could not be asked; nothing was charged.
+    #[error("unavailable: {0}")]
+    Unavailable(String),
+    /// The store failed; nothing was charged.
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -114,6 +120,11 @@ impl From<svc_store::StoreError> for LlmError {
 
 impl From<svc_paywall::PaywallError> for LlmError {
     fn from(err: svc_paywall::PaywallError) -> Self {
-        LlmError::Internal(err.to_string())
+        use svc_paywall::PaywallError as P;
+        match err {
+            P::Store(err) => err.into(),
+            P::FacilitatorUnavailable(cause) => LlmError::Unavailable(cause),
+            P::PaymentIdConflict => LlmError::PaymentIdConflict,
+        }
     }
 }

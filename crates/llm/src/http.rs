@@ -37,7 +37,18 @@ static X_PAYMENT: HeaderName = HeaderName::from_static(svc_x402::X_PAYMENT);
 /// `POST /api/v1/llm/chat/completions`.
 async fn chat_completions(State(llm): State<Arc<Llm>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
-    let limit = llm.config.body_limit_bytes;
+    let token = parts
+        .headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+        .map(str::trim);
+    // Who calls, and whether the rate limit admits them, before the body is read.
+    let caller = match llm.admit(token).await {
+        Ok(caller) => caller,
+        Err(err) => return error_response(&err),
+    };
+    let limit = llm.body_limit();
     let declared =
         parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok());
     if declared.is_some_and(|n| n > limit) {
@@ -46,12 +57,6 @@ async fn chat_completions(State(llm): State<Arc<Llm>>, request: Request) -> Resp
     let Ok(body) = axum::body::to_bytes(body, limit).await else {
         return error_response(&LlmError::TooLarge { limit });
     };
-    let token = parts
-        .headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
-        .map(str::trim);
     let payment_header = parts.headers.get(&PAYMENT_SIGNATURE).or_else(|| parts.headers.get(&X_PAYMENT));
     let payment = match payment_header {
         None => None,
@@ -72,7 +77,7 @@ async fn chat_completions(State(llm): State<Arc<Llm>>, request: Request) -> Resp
         },
     };
     let resource = format!("{}{}", base_url(&llm, &parts.headers), parts.uri.path());
-    let call = ChatCall { token, body: &body, payment: payment.as_ref(), resource };
+    let call = ChatCall { caller, body: &body, payment: payment.as_ref(), resource };
     match llm.chat(call).await {
         Ok(Chat::Whole { json, receipt }) => {
             let mut response = (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], json).into_response();
@@ -145,6 +150,8 @@ fn classify(err: &LlmError) -> (StatusCode, &'static str, &'static str) {
         }
         LlmError::PaymentRefused { .. } => (StatusCode::PAYMENT_REQUIRED, "invalid_request_error", "payment_refused"),
         LlmError::TopUpUnsettled { .. } => (StatusCode::PAYMENT_REQUIRED, "invalid_request_error", "payment_unsettled"),
+        LlmError::PaymentIdConflict => (StatusCode::CONFLICT, "invalid_request_error", "payment_id_conflict"),
+        LlmError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "api_error", "service_unavailable"),
         LlmError::RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limit_error", "rate_limit_exceeded"),
         LlmError::DailyCap { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limit_error", "daily_limit_reached"),
         LlmError::UpstreamRejected { .. } => (StatusCode::BAD_REQUEST, "invalid_request_error", "upstream_rejected"),
@@ -183,6 +190,9 @@ fn message(err: &LlmError) -> String {
             format!("Daily usage limit reached for this account ({cap} USD per day); retry later, after the reset.")
         }
         LlmError::Internal(_) => "The proxy failed; nothing was charged. Retry later.".to_owned(),
+        LlmError::Unavailable(_) => {
+            "Payments cannot be checked right now; nothing was charged. Retry later.".to_owned()
+        }
         other => other.to_string(),
     }
 }
@@ -201,7 +211,7 @@ pub(crate) fn error_body(err: &LlmError) -> Value {
 
 /// The answer for `err`.
 pub(crate) fn error_response(err: &LlmError) -> Response {
-    if let LlmError::Internal(detail) = err {
+    if let LlmError::Internal(detail) | LlmError::Unavailable(detail) = err {
         tracing::error!(error = %detail, "LLM proxy failed");
     }
     let (status, _, _) = classify(err);

@@ -37,7 +37,7 @@ use svc_store::{LlmUsage, Store};
 pub use error::{LlmError, TopUpChallenge};
 pub use models::{Model, ModelTable};
 pub use provider::{ProviderConfig, ProviderKind};
-pub use proxy::{Chat, ChatCall};
+pub use proxy::{Caller, Chat, ChatCall};
 pub use token::TokenKey;
 
 /// The API key the simulated providers accept.
@@ -199,7 +199,10 @@ impl Llm {
                 note: Some("the process serving it stopped; nothing was charged"),
                 now_ms: now,
             };
-            self.store.finish_llm_call(id, &abandoned).await?;
+            // One call the store cannot finish must not keep the others' holds.
+            if let Err(err) = self.store.finish_llm_call(id, &abandoned).await {
+                tracing::error!(call = %id, error = %err, "could not release an unfinished LLM call");
+            }
         }
         Ok(stale.len())
     }
@@ -219,6 +222,6 @@ impl Llm {
     }
 }
 
-/// How long a call may run before its hold counts as abandoned: longer than any provider
-/// read timeout allows a call to last between two chunks, with room to spare.
+/// How long after its start a call still `reserved` counts as abandoned: twice the longest a
+/// call may run, so the sweep never releases a running call.
 pub const STALE_AFTER_MS: i64 = 60 * 60 * 1000;

@@ -54,10 +54,10 @@ impl Model {
     }
 
     /// The most a call can cost: every prompt token uncached, and `max_output` completion
-    /// tokens (the request's own limit when it names a lower one).
-    pub fn most(&self, prompt_tokens: u64, requested_output: Option<u64>) -> u64 {
+    /// tokens (the request's own limit when it names a lower one) for each of its `choices`.
+    pub fn most(&self, prompt_tokens: u64, requested_output: Option<u64>, choices: u64) -> u64 {
         let output = requested_output.map_or(self.max_output, |n| n.min(self.max_output));
-        self.cost(Tokens { prompt: prompt_tokens, cached: 0, completion: output })
+        self.cost(Tokens { prompt: prompt_tokens, cached: 0, completion: output.saturating_mul(choices) })
     }
 }
 
@@ -187,9 +187,10 @@ mod tests {
     #[test]
     fn the_most_a_call_can_cost_uses_the_lower_of_its_limit_and_the_models() {
         let m = model(1_000_000, 0, 2_000_000);
-        assert_eq!(m.most(0, None), 2_000);
-        assert_eq!(m.most(0, Some(10)), 20);
-        assert_eq!(m.most(0, Some(1_000_000)), 2_000);
+        assert_eq!(m.most(0, None, 1), 2_000);
+        assert_eq!(m.most(0, None, 3), 6_000);
+        assert_eq!(m.most(0, Some(10), 1), 20);
+        assert_eq!(m.most(0, Some(1_000_000), 1), 2_000);
     }
 
     #[test]
@@ -226,7 +227,7 @@ mod tests {
             let allowed = limit.map_or(m.max_output, |l| l.min(m.max_output));
             let completion = completion.min(allowed);
             let cost = m.cost(Tokens { prompt, cached: 0, completion });
-            prop_assert!(cost <= m.most(prompt, limit));
+            prop_assert!(cost <= m.most(prompt, limit, 1));
         }
     }
 }

@@ -68,6 +68,9 @@ pub struct Provider {
 
 /// The longest a provider may take to start answering, or between two chunks of a stream.
 const READ_TIMEOUT: Duration = Duration::from_secs(300);
+/// Why a stream that stopped without its last event failed: a truncated answer is not a
+/// success.
+pub(crate) const ENDED_EARLY: &str = "the provider's stream ended before its last event";
 /// The most of an error body read from a provider.
 const MAX_ERROR_BODY: usize = 64 * 1024;
 
@@ -117,19 +120,27 @@ impl Provider {
                 .map_err(|e| LlmError::Upstream(format!("the provider answered something other than JSON: {e}")))?;
             return Ok(Answer::Whole(value));
         }
-        let chunks = response
-            .bytes_stream()
-            .eventsource()
-            .take_while(|event| std::future::ready(!matches!(event, Ok(e) if e.data.trim() == "[DONE]")))
-            .map(|event| {
-                let event = event.map_err(|e| LlmError::Upstream(format!("the provider's stream broke: {e}")))?;
-                let chunk = serde_json::from_str::<Value>(&event.data)
-                    .map_err(|e| LlmError::Upstream(format!("the provider streamed something other than JSON: {e}")))?;
-                match chunk.get("error") {
-                    Some(error) => Err(LlmError::Upstream(error_message(error))),
-                    None => Ok(chunk),
+        let mut events = response.bytes_stream().eventsource();
+        let chunks = async_stream::stream! {
+            loop {
+                let chunk = match events.next().await {
+                    Some(Ok(event)) if event.data.trim() == "[DONE]" => break,
+                    Some(Ok(event)) => serde_json::from_str::<Value>(&event.data)
+                        .map_err(|e| LlmError::Upstream(format!("the provider streamed something other than JSON: {e}")))
+                        .and_then(|chunk| match chunk.get("error") {
+                            Some(error) => Err(LlmError::Upstream(error_message(error))),
+                            None => Ok(chunk),
+                        }),
+                    Some(Err(e)) => Err(LlmError::Upstream(format!("the provider's stream broke: {e}"))),
+                    None => Err(LlmError::Upstream(ENDED_EARLY.into())),
+                };
+                let failed = chunk.is_err();
+                yield chunk;
+                if failed {
+                    break;
                 }
-            });
+            }
+        };
         Ok(Answer::Stream(Box::pin(chunks)))
     }
 }
@@ -163,7 +174,8 @@ pub(crate) async fn check(response: reqwest::Response) -> Result<reqwest::Respon
         // client think its token is bad (and some lock it for minutes).
         401 | 403 => LlmError::Upstream(format!("the provider refused svc's credentials ({})", status.as_u16())),
         429 => LlmError::UpstreamBusy { retry_after },
-        400 | 404 | 409 | 413 | 422 => LlmError::UpstreamRejected {
+        // A 404 is svc's model table naming a model the provider lacks: not the client's doing.
+        400 | 409 | 413 | 422 => LlmError::UpstreamRejected {
             message,
             code: error.as_ref().and_then(|e| e.get("code")).and_then(Value::as_str).map(str::to_owned),
             param: error.as_ref().and_then(|e| e.get("param")).and_then(Value::as_str).map(str::to_owned),

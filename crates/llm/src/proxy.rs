@@ -17,11 +17,18 @@ use crate::provider::Answer;
 use crate::relay::Relay;
 use crate::{Llm, TopUp};
 
+/// An account whose token verified and whose call the rate limit admitted.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    account_id: String,
+    settings: svc_store::LlmAccount,
+}
+
 /// A chat-completions call as it arrived.
 #[derive(Debug)]
 pub struct ChatCall<'a> {
-    /// The bearer token, if any.
-    pub token: Option<&'a str>,
+    /// Who calls ([`Llm::admit`]).
+    pub caller: Caller,
     /// The request body.
     pub body: &'a [u8],
     /// A payment sent with the call (for a credit top-up), decoded.
@@ -64,50 +71,89 @@ struct Asked {
     stream: bool,
     /// The client asked for the usage chunk of a stream.
     wants_usage: bool,
+    /// The largest output limit the request names.
     max_output: Option<u64>,
+    /// Choices asked for (`n`).
+    choices: u64,
+    /// Content parts that are not text (images, audio, files): their tokens are not bounded
+    /// by their bytes.
+    media_parts: u64,
 }
+
+/// The most choices one call may ask for.
+const MAX_CHOICES: u64 = 8;
+/// Prompt tokens one image, audio or file part is held for: above what providers charge for
+/// one high-detail image.
+const MEDIA_PART_TOKENS: u64 = 4_000;
+/// The longest a call may run, stream included: under [`crate::STALE_AFTER_MS`], so the sweep
+/// never releases a call that is still running.
+pub(crate) const MAX_CALL: std::time::Duration = std::time::Duration::from_secs(30 * 60);
 
 /// The one-minute window of the rate limit.
 const MINUTE_MS: i64 = 60_000;
 const DAY_MS: i64 = 86_400_000;
 
 impl Llm {
-    /// Serves one chat-completions call.
-    pub async fn chat(self: &Arc<Self>, call: ChatCall<'_>) -> Result<Chat, LlmError> {
-        let account = self.authenticate(call.token).await?;
-        let now = self.clock.now_ms();
+    /// The account a token names, if the token is its current one, with its call counted
+    /// against the account's rate limit: checked before the body is read.
+    pub async fn admit(&self, token: Option<&str>) -> Result<Caller, LlmError> {
+        let presented = token.and_then(crate::token::parse).ok_or(LlmError::Unauthorized)?;
+        let settings = self.store.llm_account(presented.account_id).await?;
+        if !self.config.token_key.verify(&presented, settings.token_version) {
+            return Err(LlmError::Unauthorized);
+        }
+        let account_id = presented.account_id.to_owned();
         if self.config.rate_per_minute > 0 {
-            let decision =
-                self.limiter.hit(&format!("llm:{}", account.0), self.config.rate_per_minute, MINUTE_MS, now).await;
+            let now = self.clock.now_ms();
+            let key = format!("llm:{account_id}");
+            let decision = self.limiter.hit(&key, self.config.rate_per_minute, MINUTE_MS, now).await;
             if !decision.allowed {
                 return Err(LlmError::RateLimited { retry_after: decision.reset_secs(now), limit: decision.limit });
             }
         }
+        Ok(Caller { account_id, settings })
+    }
+
+    /// The largest body a call may send.
+    pub fn body_limit(&self) -> usize {
+        self.config.body_limit_bytes
+    }
+
+    /// Serves one chat-completions call.
+    pub async fn chat(self: &Arc<Self>, call: ChatCall<'_>) -> Result<Chat, LlmError> {
+        let Caller { account_id: account, settings } = call.caller;
+        let now = self.clock.now_ms();
         if call.body.len() > self.config.body_limit_bytes {
             return Err(LlmError::TooLarge { limit: self.config.body_limit_bytes });
         }
         let asked = read(call.body)?;
         let model = self.config.models.get(&asked.alias).ok_or_else(|| LlmError::ModelNotFound(asked.alias.clone()))?;
-        let day_start = now - now.rem_euclid(DAY_MS);
+        // Every text token is at least one byte, so the body's length bounds the text of the
+        // prompt; media parts are held at a fixed count each.
+        let body_bytes = u64::try_from(call.body.len()).unwrap_or(u64::MAX);
+        let prompt_bound = body_bytes.saturating_add(asked.media_parts.saturating_mul(MEDIA_PART_TOKENS));
+        let reserved = model.most(prompt_bound, asked.max_output, asked.choices);
         if self.config.daily_cap > Money::ZERO {
-            let spent = self.store.llm_usage_since(&account.0, day_start).await?.spent;
-            if spent >= self.config.daily_cap.atomic() {
+            let day_start = now - now.rem_euclid(DAY_MS);
+            let spent = self.store.llm_usage_since(&account, day_start).await?.spent;
+            if spent.saturating_add(reserved) > self.config.daily_cap.atomic() {
                 let retry_after = u64::try_from((day_start + DAY_MS - now).max(1000) / 1000).unwrap_or(1);
                 return Err(LlmError::DailyCap { retry_after, cap: self.config.daily_cap });
             }
         }
-        let top_up = self.top_up_of(&account.1);
+        let top_up = self.top_up_of(&settings);
         let receipt = match call.payment {
-            Some(payment) => Some(self.buy_credits(&account.0, top_up, payment, &call.resource).await?),
+            Some(payment) => {
+                let balance = self.balance(&account).await?;
+                let amount = top_up_amount(top_up.amount, reserved, balance);
+                self.buy_credits(&account, TopUp { amount, ..top_up }, payment, &call.resource).await?
+            }
             None => None,
         };
-        // Every prompt token is at least one byte, so the body's length bounds the prompt.
-        let prompt_bound = u64::try_from(call.body.len()).unwrap_or(u64::MAX);
-        let reserved = model.most(prompt_bound, asked.max_output);
         let id = format!("llm_{}", uuid::Uuid::now_v7().simple());
         let new = NewLlmCall {
             id: &id,
-            account_id: &account.0,
+            account_id: &account,
             alias: &asked.alias,
             provider: &model.provider,
             upstream_model: &model.upstream_model,
@@ -116,7 +162,8 @@ impl Llm {
             now_ms: now,
         };
         if let Debit::Insufficient { balance } = self.store.begin_llm_call(&new).await? {
-            let challenge = top_up.enabled.then(|| self.challenge(top_up.amount, &call.resource)).transpose()?;
+            let amount = top_up_amount(top_up.amount, reserved, balance);
+            let challenge = top_up.enabled.then(|| self.challenge(amount, &call.resource)).transpose()?;
             return Err(LlmError::InsufficientCredits {
                 balance: Money::from_atomic(balance),
                 needed: Money::from_atomic(reserved),
@@ -129,7 +176,8 @@ impl Llm {
             model: model.clone(),
             reserved,
             started: Instant::now(),
-            prompt_estimate: prompt_bound.div_ceil(4),
+            prompt_estimate: body_bytes.div_ceil(4),
+            finished: false,
         };
         let provider = self
             .providers
@@ -141,6 +189,9 @@ impl Llm {
         if asked.stream {
             // Billing needs the usage chunk, whether or not the client asked for it.
             let options = request.entry("stream_options").or_insert_with(|| Value::Object(Map::new()));
+            if !options.is_object() {
+                *options = Value::Object(Map::new());
+            }
             if let Some(options) = options.as_object_mut() {
                 options.insert("include_usage".into(), Value::Bool(true));
             }
@@ -166,7 +217,8 @@ impl Llm {
         // The provider's work is paid for whether or not the client stays for the answer:
         // the call runs to its charge on its own task.
         let whole = tokio::spawn(async move {
-            let answer = match provider.send(request, false, default_max).await {
+            let sent = tokio::time::timeout(MAX_CALL, provider.send(request, false, default_max)).await;
+            let answer = match sent.unwrap_or(Err(LlmError::UpstreamTimeout)) {
                 Ok(Answer::Whole(answer)) => answer,
                 Ok(Answer::Stream(_)) => {
                     let err = LlmError::Upstream("the provider streamed an answer not asked to".into());
@@ -184,14 +236,9 @@ impl Llm {
         Ok(Chat::Whole { json, receipt })
     }
 
-    /// The account a token names, and its settings, if the token is its current one.
-    async fn authenticate(&self, token: Option<&str>) -> Result<(String, svc_store::LlmAccount), LlmError> {
-        let presented = token.and_then(crate::token::parse).ok_or(LlmError::Unauthorized)?;
-        let settings = self.store.llm_account(presented.account_id).await?;
-        if !self.config.token_key.verify(&presented, settings.token_version) {
-            return Err(LlmError::Unauthorized);
-        }
-        Ok((presented.account_id.to_owned(), settings))
+    /// The account's balance, atomic units.
+    async fn balance(&self, account_id: &str) -> Result<u64, LlmError> {
+        Ok(self.store.account(account_id).await?.map_or(0, |a| a.balance))
     }
 
     /// The x402 challenge of a top-up of `amount`.
@@ -213,15 +260,16 @@ impl Llm {
     }
 
     /// Buys credits with a payment sent with the call, through the credit purchase: once per
-    /// payment, and only once it has settled.
+    /// payment, and only once it has settled. Returns the settlement, or nothing for a payment
+    /// that already bought its credits (a retry).
     async fn buy_credits(
         &self,
         account_id: &str,
         top_up: TopUp,
         payment: &DecodedPayment,
         resource: &str,
-    ) -> Result<SettleResponse, LlmError> {
-        let refuse = |reason: String| -> Result<SettleResponse, LlmError> {
+    ) -> Result<Option<SettleResponse>, LlmError> {
+        let refuse = |reason: String| -> Result<Option<SettleResponse>, LlmError> {
             Err(LlmError::PaymentRefused {
                 reason,
                 top_up: top_up.enabled.then(|| self.challenge(top_up.amount, resource)).transpose()?,
@@ -232,19 +280,20 @@ impl Llm {
                 "automatic top-up is off for this account: turn it on with PUT /api/account/llm-top-up".into(),
             );
         }
-        let sale = Sale {
-            product: svc_accounts::credits::PURCHASE_PRODUCT,
-            price: top_up.amount,
-            discountable: false,
-            advertised: None,
-        };
+        let product = svc_accounts::credits::PURCHASE_PRODUCT;
+        let sale = Sale { product, price: top_up.amount, discountable: false, advertised: None };
         let store = self.store.clone();
         let clock = Arc::clone(&self.clock);
         let account = account_id.to_owned();
         let amount = top_up.amount;
+        let bought = Arc::new(std::sync::Mutex::new(None::<String>));
+        let noted = Arc::clone(&bought);
         let work = |buyer: Buyer| async move {
             let reference = svc_accounts::credits::purchase_reference(&buyer.payment);
             let json = serde_json::json!({"account_id": account, "amount": amount, "reference": reference});
+            if let Ok(mut noted) = noted.lock() {
+                *noted = Some(buyer.payment.clone());
+            }
             let delivery: svc_paywall::Delivery = Box::pin(async move {
                 let now = clock.now_ms();
                 if let Err(err) =
@@ -256,13 +305,33 @@ impl Llm {
             Ok::<_, LlmError>(Sold { answer: (), json: Bytes::from(json.to_string()), then: Some(delivery) })
         };
         match self.paywall.charge(sale, payment, work).await? {
-            Outcome::Paid { receipt, .. } => Ok(receipt),
-            Outcome::Kept { .. } => refuse("this payment was already used; sign a new one".into()),
+            Outcome::Paid { receipt, .. } => {
+                // The delivery reports its own failures; the credits must be there before the
+                // call goes on, so a failed delivery is tried once more here (it is idempotent)
+                // and a second failure is the caller's error, with the payment on record.
+                let payment = bought.lock().ok().and_then(|b| b.clone());
+                if let Some(payment) = payment {
+                    let now = self.clock.now_ms();
+                    svc_accounts::credits::add_purchase(&self.store, account_id, amount, &payment, now).await?;
+                }
+                Ok(Some(receipt))
+            }
+            // The same payment again, after its answer was lost: its credits are on the account.
+            Outcome::Kept { .. } => Ok(None),
             Outcome::Refused { reason, .. } => refuse(reason.into_owned()),
             Outcome::Failed(err) => Err(err),
             Outcome::Unsettled { error, .. } => Err(LlmError::TopUpUnsettled { reason: error.reason().to_owned() }),
         }
     }
+}
+
+/// What a top-up buys: the account's amount, or the shortfall of the call when that is more,
+/// within what one purchase may buy.
+fn top_up_amount(chosen: Money, needed: u64, balance: u64) -> Money {
+    let shortfall = Money::from_atomic(needed.saturating_sub(balance));
+    let min = svc_domain::money::MIN_CREDIT_PURCHASE;
+    let max = svc_domain::money::MAX_CREDIT_PURCHASE;
+    chosen.max(shortfall).clamp(min, max)
 }
 
 /// Reads what a call asks for; anything else in the body passes through untouched.
@@ -310,17 +379,36 @@ fn read(body: &[u8]) -> Result<Asked, LlmError> {
         Some(_) => return Err(bad("`stream` must be a boolean".into(), Some("stream"), "invalid_type")),
     };
     let wants_usage = request.get("stream_options").and_then(|o| o.get("include_usage")) == Some(&Value::Bool(true));
+    // A provider may honour either limit: the larger one bounds what the call can cost.
     let mut max_output = None;
     for field in ["max_completion_tokens", "max_tokens"] {
         match request.get(field) {
             None | Some(Value::Null) => {}
             Some(value) => match value.as_u64() {
-                Some(n) if n > 0 => max_output = Some(max_output.map_or(n, |m: u64| m.min(n))),
+                Some(n) if n > 0 => max_output = Some(max_output.map_or(n, |m: u64| m.max(n))),
                 _ => return Err(bad(format!("`{field}` must be a positive integer"), Some(field), "invalid_value")),
             },
         }
     }
-    Ok(Asked { request, alias, stream, wants_usage, max_output })
+    let choices = match request.get("n") {
+        None | Some(Value::Null) => 1,
+        Some(value) => match value.as_u64() {
+            Some(n) if (1..=MAX_CHOICES).contains(&n) => n,
+            _ => {
+                return Err(bad(format!("`n` must be an integer from 1 to {MAX_CHOICES}"), Some("n"), "invalid_value"));
+            }
+        },
+    };
+    let media_parts = request
+        .get("messages")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m.get("content").and_then(Value::as_array))
+        .flatten()
+        .filter(|part| part.get("type").and_then(Value::as_str) != Some("text"))
+        .count() as u64;
+    Ok(Asked { request, alias, stream, wants_usage, max_output, choices, media_parts })
 }
 
 /// Charges one call for what it used, once it has ended.
@@ -332,6 +420,24 @@ pub(crate) struct Meter {
     started: Instant,
     /// Prompt tokens guessed from the body, for a call whose usage never came.
     prompt_estimate: u64,
+    /// Set once the call's end has been handed to the store.
+    finished: bool,
+}
+
+impl Drop for Meter {
+    /// A call dropped before it was charged (its client left while the provider was still
+    /// being asked, and the request to it was cancelled): its hold is given back now rather
+    /// than by the sweep an hour later.
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        self.finished = true;
+        let done = self.record("failed", Tokens::default(), 0, Some("the client left before the answer began"));
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(done);
+        }
+    }
 }
 
 /// The usage an OpenAI completion or chunk reports.
@@ -399,20 +505,34 @@ impl Meter {
         self.finish("failed", Tokens::default(), 0, Some(&note)).await;
     }
 
-    async fn finish(self, status: &str, tokens: Tokens, cost: u64, note: Option<&str>) {
-        let done = FinishedLlmCall {
-            status,
-            prompt_tokens: tokens.prompt,
-            cached_tokens: tokens.cached,
-            completion_tokens: tokens.completion,
-            cost,
-            latency_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            note,
-            now_ms: self.llm.clock.now_ms(),
-        };
-        if let Err(err) = self.llm.store.finish_llm_call(&self.id, &done).await {
-            // The hold stays until the sweep releases it: the account is never charged more.
-            tracing::error!(call = %self.id, error = %err, "could not finish an LLM call");
+    /// Hands the call's end to the store on a task of its own, so a client that leaves while
+    /// it is written cannot cancel it halfway, and waits for it.
+    async fn finish(mut self, status: &str, tokens: Tokens, cost: u64, note: Option<&str>) {
+        self.finished = true;
+        let _ = tokio::spawn(self.record(status, tokens, cost, note)).await;
+    }
+
+    /// The store write that ends the call.
+    fn record(&self, status: &str, tokens: Tokens, cost: u64, note: Option<&str>) -> impl Future<Output = ()> + use<> {
+        let (store, id) = (self.llm.store.clone(), self.id.clone());
+        let (status, note) = (status.to_owned(), note.map(str::to_owned));
+        let latency_ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let now_ms = self.llm.clock.now_ms();
+        async move {
+            let done = FinishedLlmCall {
+                status: &status,
+                prompt_tokens: tokens.prompt,
+                cached_tokens: tokens.cached,
+                completion_tokens: tokens.completion,
+                cost,
+                latency_ms,
+                note: note.as_deref(),
+                now_ms,
+            };
+            if let Err(err) = store.finish_llm_call(&id, &done).await {
+                // The hold stays until the sweep releases it: the account is never charged more.
+                tracing::error!(call = %id, error = %err, "could not finish an LLM call");
+            }
         }
     }
 

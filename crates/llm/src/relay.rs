@@ -6,8 +6,9 @@
 //! the client asked for it. A client that leaves mid-stream does not stop the meter: the rest
 //! of the provider's answer is drained on its own task and the call charged for what the
 //! provider produced; when no usage comes, the charge is estimated from the text relayed and
-//! the record says so. A provider that fails mid-stream gets an `error` event and the stream
-//! ends; the call charges nothing.
+//! the record says so. A provider that fails mid-stream (or ends it without its last event)
+//! gets an `error` event and the stream ends; the call charges nothing. A call is cut at
+//! [`crate::proxy::MAX_CALL`] and charged an estimate.
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -16,6 +17,7 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use futures::{Stream, StreamExt as _};
 use serde_json::Value;
+use tokio::time::Instant;
 
 use crate::error::LlmError;
 use crate::models::Tokens;
@@ -65,7 +67,10 @@ impl Tally {
     /// Charges the call for what the provider produced.
     async fn settle(self, meter: Meter) {
         match self.usage {
-            _ if !self.produced => meter.charge(Tokens::default(), "ok", Some("empty completion: not charged")).await,
+            Some(tokens) if tokens.completion == 0 && !self.produced => {
+                meter.charge(Tokens { completion: 0, ..tokens }, "ok", Some("empty completion: not charged")).await;
+            }
+            None if !self.produced => meter.fail(&LlmError::Upstream("the provider produced nothing".into())).await,
             Some(tokens) => meter.charge(tokens, "ok", None).await,
             None => self.estimate(meter, "the provider reported no usage; estimated from the text relayed").await,
         }
@@ -84,6 +89,8 @@ struct Pending {
     chunks: Option<ChunkStream>,
     meter: Option<Meter>,
     tally: Tally,
+    /// When the call must have ended.
+    deadline: Instant,
 }
 
 impl Drop for Pending {
@@ -91,25 +98,20 @@ impl Drop for Pending {
         let (Some(chunks), Some(meter)) = (self.chunks.take(), self.meter.take()) else { return };
         let tally = std::mem::take(&mut self.tally);
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(drain(chunks, meter, tally));
+            runtime.spawn(drain(chunks, meter, tally, self.deadline));
         }
     }
 }
 
-/// Reads the rest of a stream whose client left, then charges it.
-async fn drain(mut chunks: ChunkStream, meter: Meter, mut tally: Tally) {
-    while let Some(next) = chunks.next().await {
-        match next {
-            Ok(chunk) => tally.observe(&chunk),
-            Err(_) if !tally.produced => {
-                return meter.fail(&LlmError::Upstream("failed after the client left".into())).await;
-            }
-            Err(_) => return tally.estimate(meter, "the client left and the provider then failed; estimated").await,
+/// Reads the rest of a stream whose client left, then charges it as if the client had stayed.
+async fn drain(mut chunks: ChunkStream, meter: Meter, mut tally: Tally, deadline: Instant) {
+    loop {
+        match tokio::time::timeout_at(deadline, chunks.next()).await {
+            Ok(Some(Ok(chunk))) => tally.observe(&chunk),
+            Ok(Some(Err(err))) => return meter.fail(&err).await,
+            Ok(None) => return tally.settle(meter).await,
+            Err(_) => return tally.estimate(meter, "cut at the call's time limit; estimated").await,
         }
-    }
-    match tally.usage {
-        Some(_) => tally.settle(meter).await,
-        None => tally.estimate(meter, "the client left before the provider reported usage; estimated").await,
     }
 }
 
@@ -117,11 +119,24 @@ impl Relay {
     /// Relays `chunks` with `alias` as their model, charging through `meter` at the end;
     /// the usage chunk is passed on only if `wants_usage`.
     pub(crate) fn new(chunks: ChunkStream, meter: Meter, alias: String, wants_usage: bool) -> Self {
+        // Built outside the stream, so a body dropped before its first poll still drains.
+        let deadline = Instant::now() + crate::proxy::MAX_CALL;
+        let pending = Pending { chunks: Some(chunks), meter: Some(meter), tally: Tally::default(), deadline };
         let events = async_stream::stream! {
-            let mut pending = Pending { chunks: Some(chunks), meter: Some(meter), tally: Tally::default() };
+            let mut pending = pending;
             loop {
                 let next = match pending.chunks.as_mut() {
-                    Some(chunks) => chunks.next().await,
+                    Some(chunks) => match tokio::time::timeout_at(pending.deadline, chunks.next()).await {
+                        Ok(next) => next,
+                        Err(_) => {
+                            pending.chunks = None;
+                            if let Some(meter) = pending.meter.take() {
+                                std::mem::take(&mut pending.tally).estimate(meter, "cut at the call's time limit; estimated").await;
+                            }
+                            yield Ok(error_event(&LlmError::UpstreamTimeout));
+                            break;
+                        }
+                    },
                     None => None,
                 };
                 match next {

@@ -185,22 +185,30 @@ impl Store {
     }
 
     /// Ends a call: gives back what it held beyond its cost and records what it did. Only a
-    /// call still `reserved` is finished, so a second finish changes nothing.
+    /// call still `reserved` is finished, and its hold is given back once, by whichever finish
+    /// comes first (a late finish racing the sweep): the record's cost is then read back from
+    /// the ledger, so the two always agree, and a process that stops between the two writes
+    /// leaves a `reserved` row whose release the sweep finds already done.
     pub async fn finish_llm_call(&self, id: &str, done: &FinishedLlmCall<'_>) -> Result<bool, StoreError> {
         const RELEASE: &str = "INSERT INTO credit_ledger (id, account_id, delta, kind, route_id, reference, created_at) \
-                               SELECT $1, c.account_id, c.reserved - $3, 'llm_release', c.alias, 'llm-release:' || c.id, $4 \
+                               SELECT $1, c.account_id, c.reserved - $3, 'llm_release', c.alias, $5, $4 \
                                FROM llm_calls c WHERE c.id = $2 AND c.status = 'reserved' AND c.reserved > $3 \
                                AND EXISTS (SELECT 1 FROM credit_ledger d WHERE d.reference = 'llm:' || c.id) \
-                               ON CONFLICT (reference) DO NOTHING";
+                               ON CONFLICT DO NOTHING";
         const FINISH: &str = "UPDATE llm_calls SET status = $2, prompt_tokens = $3, cached_tokens = $4, \
-                              completion_tokens = $5, cost = $6, latency_ms = $7, note = $8, finished_at = $9 \
+                              completion_tokens = $5, latency_ms = $6, note = $7, finished_at = $8, \
+                              cost = reserved - COALESCE((SELECT r.delta FROM credit_ledger r WHERE r.reference = $9), \
+                              CASE WHEN EXISTS (SELECT 1 FROM credit_ledger d WHERE d.reference = 'llm:' || llm_calls.id) \
+                              THEN 0 ELSE reserved END) \
                               WHERE id = $1 AND status = 'reserved'";
+        let reference = format!("llm-release:{id}");
         let cost = to_i64(done.cost, "cost")?;
         let release = vec![
             Arg::Text(format!("cl_{id}_release")),
             Arg::Text(id.to_owned()),
             Arg::Int(cost),
             Arg::Int(done.now_ms),
+            Arg::Text(reference.clone()),
         ];
         self.write(RELEASE, release).await?;
         let finish = vec![
@@ -209,10 +217,10 @@ impl Store {
             Arg::Int(to_i64(done.prompt_tokens, "tokens")?),
             Arg::Int(to_i64(done.cached_tokens, "tokens")?),
             Arg::Int(to_i64(done.completion_tokens, "tokens")?),
-            Arg::Int(cost),
             Arg::Int(to_i64(done.latency_ms, "latency")?),
             Arg::OptText(done.note.map(str::to_owned)),
             Arg::Int(done.now_ms),
+            Arg::Text(reference),
         ];
         Ok(self.write(FINISH, finish).await? == 1)
     }

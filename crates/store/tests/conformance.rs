@@ -667,3 +667,29 @@ async fn llm_token_versions_rotate_and_top_up_settings_replace(store: Store) {
     let settings = store.llm_account("acc-t").await.expect("read");
     assert_eq!(settings, LlmAccount { token_version: 2, top_up_enabled: false, top_up_amount: 1_000_000 });
 }
+
+conformance!(a_late_finish_after_the_sweep_records_what_the_ledger_kept);
+async fn a_late_finish_after_the_sweep_records_what_the_ledger_kept(store: Store) {
+    funded(&store, "acc-r", 1_000).await;
+    store.begin_llm_call(&llm_call("llm_r", "acc-r", 600, 1_000)).await.expect("begin");
+    // The sweep gives the whole hold back; the call's own finish, arriving late, changes nothing.
+    assert!(store.finish_llm_call("llm_r", &finished("abandoned", 0, 5_000)).await.expect("sweep"));
+    assert!(!store.finish_llm_call("llm_r", &finished("ok", 200, 5_001)).await.expect("late"));
+    assert_eq!(store.account("acc-r").await.expect("read").expect("account").balance, 1_000);
+    let call = store.llm_calls("acc-r", 1).await.expect("calls").remove(0);
+    assert_eq!((call.status.as_str(), call.cost), ("abandoned", 0));
+    // A finish that stopped between its two writes: the release is there, the row still
+    // reserved; the sweep records the cost the release implies and gives nothing twice.
+    store.begin_llm_call(&llm_call("llm_half", "acc-r", 500, 6_000)).await.expect("begin");
+    store
+        .execute_unprepared(
+            "INSERT INTO credit_ledger (id, account_id, delta, kind, route_id, reference, created_at) \
+             VALUES ('cl_llm_half_release', 'acc-r', 300, 'llm_release', 'svc-default', 'llm-release:llm_half', 6001)",
+        )
+        .await
+        .expect("half a finish");
+    assert!(store.finish_llm_call("llm_half", &finished("abandoned", 0, 9_000)).await.expect("sweep"));
+    assert_eq!(store.account("acc-r").await.expect("read").expect("account").balance, 800);
+    let call = store.llm_calls("acc-r", 1).await.expect("calls").remove(0);
+    assert_eq!((call.id.as_str(), call.cost), ("llm_half", 200), "the record agrees with the ledger");
+}

@@ -32,6 +32,13 @@ fn hello(model: &str) -> Value {
     json!({"model": model, "messages": [{"role": "user", "content": "hello there"}]})
 }
 
+/// A call that carries a payment, as an x402 client retries it.
+async fn chat_paying(app: &TestApp, token: &str, body: &Value, payment: &str) -> Reply {
+    let bearer = format!("Bearer {token}");
+    let headers = [("authorization", bearer.as_str()), ("payment-signature", payment)];
+    app.call_with(&Method::POST, COMPLETIONS, Some(&body.to_string()), &headers).await
+}
+
 /// Asserts OpenAI's error shape with `code`.
 fn assert_openai_error(reply: &Reply, status: StatusCode, code: &str) -> Value {
     assert_eq!(reply.status, status, "{}", reply.text());
@@ -176,7 +183,26 @@ async fn a_tool_result_round_trips_unchanged() {
 }
 
 #[tokio::test]
-async fn the_lower_token_limit_holds_the_credits_and_cuts_the_answer() {
+async fn the_larger_token_limit_bounds_the_hold_and_n_multiplies_it() {
+    let app = TestApp::new().await;
+    // Enough for a hold of 100 completion tokens, not of 10,000.
+    let (account, _, token) = account_with_token(&app, "0.001").await;
+    let mut request = hello("svc-default");
+    request["max_completion_tokens"] = json!(100);
+    assert_eq!(chat(&app, &token, &request).await.status, StatusCode::OK);
+    request["max_tokens"] = json!(10_000);
+    let refused = chat(&app, &token, &request).await;
+    assert_openai_error(&refused, StatusCode::PAYMENT_REQUIRED, "insufficient_credits");
+    request.as_object_mut().expect("object").remove("max_tokens");
+    request["n"] = json!(8);
+    assert_openai_error(&chat(&app, &token, &request).await, StatusCode::PAYMENT_REQUIRED, "insufficient_credits");
+    request["n"] = json!(9);
+    assert_openai_error(&chat(&app, &token, &request).await, StatusCode::BAD_REQUEST, "invalid_value");
+    assert_eq!(app.balance(&account).await, 1_000 - llm_costs(&app, &account).await);
+}
+
+#[tokio::test]
+async fn token_limits_cut_the_answer() {
     let app = TestApp::new().await;
     let (account, _, token) = account_with_token(&app, "1").await;
     let mut request = hello("svc-default");
@@ -270,6 +296,51 @@ async fn a_stream_passes_the_usage_chunk_on_when_asked() {
 }
 
 #[tokio::test]
+async fn usage_is_asked_of_the_provider_whatever_stream_options_the_client_sent() {
+    let app = TestApp::new().await;
+    let (account, _, token) = account_with_token(&app, "1").await;
+    for options in [json!(null), json!("yes"), json!({"include_usage": false})] {
+        let mut request = hello("svc-default");
+        request["stream"] = json!(true);
+        request["stream_options"] = options;
+        let reply = chat(&app, &token, &request).await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+        let sent = app.sim.llm_requests().pop().expect("request");
+        assert_eq!(sent["stream_options"]["include_usage"], true);
+    }
+    let calls = settled(&app, &account).await;
+    assert!(calls.iter().all(|c| c.status == "ok" && c.prompt_tokens > 0), "charged from usage: {calls:?}");
+}
+
+#[tokio::test]
+async fn a_stream_the_provider_cuts_short_ends_in_an_error_and_costs_nothing() {
+    let app = TestApp::new().await;
+    let (account, _, token) = account_with_token(&app, "1").await;
+    let request = json!({"model": "svc-default", "messages": [{"role": "user", "content": "[cut]"}], "stream": true});
+    let reply = chat(&app, &token, &request).await;
+    let all = events(&reply.body).await;
+    assert!(all.last().is_some_and(|e| e.contains("\"error\"")), "the last event is an error: {all:?}");
+    assert!(!all.iter().any(|e| e == "[DONE]"), "a truncated answer is no success");
+    let calls = settled(&app, &account).await;
+    assert_eq!((calls[0].status.as_str(), calls[0].cost), ("failed", 0));
+    assert_eq!(app.balance(&account).await, 1_000_000);
+}
+
+#[tokio::test]
+async fn a_client_that_leaves_before_the_answer_begins_gets_its_hold_back_at_once() {
+    let app = TestApp::new().await;
+    let (account, _, token) = account_with_token(&app, "1").await;
+    app.sim.faults.push("llm", Fault::Delay(Duration::from_secs(2)));
+    let mut request = hello("svc-default");
+    request["stream"] = json!(true);
+    let gave_up = tokio::time::timeout(Duration::from_millis(300), chat(&app, &token, &request)).await;
+    assert!(gave_up.is_err(), "the provider was still thinking");
+    let calls = settled(&app, &account).await;
+    assert_eq!((calls[0].status.as_str(), calls[0].cost), ("failed", 0));
+    assert_eq!(app.balance(&account).await, 1_000_000);
+}
+
+#[tokio::test]
 async fn a_client_that_leaves_mid_stream_pays_for_what_the_provider_produced() {
     let app = TestApp::new().await;
     let (account, _, token) = account_with_token(&app, "1").await;
@@ -329,7 +400,9 @@ async fn an_anthropic_alias_is_translated_both_ways() {
 async fn bad_forged_and_rotated_tokens_all_get_the_same_401() {
     let app = TestApp::new().await;
     let (account, key, token) = account_with_token(&app, "1").await;
-    let forged = format!("{}0", &token[..token.len() - 1]);
+    // The signature's last digit changed (to another digit, whatever it was).
+    let last = if token.ends_with('0') { '1' } else { '0' };
+    let forged = format!("{}{last}", &token[..token.len() - 1]);
     let other_account = token.replacen(&account, "acct_00000000000000000000000000000000", 1);
     let mut bodies = Vec::new();
     for bad in ["", "sk-not-ours", &forged, &other_account] {
@@ -338,7 +411,12 @@ async fn bad_forged_and_rotated_tokens_all_get_the_same_401() {
     }
     let none = app.call(&Method::POST, COMPLETIONS, Some(&hello("svc-default").to_string())).await;
     bodies.push(assert_openai_error(&none, StatusCode::UNAUTHORIZED, "invalid_api_key"));
-    let rotated = app.call_with(&Method::POST, "/api/account/llm-token/rotate", None, &[("x-api-key", &key)]).await;
+    let by_key = app.call_with(&Method::POST, "/api/account/llm-token/rotate", None, &[("x-api-key", &key)]).await;
+    assert_eq!(by_key.status, StatusCode::UNAUTHORIZED, "a key cannot lock its owner out: {}", by_key.text());
+    let (signed_in, _) = svc_accounts::auth::token_for(&app.state.config.sign_in, &account, crate::support::NOW_MS);
+    let bearer = format!("Bearer {signed_in}");
+    let rotated =
+        app.call_with(&Method::POST, "/api/account/llm-token/rotate", None, &[("authorization", &bearer)]).await;
     assert_eq!(rotated.status, StatusCode::OK, "{}", rotated.text());
     let fresh = rotated.json()["token"].as_str().expect("token").to_owned();
     assert_ne!(fresh, token);
@@ -492,33 +570,35 @@ async fn with_top_up_on_the_402_carries_a_challenge_and_paying_it_completes_the_
     assert!(challenge.resource.url.ends_with(COMPLETIONS));
     // The x402 client signs the challenge from the header and retries the same call.
     let payment = sign_header_challenge(&refused, 41);
-    let bearer = format!("Bearer {token}");
-    let paid = app
-        .call_with(
-            &Method::POST,
-            COMPLETIONS,
-            Some(&request.to_string()),
-            &[("authorization", &bearer), ("payment-signature", &payment)],
-        )
-        .await;
+    let paid = chat_paying(&app, &token, &request, &payment).await;
     assert_eq!(paid.status, StatusCode::OK, "{}", paid.text());
     assert!(paid.headers.get("payment-response").is_some());
     let cost = default_cost(&paid.json()["usage"]);
     assert_eq!(app.balance(&account).await, 2_000_000 - cost);
     // The same payment again buys nothing more.
-    let again = app
-        .call_with(
-            &Method::POST,
-            COMPLETIONS,
-            Some(&request.to_string()),
-            &[("authorization", &bearer), ("payment-signature", &payment)],
-        )
-        .await;
+    let again = chat_paying(&app, &token, &request, &payment).await;
     assert_openai_error(&again, StatusCode::PAYMENT_REQUIRED, "payment_refused");
     let purchases =
         app.store.ledger(&account, 50).await.expect("ledger").into_iter().filter(|e| e.kind == "purchase").count();
     assert_eq!(purchases, 1);
     assert_eq!(app.balance(&account).await, 2_000_000 - cost);
+}
+
+#[tokio::test]
+async fn a_top_up_buys_at_least_the_calls_shortfall() {
+    let app = TestApp::new().await;
+    let (account, key, token) = account_with_token(&app, "0").await;
+    let on = r#"{"enabled":true,"amount":"1"}"#;
+    app.call_with(&Method::PUT, "/api/account/llm-top-up", Some(on), &[("x-api-key", &key)]).await;
+    // Eight choices of svc-smart's full output hold about 2 USD: one dollar would not do.
+    let request = json!({"model": "svc-smart", "messages": [{"role": "user", "content": "hi"}], "n": 8});
+    let refused = chat(&app, &token, &request).await;
+    let asked: u64 = challenge_in_header(&refused).accepts[0].amount.parse().expect("amount");
+    assert!(asked > 1_900_000, "the challenge covers the call: {asked}");
+    let payment = sign_header_challenge(&refused, 43);
+    let paid = chat_paying(&app, &token, &request, &payment).await;
+    assert_eq!(paid.status, StatusCode::OK, "{}", paid.text());
+    assert_eq!(app.balance(&account).await, asked - llm_costs(&app, &account).await);
 }
 
 #[tokio::test]
@@ -531,26 +611,11 @@ async fn a_payment_without_top_up_on_buys_nothing() {
     let payment = sign_header_challenge(&refused, 42);
     let off = r#"{"enabled":false,"amount":"1"}"#;
     app.call_with(&Method::PUT, "/api/account/llm-top-up", Some(off), &[("x-api-key", &key)]).await;
-    let bearer = format!("Bearer {token}");
-    let reply = app
-        .call_with(
-            &Method::POST,
-            COMPLETIONS,
-            Some(&hello("svc-default").to_string()),
-            &[("authorization", &bearer), ("payment-signature", &payment)],
-        )
-        .await;
+    let reply = chat_paying(&app, &token, &hello("svc-default"), &payment).await;
     assert_openai_error(&reply, StatusCode::PAYMENT_REQUIRED, "payment_refused");
     assert_eq!(app.balance(&account).await, 0);
     assert_eq!(app.paid_calls().await, 0, "the payment was never taken");
-    let junk = app
-        .call_with(
-            &Method::POST,
-            COMPLETIONS,
-            Some(&hello("svc-default").to_string()),
-            &[("authorization", &bearer), ("payment-signature", "junk")],
-        )
-        .await;
+    let junk = chat_paying(&app, &token, &hello("svc-default"), "junk").await;
     assert_openai_error(&junk, StatusCode::PAYMENT_REQUIRED, "payment_refused");
 }
 
@@ -616,14 +681,19 @@ async fn the_rate_limit_and_the_daily_cap_answer_429_with_retry_after() {
     let (_, _, other) = account_with_token(&app, "1").await;
     assert_eq!(chat(&app, &other, &hello("svc-default")).await.status, StatusCode::OK);
 
+    // The cap covers exactly one call's hold: the first call fits, the second, with the first's
+    // cost spent, does not.
+    let mut small = hello("svc-default");
+    small["max_completion_tokens"] = json!(1);
+    let hold = (small.to_string().len() as u64 * 400_000 + 1_600_000).div_ceil(1_000_000);
     let capped = TestApp::with(Setup {
-        llm: Box::new(|config| svc_llm::LlmConfig { daily_cap: svc_domain::Money::from_atomic(1), ..config }),
+        llm: Box::new(move |config| svc_llm::LlmConfig { daily_cap: svc_domain::Money::from_atomic(hold), ..config }),
         ..Setup::default()
     })
     .await;
     let (_, _, token) = account_with_token(&capped, "1").await;
-    assert_eq!(chat(&capped, &token, &hello("svc-default")).await.status, StatusCode::OK);
-    let reply = chat(&capped, &token, &hello("svc-default")).await;
+    assert_eq!(chat(&capped, &token, &small).await.status, StatusCode::OK);
+    let reply = chat(&capped, &token, &small).await;
     let body = assert_openai_error(&reply, StatusCode::TOO_MANY_REQUESTS, "daily_limit_reached");
     assert!(body["error"]["message"].as_str().unwrap_or_default().contains("Daily usage limit reached"));
     let retry: u64 = reply.headers["retry-after"].to_str().expect("ascii").parse().expect("seconds");

@@ -112,10 +112,11 @@ pub fn routes() -> Vec<RouteSpec> {
             RouteSpec::post::<NoInput, LlmTokenView>(
                 "account.llm_token_rotate",
                 "/api/account/llm-token/rotate",
-                "A new LLM-proxy token for the account; every earlier one stops working at once.",
+                "A new LLM-proxy token for the account; every earlier one stops working at once. Sign-in token \
+                 only: a key given to an agent cannot lock its owner out.",
             )
             .source(InputSource::OptionalBody),
-            Access::Account,
+            Access::SignedIn,
         ),
         route(
             RouteSpec::get::<NoInput, LlmTopUpView>(
@@ -445,9 +446,9 @@ pub struct CreditPurchase {
 }
 
 /// Smallest purchase: below it the payment's fees would outweigh the credits.
-pub const MIN_PURCHASE: Money = Money::from_atomic(1_000_000);
+pub const MIN_PURCHASE: Money = svc_domain::money::MIN_CREDIT_PURCHASE;
 /// Largest purchase in one payment.
-pub const MAX_PURCHASE: Money = Money::from_atomic(1_000_000_000);
+pub const MAX_PURCHASE: Money = svc_domain::money::MAX_CREDIT_PURCHASE;
 
 impl RouteInput for CreditPurchase {
     fn check(&self) -> Vec<FieldError> {

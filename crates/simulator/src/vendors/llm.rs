@@ -5,7 +5,9 @@
 //! * The answer is made from the request: with `tools` offered (and `tool_choice` not
 //!   `"none"`) and no tool result yet, a call of the named or first tool; after a tool result,
 //!   a sentence quoting it; otherwise `You said: <the last user text>`. The user text
-//!   `[empty]` gets an empty completion.
+//!   `[empty]` gets an empty completion; a stream for `[slow]` waits a second between chunks
+//!   (for benchmarks that hold many streams open); a stream for `[cut]` stops before its last
+//!   event, as a provider whose connection drops.
 //! * One completion token per word, cut at `max_completion_tokens` (else `max_tokens`) with
 //!   `finish_reason: "length"`; prompt tokens are a quarter of the messages' JSON bytes.
 //! * `stream: true` sends one chunk per word, the usage chunk only when
@@ -176,7 +178,7 @@ async fn messages(State(sim): State<Simulator>, headers: HeaderMap, body: Bytes)
     let held = *sim.llm_gate.0.borrow();
     Response::builder()
         .header(header::CONTENT_TYPE, "text/event-stream")
-        .body(futures_stream(events, held.then_some(sim.llm_gate.clone())))
+        .body(futures_stream(events, held.then_some(sim.llm_gate.clone()), false))
         .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
 }
 
@@ -256,6 +258,10 @@ struct Reply {
     kind: Kind,
     tokens: usize,
     finish_reason: &'static str,
+    /// Stream a chunk a second.
+    slow: bool,
+    /// Stop the stream early.
+    cut: bool,
 }
 
 enum Kind {
@@ -288,6 +294,8 @@ impl Reply {
                     },
                     tokens: 12,
                     finish_reason: "tool_calls",
+                    slow: false,
+                    cut: false,
                 };
             }
         }
@@ -309,7 +317,8 @@ impl Reply {
             words.truncate(limit);
             finish_reason = "length";
         }
-        Reply { tokens: words.len(), kind: Kind::Text(words), finish_reason }
+        let (slow, cut) = (said.trim() == "[slow]", said.trim() == "[cut]");
+        Reply { tokens: words.len(), kind: Kind::Text(words), finish_reason, slow, cut }
     }
 }
 
@@ -356,11 +365,15 @@ fn stream(sim: Simulator, id: String, created: i64, model: String, reply: Reply,
         let last = json!({"id": id, "object": "chat.completion.chunk", "created": created, "model": model, "choices": [], "usage": usage});
         chunks.push(Bytes::from(format!("data: {last}\n\n")));
     }
-    chunks.push(Bytes::from_static(b"data: [DONE]\n\n"));
+    if reply.cut {
+        chunks.truncate(2);
+    } else {
+        chunks.push(Bytes::from_static(b"data: [DONE]\n\n"));
+    }
     // Whether to hold is decided when the stream starts, not when it reaches its second chunk.
     let held = *sim.llm_gate.0.borrow();
     let gate = sim.llm_gate.clone();
-    let body = futures_stream(chunks, held.then_some(gate));
+    let body = futures_stream(chunks, held.then_some(gate), reply.slow);
     Response::builder()
         .header(header::CONTENT_TYPE, "text/event-stream")
         .header(header::CACHE_CONTROL, "no-cache")
@@ -368,8 +381,9 @@ fn stream(sim: Simulator, id: String, created: i64, model: String, reply: Reply,
         .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
 }
 
-/// The chunks as a body, waiting at `gate` after the first when given.
-fn futures_stream(chunks: Vec<Bytes>, gate: Option<LlmGate>) -> Body {
+/// The chunks as a body, waiting at `gate` after the first when given, and a second between
+/// chunks when `slow`.
+fn futures_stream(chunks: Vec<Bytes>, gate: Option<LlmGate>, slow: bool) -> Body {
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, Infallible>>(chunks.len().max(1));
     tokio::spawn(async move {
         for (i, chunk) in chunks.into_iter().enumerate() {
@@ -377,6 +391,9 @@ fn futures_stream(chunks: Vec<Bytes>, gate: Option<LlmGate>) -> Body {
                 && let Some(gate) = &gate
             {
                 gate.pass().await;
+            }
+            if slow && i > 0 {
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
             }
             if tx.send(Ok(chunk)).await.is_err() {
                 return;
