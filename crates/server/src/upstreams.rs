@@ -95,6 +95,8 @@ pub async fn run_simulator(args: SimulatorArgs) -> anyhow::Result<()> {
         tokio::net::TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
     let local = listener.local_addr()?;
     tracing::info!(listen = %local, seed = args.seed, "simulated market listening on http://{local}");
-    axum::serve(listener, sim.router()).with_graceful_shutdown(crate::shutdown_signal()).await?;
+    axum::serve(svc_simulator::no_delay(listener), sim.router())
+        .with_graceful_shutdown(crate::shutdown_signal())
+        .await?;
     Ok(())
 }

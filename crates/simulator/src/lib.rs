@@ -49,6 +49,16 @@ pub fn perpdex_agent_address() -> alloy_primitives::Address {
         .unwrap_or_else(|_| unreachable!("the simulator's agent key is a valid private key"))
 }
 
+/// `listener` with Nagle's algorithm off on every connection, as real vendors serve: a stream's
+/// small chunks then leave at once instead of waiting for the client's delayed ACK (about 40 ms
+/// on a kept-alive connection).
+pub fn no_delay(listener: tokio::net::TcpListener) -> impl axum::serve::Listener<Addr = SocketAddr> {
+    use axum::serve::ListenerExt as _;
+    listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    })
+}
+
 /// A world and the fault switches of its fake vendors.
 #[derive(Debug, Clone)]
 pub struct Simulator {
@@ -96,6 +106,7 @@ impl Simulator {
     pub async fn spawn_on(&self, addr: SocketAddr) -> std::io::Result<(String, SocketAddr)> {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let local = listener.local_addr()?;
+        let listener = no_delay(listener);
         let router = self.router();
         tokio::spawn(async move {
             if let Err(err) = axum::serve(listener, router).await {
