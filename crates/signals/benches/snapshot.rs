@@ -76,6 +76,8 @@ fn market() -> SignalInput {
                     malicious: rng.next().is_multiple_of(200),
                     warning: false,
                     top10_holder_pct: Some(rng.unit() * 80.0),
+                    scanned: true,
+                    scan_missing: false,
                 }),
             }
         })

@@ -34,11 +34,23 @@ pub struct SafetyGate {
     /// The top ten holders owning more than this share (percent) can dump on everyone
     /// else (default 60).
     pub max_top10_holder_pct: f64,
+    /// Unknown is never safe. A token whose holder concentration or (EVM) contract scan is
+    /// unknown scores at most neutral (50) on safety, and is a pick only if its flow scores at
+    /// least this (default 75)...
+    pub unknown_safety_min_flow: f64,
+    /// ...and its market at least this (default 60): strong, deep buying is the only evidence
+    /// that can stand in for a safety check.
+    pub unknown_safety_min_market: f64,
 }
 
 impl Default for SafetyGate {
     fn default() -> Self {
-        SafetyGate { min_liquidity_usd: 50_000.0, max_top10_holder_pct: 60.0 }
+        SafetyGate {
+            min_liquidity_usd: 50_000.0,
+            max_top10_holder_pct: 60.0,
+            unknown_safety_min_flow: 75.0,
+            unknown_safety_min_market: 60.0,
+        }
     }
 }
 

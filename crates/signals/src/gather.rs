@@ -334,9 +334,13 @@ async fn detail(up: &Upstreams, tokens: &mut [TokenInput], sources: &mut Sources
                 Ok(verdict) => {
                     safety.malicious = verdict == ShieldVerdict::Malicious;
                     safety.warning = verdict == ShieldVerdict::Warning;
+                    safety.scanned = true;
                     known = true;
                 }
-                Err(_) => scans_failed += 1,
+                Err(_) => {
+                    scans_failed += 1;
+                    safety.scan_missing = true;
+                }
             }
         }
         if known {

@@ -106,6 +106,18 @@ pub struct SafetyFacts {
     pub warning: bool,
     /// Share of supply the ten largest holders own, percent, when known.
     pub top10_holder_pct: Option<f64>,
+    /// A contract scan gave its verdict (EVM tokens are scanned; Solana's are not).
+    pub scanned: bool,
+    /// The chain's tokens are scanned (EVM contracts) but this one's scan failed: its verdict
+    /// is unknown, not clean.
+    pub scan_missing: bool,
+}
+
+impl SafetyFacts {
+    /// Whether everything the safety score reads is known.
+    pub fn complete(&self) -> bool {
+        self.top10_holder_pct.is_some() && !self.scan_missing
+    }
 }
 
 /// One DEX trade by a tracked wallet, already turned around so `token` is the traded token

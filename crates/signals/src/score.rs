@@ -141,7 +141,9 @@ pub fn sub_scores(t: &TokenInput, first_buy_ms: Option<i64>, now_ms: i64) -> Sub
             return 0.0;
         }
         let concentration = s.top10_holder_pct.map_or(0.0, |p| (finite(p) - 20.0).max(0.0) * 1.25);
-        100.0 - concentration - if s.warning { 30.0 } else { 0.0 }
+        let known = 100.0 - concentration - if s.warning { 30.0 } else { 0.0 };
+        // What is not known cannot make a token look safe: at most neutral.
+        if s.complete() { known } else { known.min(NEUTRAL) }
     });
     SubScores {
         flow: clamp(flow),
@@ -173,14 +175,22 @@ fn range(p: crate::input::PriceFacts) -> (f64, f64) {
     (high.max(now), low.min(now))
 }
 
-/// Whether the safety gate lets `t` be a pick.
-fn passes_gate(t: &TokenInput, config: &SignalConfig) -> bool {
-    if let Some(s) = t.safety
-        && (s.malicious || s.top10_holder_pct.is_some_and(|p| p > config.gate.max_top10_holder_pct))
+/// Whether the safety gate lets a scored token be a pick. A token whose safety data is
+/// incomplete must clear the stricter bar of [`crate::config::SafetyGate`] on flow and market.
+fn passes_gate(s: &Scored<'_>, config: &SignalConfig) -> bool {
+    let gate = &config.gate;
+    let t = s.token;
+    if let Some(safety) = t.safety
+        && (safety.malicious || safety.top10_holder_pct.is_some_and(|p| p > gate.max_top10_holder_pct))
     {
         return false;
     }
-    t.market.is_none_or(|m| finite(m.liquidity_usd) >= config.gate.min_liquidity_usd)
+    if !t.safety.is_some_and(|f| f.complete())
+        && (s.subs.flow < gate.unknown_safety_min_flow || s.subs.market < gate.unknown_safety_min_market)
+    {
+        return false;
+    }
+    t.market.is_none_or(|m| finite(m.liquidity_usd) >= gate.min_liquidity_usd)
 }
 
 /// One scored candidate.
@@ -242,9 +252,7 @@ pub fn compute(input: &SignalInput, config: &SignalConfig) -> Snapshot {
     let mut lite = empty_lists();
     for chain in crate::SIGNAL_CHAINS {
         let eligible = |s: &&Scored<'_>| {
-            s.token.token.chain == chain
-                && passes_gate(s.token, config)
-                && s.token.flow.is_some_and(|f| f.net_24h_usd > 0.0)
+            s.token.token.chain == chain && passes_gate(s, config) && s.token.flow.is_some_and(|f| f.net_24h_usd > 0.0)
         };
         let mut full: Vec<&Scored<'_>> = scored.iter().filter(eligible).collect();
         full.sort_by(|a, b| {
@@ -320,12 +328,26 @@ fn round_score(x: f64) -> u8 {
     clamp(x).round() as u8
 }
 
-fn dimension(score: f64, inputs: &[(&str, f64)], as_of: &Timestamp, degraded: bool) -> DimensionScore {
+/// One dimension block: `inputs` are `None` where unknown; `missing` names what is unknown
+/// (or which source failed), and makes the block degraded.
+fn dimension(score: f64, inputs: &[(&str, Option<f64>)], as_of: &Timestamp, missing: Option<String>) -> DimensionScore {
     DimensionScore {
         score: round_score(score),
-        inputs: inputs.iter().map(|(k, v)| ((*k).to_owned(), finite(*v))).collect::<BTreeMap<_, _>>(),
+        inputs: inputs.iter().map(|(k, v)| ((*k).to_owned(), v.map(finite))).collect::<BTreeMap<_, _>>(),
         as_of: as_of.clone(),
-        degraded,
+        degraded: missing.is_some(),
+        degraded_reason: missing,
+    }
+}
+
+/// Why a dimension is degraded: its data is absent, or its source failed this refresh.
+fn missing_reason(input: &SignalInput, source: &str, present: bool, what: &str) -> Option<String> {
+    if !present {
+        Some(format!("no {what} data"))
+    } else if input.degraded.contains(&source) {
+        Some(format!("the {what} source failed this refresh; older data"))
+    } else {
+        None
     }
 }
 
@@ -333,74 +355,80 @@ fn dimension(score: f64, inputs: &[(&str, f64)], as_of: &Timestamp, degraded: bo
 fn dimensions(s: &Scored<'_>, input: &SignalInput) -> Dimensions {
     let t = s.token;
     let as_of = timestamp(input.now_ms);
-    let missing = |dim: &str, present: bool| !present || input.degraded.contains(&dim);
-    let flow = t.flow.unwrap_or_default();
-    let market = t.market.unwrap_or_default();
-    let price = t.price.unwrap_or_default();
-    let social = t.social.clone().unwrap_or_default();
-    let safety = t.safety.unwrap_or_default();
+    let flow = t.flow;
+    let market = t.market;
+    let price = t.price;
+    let social = t.social.as_ref();
+    let safety = t.safety;
+    let safety_missing = match safety {
+        None => Some("no safety data: holder concentration and contract scan unknown".to_owned()),
+        Some(f) if f.top10_holder_pct.is_none() && f.scan_missing => {
+            Some("holder concentration unknown; contract scan unavailable".to_owned())
+        }
+        Some(f) if f.top10_holder_pct.is_none() => Some("holder concentration unknown".to_owned()),
+        Some(f) if f.scan_missing => Some("contract scan unavailable".to_owned()),
+        Some(_) => missing_reason(input, "safety", true, "safety"),
+    };
+    let first_buy = s.stats.and_then(|x| x.first_buy_ms);
     Dimensions {
         onchain_flow: dimension(
             s.subs.flow,
             &[
-                ("net_flow_1h_usd", flow.net_1h_usd),
-                ("net_flow_24h_usd", flow.net_24h_usd),
-                ("net_flow_7d_usd", flow.net_7d_usd),
-                ("trader_count", f64::from(flow.trader_count)),
+                ("net_flow_1h_usd", flow.map(|f| f.net_1h_usd)),
+                ("net_flow_24h_usd", flow.map(|f| f.net_24h_usd)),
+                ("net_flow_7d_usd", flow.map(|f| f.net_7d_usd)),
+                ("trader_count", flow.map(|f| f64::from(f.trader_count))),
             ],
             &as_of,
-            missing("flow", t.flow.is_some()),
+            missing_reason(input, "flow", flow.is_some(), "flow"),
         ),
         social: dimension(
             s.subs.social,
             &[
-                ("mentions_1h", f64::from(social.mentions_1h)),
-                ("mentions_24h", f64::from(social.mentions_24h)),
-                ("engagement", social.engagement as f64),
+                ("mentions_1h", social.map(|s| f64::from(s.mentions_1h))),
+                ("mentions_24h", social.map(|s| f64::from(s.mentions_24h))),
+                ("engagement", social.map(|s| s.engagement as f64)),
             ],
             &as_of,
-            missing("social", t.social.is_some()),
+            missing_reason(input, "social", social.is_some(), "social"),
         ),
         price: dimension(
             s.subs.price,
             &[
-                ("price_usd", price.price_usd),
-                ("change_24h_pct", price.change_24h_pct),
-                ("change_7d_pct", price.change_7d_pct),
+                ("price_usd", price.map(|p| p.price_usd)),
+                ("change_24h_pct", price.map(|p| p.change_24h_pct)),
+                ("change_7d_pct", price.map(|p| p.change_7d_pct)),
             ],
             &as_of,
-            missing("price", t.price.is_some()),
+            missing_reason(input, "price", price.is_some(), "price"),
         ),
         freshness: dimension(
             s.subs.freshness,
             &[
-                ("token_age_days", f64::from(t.age_days.unwrap_or(0))),
-                (
-                    "hours_since_first_smart_buy",
-                    s.stats.and_then(|x| x.first_buy_ms).map_or(-1.0, |at| (input.now_ms - at) as f64 / HOUR_MS as f64),
-                ),
+                ("token_age_days", t.age_days.map(f64::from)),
+                ("hours_since_first_smart_buy", first_buy.map(|at| (input.now_ms - at) as f64 / HOUR_MS as f64)),
             ],
             &as_of,
-            missing("flow", t.age_days.is_some()),
+            missing_reason(input, "flow", t.age_days.is_some(), "token age"),
         ),
         market: dimension(
             s.subs.market,
             &[
-                ("market_cap_usd", market.market_cap_usd),
-                ("liquidity_usd", market.liquidity_usd),
-                ("holders", market.holders as f64),
+                ("market_cap_usd", market.map(|m| m.market_cap_usd)),
+                ("liquidity_usd", market.map(|m| m.liquidity_usd)),
+                ("holders", market.map(|m| m.holders as f64)),
             ],
             &as_of,
-            missing("market", t.market.is_some()),
+            missing_reason(input, "market", market.is_some(), "market"),
         ),
         safety: dimension(
             s.subs.safety,
             &[
-                ("malicious", if safety.malicious { 1.0 } else { 0.0 }),
-                ("top10_holder_pct", safety.top10_holder_pct.unwrap_or(-1.0)),
+                ("malicious", safety.filter(|f| f.scanned).map(|f| if f.malicious { 1.0 } else { 0.0 })),
+                ("top10_holder_pct", safety.and_then(|f| f.top10_holder_pct)),
             ],
             &as_of,
-            missing("safety", t.safety.is_some()),
+            safety_missing,
         ),
     }
 }
@@ -458,7 +486,15 @@ fn top_pick(s: &Scored<'_>, i: usize, input: &SignalInput, wallets: &Wallets<'_>
         token_info: s.token.token.clone(),
         score,
         dimensions: dimensions(s, input),
-        thesis: thesis::pick(&s.token.token, score, &s.subs, &flow, &price, s.token.social.as_ref()),
+        thesis: thesis::pick(
+            &s.token.token,
+            score,
+            &s.subs,
+            &flow,
+            &price,
+            s.token.social.as_ref(),
+            thesis::risk(s.token.safety.as_ref()).as_deref(),
+        ),
         social: SocialAnalysis {
             mentions_1h: social.mentions_1h,
             mention_velocity: f64::from(social.mentions_1h) / baseline,
@@ -482,7 +518,15 @@ fn lite_pick(s: &Scored<'_>, i: usize, input: &SignalInput, wallets: &Wallets<'_
         token_info: s.token.token.clone(),
         score,
         dimensions: LiteDimensions { onchain_flow: d.onchain_flow, price: d.price, market: d.market },
-        thesis: thesis::pick(&s.token.token, score, &subs, &flow, &price, None),
+        thesis: thesis::pick(
+            &s.token.token,
+            score,
+            &subs,
+            &flow,
+            &price,
+            None,
+            thesis::risk(s.token.safety.as_ref()).as_deref(),
+        ),
         flow,
         price,
     }

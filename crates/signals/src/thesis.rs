@@ -44,19 +44,18 @@ pub(crate) fn pick(
     flow: &SmartMoneyFlow,
     price: &PricePosition,
     social: Option<&SocialFacts>,
+    risk: Option<&str>,
 ) -> String {
     let mut reasons: Vec<(f64, String)> = Vec::new();
     let net = flow.net_flow_24h_usd;
     let verb = if net >= 0.0 { "bought" } else { "sold" };
-    let wallets = flow.buyer_wallets.max(1);
-    reasons.push((
-        subs.flow,
-        format!(
-            "smart money net {verb} {} in 24h across {wallets} wallet{}",
-            format_usd(net),
-            if wallets == 1 { "" } else { "s" }
-        ),
-    ));
+    // The wallets are named only when they were seen: a count of none is no evidence.
+    let across = match flow.buyer_wallets {
+        0 => String::new(),
+        1 => " by 1 wallet".to_owned(),
+        n => format!(" across {n} wallets"),
+    };
+    reasons.push((subs.flow, format!("smart money net {verb} {} in 24h{across}", format_usd(net))));
     let dir = if price.change_24h_pct >= 0.0 { "up" } else { "down" };
     reasons.push((subs.price, format!("price is {dir} {} in 24h", format_pct(price.change_24h_pct))));
     if let Some(s) = social {
@@ -74,8 +73,29 @@ pub(crate) fn pick(
     let mut ordered: Vec<(usize, &(f64, String))> = reasons.iter().enumerate().collect();
     ordered.sort_by(|(ia, a), (ib, b)| b.0.total_cmp(&a.0).then(ia.cmp(ib)));
     let head = format!("{} on {} scores {score}/100: ", symbol(t), t.chain);
-    let two = format!("{head}{} and {}.", ordered[0].1.1, ordered[1].1.1);
-    if two.chars().count() < MAX_CHARS { two } else { format!("{head}{}.", ordered[0].1.1) }
+    let tail = risk.map(|r| format!("; risk: {r}")).unwrap_or_default();
+    let two = format!("{head}{} and {}{tail}.", ordered[0].1.1, ordered[1].1.1);
+    if two.chars().count() < MAX_CHARS {
+        return two;
+    }
+    let one = format!("{head}{}{tail}.", ordered[0].1.1);
+    if one.chars().count() < MAX_CHARS { one } else { format!("{head}{}.", ordered[0].1.1) }
+}
+
+/// The main risk a pick carries, for its thesis: what is unknown first, then what is known
+/// to be bad.
+pub(crate) fn risk(safety: Option<&crate::input::SafetyFacts>) -> Option<String> {
+    let Some(s) = safety else { return Some("safety data unavailable".to_owned()) };
+    if s.top10_holder_pct.is_none() {
+        return Some("holder data unavailable".to_owned());
+    }
+    if s.scan_missing {
+        return Some("contract scan unavailable".to_owned());
+    }
+    if s.warning {
+        return Some("a scanner warns about the contract".to_owned());
+    }
+    s.top10_holder_pct.filter(|p| finite(*p) > 40.0).map(|p| format!("the top 10 holders own {}", format_pct(p)))
 }
 
 /// The thesis of an exit signal.

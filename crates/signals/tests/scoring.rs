@@ -7,7 +7,7 @@ use svc_catalogue::routes::signals::{DataProductId, DataProductParams, DataProdu
 use svc_domain::Chain;
 use svc_signals::{
     FlowFacts, MarketFacts, PriceFacts, SafetyFacts, SignalConfig, SignalInput, SocialFacts, TokenInput, TradeInput,
-    chain_lists, compute, data_product,
+    chain_lists, compute, data_product, sub_scores,
 };
 
 const NOW: i64 = 1_795_000_000_000;
@@ -43,7 +43,13 @@ fn token(chain: Chain, n: u32, net_24h: f64) -> TokenInput {
             engagement: 5_000,
             notable_accounts: vec!["alice".into()],
         }),
-        safety: Some(SafetyFacts { malicious: false, warning: false, top10_holder_pct: Some(25.0) }),
+        safety: Some(SafetyFacts {
+            malicious: false,
+            warning: false,
+            top10_holder_pct: Some(25.0),
+            scanned: chain != Chain::Solana,
+            scan_missing: false,
+        }),
     }
 }
 
@@ -164,7 +170,7 @@ prop_compose! {
         price in any_f64(), c24 in any_f64(), c7 in any_f64(),
         age in proptest::option::of(0u32..5000),
         m1 in 0u32..100_000, m24 in 0u32..1_000_000, eng in 0u64..u64::MAX / 2,
-        malicious in any::<bool>(), top10 in proptest::option::of(any_f64()),
+        malicious in any::<bool>(), top10 in proptest::option::of(any_f64()), scan_missing in any::<bool>(),
         symbol in "[A-Za-z0-9{}]{0,40}",
     ) -> TokenInput {
         TokenInput {
@@ -174,7 +180,7 @@ prop_compose! {
             price: Some(PriceFacts { price_usd: price, change_24h_pct: c24, change_7d_pct: c7, high_7d_usd: None, low_7d_usd: None }),
             age_days: age,
             social: Some(SocialFacts { mentions_1h: m1, mentions_24h: m24, engagement: eng, notable_accounts: vec![] }),
-            safety: Some(SafetyFacts { malicious, warning: false, top10_holder_pct: top10 }),
+            safety: Some(SafetyFacts { malicious, warning: false, top10_holder_pct: top10, scanned: !scan_missing, scan_missing }),
         }
     }
 }
@@ -201,10 +207,17 @@ proptest! {
                 let d = &p.dimensions;
                 for s in [&d.onchain_flow, &d.social, &d.price, &d.freshness, &d.market, &d.safety] {
                     prop_assert!(s.score <= 100);
-                    prop_assert!(s.inputs.values().all(|v| v.is_finite()));
+                    prop_assert!(s.inputs.values().flatten().all(|v| v.is_finite()));
+                    prop_assert_eq!(s.degraded, s.degraded_reason.is_some());
                 }
                 prop_assert!(clean(&p.thesis), "{}", p.thesis);
-                prop_assert!(p.dimensions.safety.inputs["malicious"] == 0.0);
+                prop_assert!(p.dimensions.safety.inputs["malicious"] != Some(1.0));
+                // A pick whose safety data is incomplete says so, scores at most neutral on
+                // safety, and cleared the stricter bar.
+                if p.dimensions.safety.degraded {
+                    prop_assert!(p.dimensions.safety.score <= 50);
+                    prop_assert!(p.dimensions.onchain_flow.score >= 75 && p.dimensions.market.score >= 60);
+                }
             }
         }
         for (_, list) in chain_lists(&snap.lite) {
@@ -273,4 +286,29 @@ fn the_track_record_scores_picks_and_exits_against_later_prices() {
     assert_eq!(record.hit_rates[0].hit_rate_pct, Some(100.0));
     let empty = svc_signals::track_record(&[]);
     assert!(empty.signals.is_empty() && empty.hit_rates[0].hit_rate_pct.is_none());
+}
+
+proptest! {
+    /// Unknown is never safe: a token whose holder concentration or contract scan is unknown
+    /// scores at most neutral on safety, and never above the same token with the best value
+    /// the unknown input could have had.
+    #[test]
+    fn an_unknown_safety_input_never_raises_the_safety_score(
+        t in any_token(Chain::Base, 1), warning in any::<bool>(), top10 in 0.0f64..100.0,
+    ) {
+        let with = |top10: Option<f64>, scan_missing: bool| {
+            let mut t = t.clone();
+            let malicious = t.safety.is_some_and(|s| s.malicious);
+            t.safety = Some(SafetyFacts { malicious, warning, top10_holder_pct: top10, scanned: !scan_missing, scan_missing });
+            sub_scores(&t, None, NOW).safety
+        };
+        let best_known = with(Some(0.0), false);
+        for unknown in [with(None, false), with(Some(top10), true), with(None, true)] {
+            prop_assert!(unknown <= 50.0, "unknown scored {unknown}");
+            prop_assert!(unknown <= best_known, "unknown {unknown} above the best known {best_known}");
+        }
+        let mut none = t.clone();
+        none.safety = None;
+        prop_assert!(sub_scores(&none, None, NOW).safety <= 50.0);
+    }
 }

@@ -135,12 +135,16 @@ pub struct DimensionScore {
     /// Sub-score 0–100.
     #[schemars(range(max = 100))]
     pub score: u8,
-    /// Named numeric inputs, e.g. `net_flow_24h_usd`.
-    pub inputs: BTreeMap<String, f64>,
+    /// Named numeric inputs, e.g. `net_flow_24h_usd`; `null` where the input is unknown (never
+    /// a stand-in number).
+    pub inputs: BTreeMap<String, Option<f64>>,
     /// When the newest input was observed.
     pub as_of: Timestamp,
-    /// True when a source behind this dimension failed and the score uses older data.
+    /// True when an input behind this dimension is unknown or its source failed: the score
+    /// then follows the no-reward-for-ignorance rule (at most neutral, 50).
     pub degraded: bool,
+    /// What is missing, when degraded (`holder concentration unknown`, ...).
+    pub degraded_reason: Option<String>,
 }
 
 /// Smart-money flow in one token.
