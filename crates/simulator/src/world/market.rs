@@ -323,6 +323,9 @@ pub(super) struct Market {
     chain_wallets: Vec<Vec<usize>>,
     /// Per chain of [`MARKET_CHAINS`], its traded tokens (indices into `tokens`).
     traded_tokens: Vec<Vec<usize>>,
+    /// Per token, the smart-money wallets holding it: the ones that trade it, so a token's
+    /// smart-money count follows how much smart money holds it.
+    smart_holders: Vec<Vec<usize>>,
 }
 
 const WORDS: [&str; 20] = [
@@ -563,6 +566,12 @@ pub(super) fn grow(seed: u64, genesis_ms: i64) -> Market {
             (0..tokens.len()).filter(|t| tokens[*t].chain == *chain && tokens[*t].kind == TokenKind::Traded).collect()
         })
         .collect();
+    let mut smart_holders = vec![Vec::new(); tokens.len()];
+    for p in &positions {
+        if wallets[p.wallet].kind.is_smart_money() {
+            smart_holders[p.token].push(p.wallet);
+        }
+    }
     Market {
         seed,
         tokens,
@@ -573,6 +582,7 @@ pub(super) fn grow(seed: u64, genesis_ms: i64) -> Market {
         traded_positions,
         chain_wallets,
         traded_tokens,
+        smart_holders,
     }
 }
 
@@ -582,6 +592,9 @@ fn perp(symbol: &'static str, price: f64, trend: f64, funding: f64, oi: f64, vol
 
 fn grow_positions(rng: &mut fastrand::Rng, tokens: &[Token], wallets: &[Wallet]) -> Vec<Position> {
     let mut positions = Vec::new();
+    // How much smart money follows each token: heavy-tailed, as in a real market, where a few
+    // tokens draw many smart wallets and most draw a handful.
+    let following: Vec<f64> = tokens.iter().map(|_| 0.08 + 1.5 * rng.f64().powi(3)).collect();
     for (w, wallet) in wallets.iter().enumerate() {
         for (t, token) in tokens.iter().enumerate() {
             if token.chain != wallet.chain {
@@ -598,6 +611,7 @@ fn grow_positions(rng: &mut fastrand::Rng, tokens: &[Token], wallets: &[Wallet])
             };
             // Every smart wallet is in the planted tokens, so their stories show in the flows.
             let planted = token.scenario != Scenario::Quiet && wallet.kind.is_smart_money();
+            let chance = if wallet.kind.is_smart_money() { (chance * following[t]).min(0.95) } else { chance };
             if !planted && rng.f64() >= chance {
                 continue;
             }
@@ -865,9 +879,15 @@ impl World {
                 } else {
                     &[WalletKind::Retail]
                 };
-                let pool = self.wallets_on(chain, kinds);
-                let wallet = pool[rng.usize(..pool.len())];
                 let token = traded[rng.usize(..traded.len())];
+                // Smart money trades what it holds; everyone else, anything.
+                let holders = &self.market.smart_holders[token];
+                let pool = if !is_whale && kinds.contains(&WalletKind::SmartTrader) && !holders.is_empty() {
+                    holders.clone()
+                } else {
+                    self.wallets_on(chain, kinds)
+                };
+                let wallet = pool[rng.usize(..pool.len())];
                 let kind = self.market.wallets[wallet].kind;
                 let bias = match (self.market.tokens[token].scenario, kind.is_smart_money()) {
                     (Scenario::Accumulated, true) => 0.85,
