@@ -39,6 +39,21 @@ pub enum Command {
     /// Operators: make API keys for accounts.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// The signal engine's accuracy.
+    #[command(subcommand)]
+    Signals(SignalsCommand),
+}
+
+/// `svc signals ...`.
+#[derive(Debug, Subcommand)]
+pub enum SignalsCommand {
+    /// Runs the engine over seeded simulated worlds and prints how much of what they plant it
+    /// finds (accumulations, exits, whale trades) and whether it ever picks an unsafe token.
+    Eval {
+        /// Worlds to evaluate (seeds 1 to N).
+        #[arg(long, default_value_t = 50)]
+        worlds: u64,
+    },
 }
 
 /// `svc accounts ...`.

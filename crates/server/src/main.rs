@@ -2,6 +2,7 @@
 //! else lives in the library crates, so tests build the same app as `svc serve`.
 
 mod config;
+mod eval;
 mod llm;
 mod operator;
 mod pay;
@@ -48,6 +49,11 @@ async fn main() -> anyhow::Result<()> {
         Command::Accounts(command) => operator::accounts(command).await,
         Command::Credits(command) => operator::credits(command).await,
         Command::Keys(command) => operator::keys(command).await,
+        Command::Signals(config::SignalsCommand::Eval { worlds }) => {
+            let report = eval::evaluate(1..worlds.saturating_add(1)).await?;
+            use std::io::Write as _;
+            std::io::stdout().write_all(report.table().as_bytes()).context("writing the table")
+        }
         Command::Simulator(args) => {
             init_logging(args.log_format);
             upstreams::run_simulator(args).await

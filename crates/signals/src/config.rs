@@ -38,8 +38,9 @@ pub struct SafetyGate {
     /// unknown scores at most neutral (50) on safety, and is a pick only if its flow scores at
     /// least this (default 75)...
     pub unknown_safety_min_flow: f64,
-    /// ...and its market at least this (default 60): strong, deep buying is the only evidence
-    /// that can stand in for a safety check.
+    /// ...and its market at least this (default 50, neutral; the liquidity floor above holds
+    /// as well): strong buying into a market deep enough to leave is the only evidence that
+    /// can stand in for a safety check.
     pub unknown_safety_min_market: f64,
 }
 
@@ -49,7 +50,7 @@ impl Default for SafetyGate {
             min_liquidity_usd: 50_000.0,
             max_top10_holder_pct: 60.0,
             unknown_safety_min_flow: 75.0,
-            unknown_safety_min_market: 60.0,
+            unknown_safety_min_market: 50.0,
         }
     }
 }

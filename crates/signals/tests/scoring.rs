@@ -216,7 +216,7 @@ proptest! {
                 // safety, and cleared the stricter bar.
                 if p.dimensions.safety.degraded {
                     prop_assert!(p.dimensions.safety.score <= 50);
-                    prop_assert!(p.dimensions.onchain_flow.score >= 75 && p.dimensions.market.score >= 60);
+                    prop_assert!(p.dimensions.onchain_flow.score >= 75 && p.dimensions.market.score >= 50);
                 }
             }
         }
