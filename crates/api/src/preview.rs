@@ -90,9 +90,13 @@ async fn answer(call: Call<'_>, input: ValidInput, units: u64, quota: &Decision,
     let body = handlers.call(route.id, state.clone(), input).await?;
     let mut answer: Value =
         serde_json::from_slice(&body.json).map_err(|e| ApiError::Internal(format!("preview of {}: {e}", route.id)))?;
-    let truncated = cut(&mut answer, max_items, omit);
+    let mut lists = Vec::new();
+    let truncated = cut(&mut answer, max_items, omit, "", &mut lists);
     about["truncated"] = json!(truncated);
     about["max_items"] = json!(max_items);
+    // Counts in the answer (`result_count`, `total`, ...) describe the whole answer; these say
+    // what of each list the preview shows.
+    about["lists"] = Value::Array(lists);
     about["omitted"] = json!(omit);
     about["data_as_of"] = data_as_of(&answer);
     match &mut answer {
@@ -130,14 +134,19 @@ async fn identified_price(
 }
 
 /// Keeps at most `max_items` of every array and drops `omit` fields, at any depth. Returns
-/// whether anything was cut.
-fn cut(value: &mut Value, max_items: usize, omit: &[&str]) -> bool {
+/// whether anything was cut; every list that lost items is noted in `lists` as its JSON
+/// pointer (from `at`), its length and what is shown.
+fn cut(value: &mut Value, max_items: usize, omit: &[&str], at: &str, lists: &mut Vec<Value>) -> bool {
     match value {
         Value::Array(items) => {
-            let mut cut_any = items.len() > max_items;
+            let total = items.len();
+            let mut cut_any = total > max_items;
+            if cut_any {
+                lists.push(json!({"path": if at.is_empty() { "/" } else { at }, "total": total, "shown": max_items}));
+            }
             items.truncate(max_items);
-            for item in items {
-                cut_any |= cut(item, max_items, omit);
+            for (i, item) in items.iter_mut().enumerate() {
+                cut_any |= cut(item, max_items, omit, &format!("{at}/{i}"), lists);
             }
             cut_any
         }
@@ -145,8 +154,9 @@ fn cut(value: &mut Value, max_items: usize, omit: &[&str]) -> bool {
             let before = fields.len();
             fields.retain(|name, _| !omit.contains(&name.as_str()));
             let mut cut_any = fields.len() != before;
-            for field in fields.values_mut() {
-                cut_any |= cut(field, max_items, omit);
+            for (name, field) in fields.iter_mut() {
+                let escaped = name.replace('~', "~0").replace('/', "~1");
+                cut_any |= cut(field, max_items, omit, &format!("{at}/{escaped}"), lists);
             }
             cut_any
         }
@@ -179,9 +189,17 @@ mod tests {
     #[test]
     fn cutting_keeps_the_first_items_at_every_depth_and_drops_premium_fields() {
         let mut answer = json!({"picks": [{"thesis": "x", "n": 1, "tags": [1, 2, 3]}, {"n": 2}], "total": 2});
-        assert!(cut(&mut answer, 1, &["thesis"]));
+        let mut lists = Vec::new();
+        assert!(cut(&mut answer, 1, &["thesis"], "", &mut lists));
         assert_eq!(answer, json!({"picks": [{"n": 1, "tags": [1]}], "total": 2}));
+        assert_eq!(
+            lists,
+            [
+                json!({"path": "/picks", "total": 2, "shown": 1}),
+                json!({"path": "/picks/0/tags", "total": 3, "shown": 1})
+            ]
+        );
         let mut small = json!({"items": [1]});
-        assert!(!cut(&mut small, 3, &[]));
+        assert!(!cut(&mut small, 3, &[], "", &mut Vec::new()));
     }
 }

@@ -125,3 +125,19 @@ async fn previews_that_fail_on_the_clients_own_input_count_and_the_sixth_calls_n
     assert_error(&app.get_from(ALICE, &unknown, &[]).await, StatusCode::TOO_MANY_REQUESTS, "preview_quota_exceeded");
     assert_eq!(app.sim.faults.log().len(), vendor_calls, "the refused preview reached the vendor");
 }
+
+#[tokio::test]
+async fn a_preview_says_how_much_of_each_list_it_shows() {
+    let app = TestApp::new().await;
+    let uri = "/api/x402/svc-tools/social/search?query=%24SOL&max_results=10&preview=true";
+    let reply = app.get_from(ALICE, uri, &[]).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let body = reply.json();
+    let shown = body["data"].as_array().expect("data").len();
+    assert_eq!(body["meta"]["result_count"], 10, "the vendor's count describes the whole answer");
+    let lists = body["preview"]["lists"].as_array().expect("lists");
+    let data = lists.iter().find(|l| l["path"] == "/data").expect("the cut list is named");
+    assert_eq!(data["total"], 10);
+    assert_eq!(data["shown"], shown);
+    assert!(shown < 10);
+}
