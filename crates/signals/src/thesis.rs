@@ -42,7 +42,7 @@ pub(crate) fn pick(
     score: u8,
     subs: &SubScores,
     flow: &SmartMoneyFlow,
-    price: &PricePosition,
+    price: Option<&PricePosition>,
     social: Option<&SocialFacts>,
     risk: Option<&str>,
 ) -> String {
@@ -56,8 +56,11 @@ pub(crate) fn pick(
         n => format!(" across {n} wallets"),
     };
     reasons.push((subs.flow, format!("smart money net {verb} {} in 24h{across}", format_usd(net))));
-    let dir = if price.change_24h_pct >= 0.0 { "up" } else { "down" };
-    reasons.push((subs.price, format!("price is {dir} {} in 24h", format_pct(price.change_24h_pct))));
+    // An unknown price is no evidence either way.
+    if let Some(price) = price {
+        let dir = if price.change_24h_pct >= 0.0 { "up" } else { "down" };
+        reasons.push((subs.price, format!("price is {dir} {} in 24h", format_pct(price.change_24h_pct))));
+    }
     if let Some(s) = social {
         let baseline = (f64::from(s.mentions_24h) / 24.0).max(0.5);
         let velocity = (f64::from(s.mentions_1h) / baseline).min(999.0);
@@ -74,9 +77,11 @@ pub(crate) fn pick(
     ordered.sort_by(|(ia, a), (ib, b)| b.0.total_cmp(&a.0).then(ia.cmp(ib)));
     let head = format!("{} on {} scores {score}/100: ", symbol(t), t.chain);
     let tail = risk.map(|r| format!("; risk: {r}")).unwrap_or_default();
-    let two = format!("{head}{} and {}{tail}.", ordered[0].1.1, ordered[1].1.1);
-    if two.chars().count() < MAX_CHARS {
-        return two;
+    if let Some(second) = ordered.get(1) {
+        let two = format!("{head}{} and {}{tail}.", ordered[0].1.1, second.1.1);
+        if two.chars().count() < MAX_CHARS {
+            return two;
+        }
     }
     let one = format!("{head}{}{tail}.", ordered[0].1.1);
     if one.chars().count() < MAX_CHARS { one } else { format!("{head}{}.", ordered[0].1.1) }
@@ -131,5 +136,30 @@ mod tests {
         assert_eq!(format_usd(f64::NAN), "$0");
         assert_eq!(format_usd(2.5e9), "$2.5B");
         assert_eq!(format_pct(-8.34), "8.3%");
+    }
+
+    #[test]
+    fn a_thesis_says_only_what_is_known_and_names_the_risk() {
+        use svc_domain::Chain;
+        let token = TokenRef { chain: Chain::Base, address: "0xabc".into(), symbol: "ABC".into(), name: "Abc".into() };
+        let subs = SubScores { flow: 90.0, social: 50.0, price: 80.0, freshness: 0.0, market: 0.0, safety: 50.0 };
+        let flow = SmartMoneyFlow {
+            net_flow_1h_usd: 0.0,
+            net_flow_24h_usd: 250_000.0,
+            net_flow_7d_usd: 0.0,
+            buyer_wallets: 0,
+            seller_wallets: 0,
+            top_wallets: Vec::new(),
+        };
+        let thesis = pick(&token, 70, &subs, &flow, None, None, Some("holder data unavailable"));
+        assert_eq!(
+            thesis,
+            "ABC on base scores 70/100: smart money net bought $250K in 24h; risk: holder data unavailable."
+        );
+        let safe = crate::input::SafetyFacts { top10_holder_pct: Some(25.0), ..Default::default() };
+        assert_eq!(risk(Some(&safe)), None);
+        assert_eq!(risk(None).as_deref(), Some("safety data unavailable"));
+        let concentrated = crate::input::SafetyFacts { top10_holder_pct: Some(55.0), ..Default::default() };
+        assert_eq!(risk(Some(&concentrated)).as_deref(), Some("the top 10 holders own 55.0%"));
     }
 }
