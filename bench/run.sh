@@ -6,7 +6,8 @@
 #       without the payment (bench-only route), beside the challenge path: gzipped, as clients
 #       that send Accept-Encoding get it, and plain (signal_plain);
 #   (c) paid requests, each with its own pre-signed EIP-3009 authorization (built-in verifier,
-#       SQLite store, settlement stubbed by verify-only mode), at concurrency 64 and 1.
+#       SQLite store, settlement stubbed by verify-only mode), at concurrency 64 and 1;
+#   (d) the server's resident memory, idle after start and after the runs.
 # Usage: bench/run.sh [seconds per run, default 5]; ROUNDS=n sets how many times the unpaid runs
 # repeat (default 3; the median is shown). Needs wrk (Debian: apt-get install wrk).
 # BASELINE=/path/to/an/older/svc-bench runs the same measurements on it in the same run, for
@@ -48,6 +49,9 @@ measure() { # label, binary
     curl -s -o /dev/null "$URL/healthz" && break
     sleep 0.1
   done
+  sleep 1
+  local idle_kb
+  idle_kb=$(rss_kb "$SERVER")
   # Warm-up so the first measured run does not pay for page faults and connection setup.
   wrk -t"$THREADS" -c"$CONNS" -d1s "$URL/bare" >/dev/null
   # The unpaid runs alternate, ROUNDS times, and the table keeps each one's median: this
@@ -68,9 +72,12 @@ measure() { # label, binary
     -s bench/paid.lua "$URL/api/x402/alpha/top-picks"
   PAYMENTS="$WORK/serial.txt" THREADS=1 run "$label" paid_c1 -t1 -c1 -d"${SECS}s" -s bench/paid.lua \
     "$URL/api/x402/alpha/top-picks"
+  echo "$label $idle_kb $(rss_kb "$SERVER")" >>"$WORK/rss.txt"
   kill "$SERVER"
   wait "$SERVER" 2>/dev/null || true
 }
+
+rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 
 runs=$(
   measure current "$BIN"
@@ -102,6 +109,9 @@ awk -v s="$(rps current signal_200)" -v c="$(rps current challenge_402)" \
   'BEGIN { printf "signal from snapshot / challenge = %.0f%% (target >= 90%%)\n", 100 * s / c }'
 awk -v s="$(rps current signal_plain)" -v c="$(rps current challenge_402)" \
   'BEGIN { printf "signal without gzip / challenge = %.0f%%\n", 100 * s / c }'
+while read -r label idle loaded; do
+  printf '%-9s resident memory: idle %s KB, after the runs %s KB (target idle < 30 MB)\n' "$label" "$idle" "$loaded"
+done <"$WORK/rss.txt"
 if [ -n "${BASELINE:-}" ]; then
   for name in challenge_402 signal_200 signal_plain "paid_c$CONNS" paid_c1; do
     awk -v n="$name" -v c="$(rps current "$name")" -v b="$(rps baseline "$name")" \

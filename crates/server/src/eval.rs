@@ -35,6 +35,8 @@ pub struct Report {
     pub unsafe_picks: u64,
     /// Picks whose safety data was incomplete (allowed past the stricter bar).
     pub unknown_safety_picks: u64,
+    /// Picks whose thesis repeats another pick's of the same snapshot, word for word.
+    pub repeated_theses: u64,
     /// Smart-money buyer wallets of every pick.
     pub buyer_wallets: Vec<u32>,
     /// Smart-money traders of every token with a positive 24-hour flow.
@@ -67,8 +69,8 @@ impl Report {
         out += &row("exits in Exodus", self.exits);
         out += &row("whale-sized smart-money trades alerted", self.whales);
         out += &format!(
-            "\n{} picks: {} unsafe (honeypot or malicious), {} with incomplete safety data\n",
-            self.picks, self.unsafe_picks, self.unknown_safety_picks
+            "\n{} picks: {} unsafe (honeypot or malicious), {} with incomplete safety data, {} repeating a thesis\n",
+            self.picks, self.unsafe_picks, self.unknown_safety_picks, self.repeated_theses
         );
         out += &format!("buyer wallets per pick: {}\n", spread(&self.buyer_wallets));
         out += &format!("smart-money traders per token with inflow: {}\n", spread(&self.trader_counts));
@@ -115,8 +117,12 @@ pub async fn evaluate(seeds: std::ops::Range<u64>) -> anyhow::Result<Report> {
         let key = |chain: Chain, address: &str| (chain, address.to_lowercase());
         let honeypot = world.honeypot_token().map(|t| key(t.chain, &t.address));
         let mut picked = HashSet::new();
+        let mut theses = HashSet::new();
         for (_, list) in chain_lists(&snapshot.picks) {
             for pick in list {
+                if !theses.insert(pick.thesis.as_str()) {
+                    report.repeated_theses += 1;
+                }
                 let token = key(pick.token_info.chain, &pick.token_info.address);
                 report.picks += 1;
                 report.buyer_wallets.push(pick.flow.buyer_wallets);
@@ -171,6 +177,7 @@ mod tests {
     async fn the_engine_finds_what_a_few_worlds_plant_and_never_picks_the_unsafe() {
         let report = evaluate(1..4).await.expect("eval");
         assert_eq!(report.unsafe_picks, 0, "{}", report.table());
+        assert_eq!(report.repeated_theses, 0, "{}", report.table());
         assert!(Report::recall(report.accumulations) >= 95.0, "{}", report.table());
         assert!(Report::recall(report.exits) >= 95.0, "{}", report.table());
         assert!(Report::recall(report.whales) >= 95.0, "{}", report.table());
