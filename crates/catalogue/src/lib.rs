@@ -23,6 +23,7 @@ pub mod operational;
 pub mod price;
 pub mod route;
 pub mod routes;
+pub mod skills;
 pub mod wire;
 
 use std::collections::HashMap;

@@ -42,6 +42,15 @@ pub enum Command {
     /// The signal engine's accuracy.
     #[command(subcommand)]
     Signals(SignalsCommand),
+    /// Writes the agents' skill files (`<out>/<skill>/SKILL.md`), generated from the catalogue.
+    Skills {
+        /// Directory to write them under.
+        #[arg(long, default_value = "skills")]
+        out: std::path::PathBuf,
+        /// The service address to put in them; left as the `{SVC_API_URL}` placeholder when unset.
+        #[arg(long)]
+        api_url: Option<String>,
+    },
 }
 
 /// `svc signals ...`.

@@ -49,6 +49,15 @@ async fn main() -> anyhow::Result<()> {
         Command::Accounts(command) => operator::accounts(command).await,
         Command::Credits(command) => operator::credits(command).await,
         Command::Keys(command) => operator::keys(command).await,
+        Command::Skills { out, api_url } => {
+            for (name, file) in svc_catalogue::skills::skill_files(svc_catalogue::catalogue()) {
+                let dir = out.join(name);
+                std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+                let text = api_url.as_deref().map_or(file.clone(), |url| svc_catalogue::skills::fill(&file, url));
+                std::fs::write(dir.join("SKILL.md"), text).with_context(|| format!("writing {name}"))?;
+            }
+            Ok(())
+        }
         Command::Signals(config::SignalsCommand::Eval { worlds }) => {
             let report = eval::evaluate(1..worlds.saturating_add(1)).await?;
             use std::io::Write as _;
