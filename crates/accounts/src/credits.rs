@@ -72,14 +72,14 @@ async fn refund(store: &Store, account: &str, entry: &str, price: Money, product
     }
 }
 
-/// Adds the credits a settled payment bought. Keyed on the payment, so however often it runs
-/// (a withheld answer claimed later, a retried top-up), the credits are added once. Returns
-/// whether this call added them.
+/// Adds the credits a settled payment bought, under its [`purchase_reference`]. Keyed on it, so
+/// however often it runs (a withheld answer claimed later, a retried top-up), the credits are
+/// added once. Returns whether this call added them.
 pub async fn add_purchase(
     store: &Store,
     account_id: &str,
     amount: Money,
-    payment: &str,
+    reference: &str,
     now_ms: i64,
 ) -> Result<bool, StoreError> {
     let credit = NewCredit {
@@ -88,7 +88,7 @@ pub async fn add_purchase(
         amount: amount.atomic(),
         kind: "purchase",
         route_id: Some(PURCHASE_PRODUCT),
-        reference: Some(&purchase_reference(payment)),
+        reference: Some(reference),
         now_ms,
     };
     store.add_credits(&credit).await

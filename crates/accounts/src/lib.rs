@@ -171,15 +171,20 @@ pub enum Refusal {
     NotSignedIn,
 }
 
+/// The token of an `Authorization: Bearer <token>` header (the scheme in any case, any
+/// spacing), whatever kind of token it is.
+pub fn bearer_token(authorization: Option<&str>) -> Option<&str> {
+    let (scheme, token) = authorization?.trim().split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
 /// The key in `X-API-Key`, or in `Authorization: Bearer` when it has the key prefix (other
 /// bearer tokens are sign-in tokens, not keys).
 pub fn presented_key<'a>(api_key: Option<&'a str>, authorization: Option<&'a str>) -> Option<&'a str> {
     if let Some(key) = api_key {
         return Some(key.trim());
     }
-    let (scheme, token) = authorization?.trim().split_once(' ')?;
-    let token = token.trim();
-    (scheme.eq_ignore_ascii_case("bearer") && token.starts_with(KEY_PREFIX)).then_some(token)
+    bearer_token(authorization).filter(|token| token.starts_with(KEY_PREFIX))
 }
 
 /// The holder of `key` if it is live and carries one of `accepted` scopes.
@@ -220,11 +225,7 @@ pub async fn calling_account(
         }
         return Ok(authenticate(store, Some(key), &Scope::ALL, now_ms).await?.map(|holder| holder.account));
     }
-    let token = authorization
-        .and_then(|value| value.trim().split_once(' '))
-        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-        .map(|(_, token)| token.trim());
-    let Some(id) = token.and_then(|token| crate::auth::account_of(sign_in, token, now_ms)) else {
+    let Some(id) = bearer_token(authorization).and_then(|token| crate::auth::account_of(sign_in, token, now_ms)) else {
         return Ok(Err(Refusal::NotSignedIn));
     };
     Ok(store.account(&id).await?.ok_or(Refusal::NotSignedIn))
@@ -243,6 +244,15 @@ mod tests {
         assert_eq!(presented_key(None, Some("Basic svck_4")), None);
         assert_eq!(presented_key(None, Some("Bé")), None, "no panic on short or non-ASCII headers");
         assert_eq!(presented_key(None, None), None);
+    }
+
+    #[test]
+    fn a_bearer_token_is_read_whatever_the_scheme_case_and_spacing() {
+        assert_eq!(bearer_token(Some("Bearer svc_acct_1_ab")), Some("svc_acct_1_ab"));
+        assert_eq!(bearer_token(Some("  BEARER   eyJ.x  ")), Some("eyJ.x"));
+        assert_eq!(bearer_token(Some("Basic abc")), None);
+        assert_eq!(bearer_token(Some("Bearer")), None);
+        assert_eq!(bearer_token(None), None);
     }
 
     #[test]

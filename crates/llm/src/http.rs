@@ -37,12 +37,7 @@ static X_PAYMENT: HeaderName = HeaderName::from_static(svc_x402::X_PAYMENT);
 /// `POST /api/v1/llm/chat/completions`.
 async fn chat_completions(State(llm): State<Arc<Llm>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
-    let token = parts
-        .headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
-        .map(str::trim);
+    let token = svc_accounts::bearer_token(parts.headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()));
     // Who calls, and whether the rate limit admits them, before the body is read.
     let caller = match llm.admit(token).await {
         Ok(caller) => caller,

@@ -65,19 +65,8 @@ pub struct LlmConfig {
 }
 
 impl LlmConfig {
-    /// The default table with both providers at the simulated market at `base` (the default
-    /// run, and tests).
-    pub fn simulated(base: &str) -> Self {
-        let base = base.trim_end_matches('/');
-        let provider = |kind, path: &str| ProviderConfig {
-            kind,
-            base_url: format!("{base}{path}"),
-            key: Some(SIMULATED_KEY.to_owned()),
-        };
-        let providers = BTreeMap::from([
-            ("openai".to_owned(), provider(ProviderKind::Openai, "/llm/v1")),
-            ("anthropic".to_owned(), provider(ProviderKind::Anthropic, "/anthropic/v1")),
-        ]);
+    /// The default table and limits over `providers`.
+    pub fn new(providers: BTreeMap<String, ProviderConfig>) -> Self {
         LlmConfig {
             token_key: TokenKey::ephemeral(),
             models: ModelTable::default(),
@@ -89,6 +78,26 @@ impl LlmConfig {
             public_url: None,
         }
     }
+
+    /// The default table with both providers at the simulated market at `base` (the default
+    /// run, and tests).
+    pub fn simulated(base: &str) -> Self {
+        LlmConfig::new(simulated_providers(base))
+    }
+}
+
+/// The built-in providers, `openai` and `anthropic`, at the simulated market at `base`.
+pub fn simulated_providers(base: &str) -> BTreeMap<String, ProviderConfig> {
+    let base = base.trim_end_matches('/');
+    let provider = |kind, path: &str| ProviderConfig {
+        kind,
+        base_url: format!("{base}{path}"),
+        key: Some(SIMULATED_KEY.to_owned()),
+    };
+    BTreeMap::from([
+        ("openai".to_owned(), provider(ProviderKind::Openai, "/llm/v1")),
+        ("anthropic".to_owned(), provider(ProviderKind::Anthropic, "/anthropic/v1")),
+    ])
 }
 
 /// The proxy.

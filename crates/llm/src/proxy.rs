@@ -292,13 +292,11 @@ impl Llm {
             let reference = svc_accounts::credits::purchase_reference(&buyer.payment);
             let json = serde_json::json!({"account_id": account, "amount": amount, "reference": reference});
             if let Ok(mut noted) = noted.lock() {
-                *noted = Some(buyer.payment.clone());
+                *noted = Some(reference.clone());
             }
             let delivery: svc_paywall::Delivery = Box::pin(async move {
                 let now = clock.now_ms();
-                if let Err(err) =
-                    svc_accounts::credits::add_purchase(&store, &account, amount, &buyer.payment, now).await
-                {
+                if let Err(err) = svc_accounts::credits::add_purchase(&store, &account, amount, &reference, now).await {
                     tracing::error!(error = %err, "could not add the credits of a settled LLM top-up");
                 }
             });
@@ -309,10 +307,10 @@ impl Llm {
                 // The delivery reports its own failures; the credits must be there before the
                 // call goes on, so a failed delivery is tried once more here (it is idempotent)
                 // and a second failure is the caller's error, with the payment on record.
-                let payment = bought.lock().ok().and_then(|b| b.clone());
-                if let Some(payment) = payment {
+                let reference = bought.lock().ok().and_then(|b| b.clone());
+                if let Some(reference) = reference {
                     let now = self.clock.now_ms();
-                    svc_accounts::credits::add_purchase(&self.store, account_id, amount, &payment, now).await?;
+                    svc_accounts::credits::add_purchase(&self.store, account_id, amount, &reference, now).await?;
                 }
                 Ok(Some(receipt))
             }

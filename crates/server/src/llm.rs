@@ -61,22 +61,22 @@ pub async fn build(
     market: &mut SimulatedMarket,
 ) -> anyhow::Result<LlmConfig> {
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-    // The simulated market is started only if some built-in provider is left to it; the
-    // others' entries are replaced below.
-    let all_real = production || BUILT_IN.iter().all(|(_, _, url, _, _)| env(url).is_some());
-    let mut config = LlmConfig::simulated(&if all_real { String::new() } else { market.base().await? });
+    let mut providers = BTreeMap::new();
     let mut simulated = Vec::new();
     for (name, kind, url_var, key_var, public) in BUILT_IN {
         let provider = match (env(url_var), production) {
             (Some(url), _) => ProviderConfig { kind, base_url: url, key: env(key_var) },
             (None, true) => ProviderConfig { kind, base_url: public.to_owned(), key: env(key_var) },
+            // The simulated market is started only for a provider left to it.
             (None, false) => {
                 simulated.push(name);
-                continue;
+                let mut fakes = svc_llm::simulated_providers(&market.base().await?);
+                fakes.remove(name).with_context(|| format!("the simulated market has no {name} provider"))?
             }
         };
-        config.providers.insert(name.to_owned(), provider);
+        providers.insert(name.to_owned(), provider);
     }
+    let mut config = LlmConfig::new(providers);
     if !simulated.is_empty() {
         tracing::warn!(providers = ?simulated, "SIMULATED LLM: these providers answer from the simulated market; set SVC_LLM_<PROVIDER>_URL and _KEY for real models");
     }

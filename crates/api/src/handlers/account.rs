@@ -265,9 +265,9 @@ async fn purchase(state: AppState, caller: Caller, input: CreditPurchase) -> Res
 
 /// Adds the credits of a settled purchase, once however often it runs.
 async fn deliver_purchase(state: AppState, bought: CreditPurchaseResponse) -> Result<(), ApiError> {
-    let payment = bought.reference.strip_prefix("purchase:").unwrap_or(&bought.reference);
     let now = state.clock.now_ms();
-    svc_accounts::credits::add_purchase(&state.store, &bought.account_id, bought.amount, payment, now).await?;
+    svc_accounts::credits::add_purchase(&state.store, &bought.account_id, bought.amount, &bought.reference, now)
+        .await?;
     Ok(())
 }
 

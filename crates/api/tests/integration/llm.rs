@@ -231,7 +231,7 @@ async fn open_stream(app: &TestApp, token: &str, request: &Value) -> axum::respo
 }
 
 /// Reads a streamed answer's events (the `data:` payloads) until the stream ends.
-async fn events(body: &[u8]) -> Vec<String> {
+fn events(body: &[u8]) -> Vec<String> {
     String::from_utf8_lossy(body)
         .split("\n\n")
         .filter_map(|event| event.strip_prefix("data: ").map(str::to_owned))
@@ -260,7 +260,7 @@ async fn a_stream_reaches_the_client_before_the_provider_has_finished() {
     assert_eq!(app.store.llm_calls(&account, 1).await.expect("calls")[0].status, "reserved");
     app.sim.llm_gate.release();
     let rest = body.collect().await.expect("body").to_bytes();
-    let all = events(&[first.as_bytes(), &rest].concat()).await;
+    let all = events(&[first.as_bytes(), &rest].concat());
     assert_eq!(all.last().map(String::as_str), Some("[DONE]"));
     let text: String = all
         .iter()
@@ -285,7 +285,7 @@ async fn a_stream_passes_the_usage_chunk_on_when_asked() {
     request["stream"] = json!(true);
     request["stream_options"] = json!({"include_usage": true});
     let reply = chat(&app, &token, &request).await;
-    let all = events(&reply.body).await;
+    let all = events(&reply.body);
     let usage: Value = all
         .iter()
         .filter_map(|e| serde_json::from_str::<Value>(e).ok())
@@ -318,7 +318,7 @@ async fn a_stream_the_provider_cuts_short_ends_in_an_error_and_costs_nothing() {
     let (account, _, token) = account_with_token(&app, "1").await;
     let request = json!({"model": "svc-default", "messages": [{"role": "user", "content": "[cut]"}], "stream": true});
     let reply = chat(&app, &token, &request).await;
-    let all = events(&reply.body).await;
+    let all = events(&reply.body);
     assert!(all.last().is_some_and(|e| e.contains("\"error\"")), "the last event is an error: {all:?}");
     assert!(!all.iter().any(|e| e == "[DONE]"), "a truncated answer is no success");
     let calls = settled(&app, &account).await;
@@ -383,7 +383,7 @@ async fn an_anthropic_alias_is_translated_both_ways() {
     let stream =
         json!({"model": "svc-smart", "messages": [{"role": "user", "content": "hello there"}], "stream": true});
     let reply = chat(&app, &token, &stream).await;
-    let all = events(&reply.body).await;
+    let all = events(&reply.body);
     assert_eq!(all.last().map(String::as_str), Some("[DONE]"));
     let text: String = all
         .iter()

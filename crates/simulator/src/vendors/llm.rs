@@ -178,7 +178,7 @@ async fn messages(State(sim): State<Simulator>, headers: HeaderMap, body: Bytes)
     let held = *sim.llm_gate.0.borrow();
     Response::builder()
         .header(header::CONTENT_TYPE, "text/event-stream")
-        .body(futures_stream(events, held.then_some(sim.llm_gate.clone()), false))
+        .body(chunked_body(events, held.then_some(sim.llm_gate.clone()), false))
         .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
 }
 
@@ -373,7 +373,7 @@ fn stream(sim: Simulator, id: String, created: i64, model: String, reply: Reply,
     // Whether to hold is decided when the stream starts, not when it reaches its second chunk.
     let held = *sim.llm_gate.0.borrow();
     let gate = sim.llm_gate.clone();
-    let body = futures_stream(chunks, held.then_some(gate), reply.slow);
+    let body = chunked_body(chunks, held.then_some(gate), reply.slow);
     Response::builder()
         .header(header::CONTENT_TYPE, "text/event-stream")
         .header(header::CACHE_CONTROL, "no-cache")
@@ -383,7 +383,7 @@ fn stream(sim: Simulator, id: String, created: i64, model: String, reply: Reply,
 
 /// The chunks as a body, waiting at `gate` after the first when given, and a second between
 /// chunks when `slow`.
-fn futures_stream(chunks: Vec<Bytes>, gate: Option<LlmGate>, slow: bool) -> Body {
+fn chunked_body(chunks: Vec<Bytes>, gate: Option<LlmGate>, slow: bool) -> Body {
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, Infallible>>(chunks.len().max(1));
     tokio::spawn(async move {
         for (i, chunk) in chunks.into_iter().enumerate() {
