@@ -101,6 +101,7 @@ async fn app(db: &std::path::Path) -> anyhow::Result<axum::Router> {
         facilitator,
         upstreams,
         llm: svc_llm::LlmConfig::simulated(&vendors),
+        agentbox: svc_agentbox::AgentboxSetup::unavailable("not benchmarked"),
     };
     let state = AppState::new(services)?;
     state.signals.refresh().await?;

@@ -30,11 +30,15 @@ pub enum Scope {
     GatewayData,
     /// An agent sandbox moving funds from its wallet.
     GatewayWalletWrite,
+    /// Starting, stopping and watching the account's agent gateway (what an owner's tool
+    /// needs; a sandbox's own key never has it).
+    Gateway,
 }
 
 impl Scope {
     /// Every scope, by name.
-    pub const ALL: [Scope; 4] = [Scope::Data, Scope::GatewayRead, Scope::GatewayData, Scope::GatewayWalletWrite];
+    pub const ALL: [Scope; 5] =
+        [Scope::Data, Scope::GatewayRead, Scope::GatewayData, Scope::GatewayWalletWrite, Scope::Gateway];
 
     /// The scope's name in keys and requests.
     pub fn as_str(self) -> &'static str {
@@ -43,6 +47,7 @@ impl Scope {
             Scope::GatewayRead => "gateway:read",
             Scope::GatewayData => "gateway:data",
             Scope::GatewayWalletWrite => "gateway:wallet_write",
+            Scope::Gateway => "gateway",
         }
     }
 
@@ -209,21 +214,34 @@ pub async fn authenticate(
     Ok(Ok(KeyHolder { account, key: record }))
 }
 
-/// The account calling an account route: by sign-in token, or where `keys_allowed`, by any
-/// live key of the account.
+/// Which API keys an account route takes besides a sign-in token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeysAccepted<'a> {
+    /// None: sign-in tokens only.
+    No,
+    /// Any live key of the account.
+    Any,
+    /// Keys holding one of these scopes.
+    WithScope(&'a [Scope]),
+}
+
+/// The account calling an account route: by sign-in token, or by a live key of the account
+/// where `keys` accepts it.
 pub async fn calling_account(
     store: &Store,
     sign_in: &crate::auth::SignInConfig,
     api_key: Option<&str>,
     authorization: Option<&str>,
-    keys_allowed: bool,
+    keys: KeysAccepted<'_>,
     now_ms: i64,
 ) -> Result<Result<Account, Refusal>, StoreError> {
     if let Some(key) = presented_key(api_key, authorization) {
-        if !keys_allowed {
-            return Ok(Err(Refusal::NotSignedIn));
-        }
-        return Ok(authenticate(store, Some(key), &Scope::ALL, now_ms).await?.map(|holder| holder.account));
+        let scopes = match keys {
+            KeysAccepted::No => return Ok(Err(Refusal::NotSignedIn)),
+            KeysAccepted::Any => &Scope::ALL[..],
+            KeysAccepted::WithScope(scopes) => scopes,
+        };
+        return Ok(authenticate(store, Some(key), scopes, now_ms).await?.map(|holder| holder.account));
     }
     let Some(id) = bearer_token(authorization).and_then(|token| crate::auth::account_of(sign_in, token, now_ms)) else {
         return Ok(Err(Refusal::NotSignedIn));

@@ -119,6 +119,13 @@ pub enum ApiError {
     /// The facilitator could not be asked (502); nothing was charged.
     #[error("facilitator unavailable")]
     FacilitatorUnavailable(String),
+    /// The request conflicts with what exists (409), e.g. a second gateway while one runs;
+    /// the message names what is in the way.
+    #[error("{0}")]
+    Conflict(String),
+    /// No room for the work on this server now (503); the message says why.
+    #[error("{0}")]
+    Capacity(String),
     /// A payment id reused with another payment (409).
     #[error("payment id used with a different payment")]
     PaymentIdConflict,
@@ -155,6 +162,25 @@ impl From<svc_llm::LlmError> for ApiError {
     /// The account routes of the LLM proxy fail only inside (the store).
     fn from(err: svc_llm::LlmError) -> Self {
         ApiError::Internal(err.to_string())
+    }
+}
+
+impl From<svc_agentbox::AgentboxError> for ApiError {
+    fn from(err: svc_agentbox::AgentboxError) -> Self {
+        use svc_agentbox::AgentboxError as E;
+        match err {
+            E::UnknownTemplate(name) => ApiError::field(
+                vec!["body".into(), "template".into()],
+                format!("unknown template {name:?}; GET /api/agentbox/templates lists them"),
+                "enum",
+            ),
+            E::NoGateway(detail) => ApiError::Missing(detail.to_owned()),
+            err @ E::AlreadyActive { .. } => ApiError::Conflict(err.to_string()),
+            err @ (E::NotPrepared | E::Unavailable(_)) => ApiError::NotEnabled(err.to_string()),
+            err @ E::Capacity { .. } => ApiError::Capacity(err.to_string()),
+            E::InsufficientCredits { balance, price } => ApiError::InsufficientCredits { balance, price },
+            err @ (E::Backend(_) | E::Store(_) | E::Llm(_)) => ApiError::Internal(format!("agentbox: {err}")),
+        }
     }
 }
 
@@ -235,7 +261,8 @@ impl ApiError {
             | ApiError::PaymentRequired { .. }
             | ApiError::SettlementFailed { .. } => StatusCode::PAYMENT_REQUIRED,
             ApiError::FacilitatorUnavailable(_) => StatusCode::BAD_GATEWAY,
-            ApiError::PaymentIdConflict => StatusCode::CONFLICT,
+            ApiError::PaymentIdConflict | ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::Capacity(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::NotEnabled(_) | ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -264,6 +291,8 @@ impl ApiError {
             ApiError::SettlementFailed { .. } => "settlement_failed",
             ApiError::FacilitatorUnavailable(_) => "facilitator_unavailable",
             ApiError::PaymentIdConflict => "payment_id_conflict",
+            ApiError::Conflict(_) => "conflict",
+            ApiError::Capacity(_) => "no_capacity",
             ApiError::NotEnabled(_) => "not_enabled",
             ApiError::Unavailable(_) => "unavailable",
             ApiError::Internal(_) => "internal_error",

@@ -111,14 +111,20 @@ async fn caller(state: &AppState, route: &RouteSpec, parts: &Parts) -> Result<Ca
     let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
     let mut caller = Caller::default();
     if route.access.needs_account() {
-        let keys_allowed = route.access == Access::Account;
+        let scopes: Vec<svc_accounts::Scope> =
+            route.key_scopes.iter().filter_map(|name| svc_accounts::Scope::parse(name)).collect();
+        let keys = match route.access {
+            Access::Account if scopes.is_empty() => svc_accounts::KeysAccepted::Any,
+            Access::Account => svc_accounts::KeysAccepted::WithScope(&scopes),
+            _ => svc_accounts::KeysAccepted::No,
+        };
         let now = state.clock.now_ms();
         let found = svc_accounts::calling_account(
             &state.store,
             &state.config.sign_in,
             header("x-api-key"),
             header("authorization"),
-            keys_allowed,
+            keys,
             now,
         )
         .await??;

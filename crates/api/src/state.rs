@@ -43,6 +43,8 @@ pub struct App {
     pub signals: Arc<SignalEngine<SignalAnswers>>,
     /// The LLM proxy.
     pub llm: Arc<svc_llm::Llm>,
+    /// Agent sandboxes.
+    pub agentbox: Arc<svc_agentbox::Agentbox>,
 }
 
 impl std::ops::Deref for AppState {
@@ -77,13 +79,15 @@ pub struct Services {
     pub limiter: svc_limits::Limiter,
     /// The LLM proxy's tokens, models and providers.
     pub llm: svc_llm::LlmConfig,
+    /// Agent sandboxes: settings and backend.
+    pub agentbox: svc_agentbox::AgentboxSetup,
 }
 
 impl AppState {
     /// Builds the state the handlers run on; refuses an LLM model table that names a
     /// provider it does not configure.
     pub fn new(services: Services) -> Result<Self, svc_llm::LlmError> {
-        let Services { store, clock, config, offer, facilitator, upstreams, limiter, llm } = services;
+        let Services { store, clock, config, offer, facilitator, upstreams, limiter, llm, agentbox } = services;
         let limiter = Arc::new(limiter);
         let catalogue = svc_catalogue::catalogue();
         let paywall = Arc::new(Paywall::new(store.clone(), facilitator, offer, clock.clone()));
@@ -96,6 +100,13 @@ impl AppState {
             publish: SignalAnswers::publish,
         }));
         let llm = Arc::new(svc_llm::Llm::new(llm, store.clone(), clock.clone(), paywall.clone(), limiter.clone())?);
+        let agentbox = Arc::new(svc_agentbox::Agentbox::new(
+            agentbox.config,
+            store.clone(),
+            clock.clone(),
+            agentbox.backend,
+            llm.clone(),
+        ));
         Ok(AppState(Arc::new(App {
             store,
             clock,
@@ -108,6 +119,7 @@ impl AppState {
             limiter,
             signals,
             llm,
+            agentbox,
         })))
     }
 }

@@ -230,6 +230,8 @@ pub struct RouteSpec {
     pub rate: RatePolicy,
     /// Tag grouping routes in documents (`signals`, `chaindata`, `social`, ...).
     pub tag: &'static str,
+    /// On account routes that take API keys: the scopes a key needs (any, when empty).
+    pub key_scopes: &'static [&'static str],
     pub(crate) parse: ParseFn,
     pub(crate) scalars: Arc<HashMap<String, Scalar>>,
     /// Whether the input takes body fields it does not name (a flattened map).
@@ -262,6 +264,7 @@ impl RouteSpec {
             preview: PreviewPolicy::Truncate { max_items: 3, omit: &[] },
             rate: RatePolicy::Default,
             tag: "",
+            key_scopes: &[],
             parse: input::parse::<I>,
             scalars: Arc::new(input::scalar_kinds::<I>()),
             open_body: input::takes_any_field::<I>(),
@@ -316,6 +319,12 @@ impl RouteSpec {
         description: &'static str,
     ) -> Self {
         Self::new::<I, O>(id, HttpMethod::Delete, path, InputSource::Query, description)
+    }
+
+    /// On an account route that takes API keys, the scopes one of which a key must hold.
+    pub fn key_scopes(mut self, scopes: &'static [&'static str]) -> Self {
+        self.key_scopes = scopes;
+        self
     }
 
     /// Sets the documentation tag.

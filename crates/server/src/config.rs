@@ -42,6 +42,12 @@ pub enum Command {
     /// The signal engine's accuracy.
     #[command(subcommand)]
     Signals(SignalsCommand),
+    /// Agent sandboxes: prepare the snapshot they start from.
+    #[command(subcommand)]
+    Agentbox(AgentboxCommand),
+    /// Runs inside a sandbox as its first process, bridging it to svc (started by svc itself).
+    #[command(hide = true)]
+    AgentboxShim(ShimArgs),
     /// Writes the agents' skill files (`<out>/<skill>/SKILL.md`), generated from the catalogue.
     Skills {
         /// Directory to write them under.
@@ -51,6 +57,43 @@ pub enum Command {
         #[arg(long)]
         api_url: Option<String>,
     },
+}
+
+/// `svc agentbox ...`.
+#[derive(Debug, Subcommand)]
+pub enum AgentboxCommand {
+    /// Installs Node.js 24 and the agent gateway (pinned versions, from the npm registry) into
+    /// the snapshot directory every sandbox mounts read-only. Needs `npm`; run once per machine.
+    Prepare {
+        /// The snapshot directory; `<data dir>/agentbox/snapshot` by default.
+        #[arg(long, env = "SVC_AGENTBOX_SNAPSHOT")]
+        dir: Option<PathBuf>,
+        /// The npm program to install with.
+        #[arg(long, default_value = "npm")]
+        npm: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+/// `svc agentbox-shim` (inside a sandbox only).
+#[derive(Debug, clap::Args)]
+pub struct ShimArgs {
+    /// The directory shared with svc.
+    #[arg(long)]
+    pub run_dir: PathBuf,
+    /// The gateway's port inside the sandbox.
+    #[arg(long)]
+    pub gateway_port: u16,
+    /// The port inside the sandbox that reaches svc.
+    #[arg(long)]
+    pub egress_port: u16,
+    /// Seconds the gateway gets to exit after SIGTERM.
+    #[arg(long, default_value_t = 10)]
+    pub grace_secs: u64,
+    /// The gateway's command.
+    #[arg(last = true, required = true)]
+    pub command: Vec<String>,
 }
 
 /// `svc signals ...`.
@@ -441,6 +484,9 @@ pub struct FileConfig {
     /// The LLM proxy: providers, models, limits.
     #[serde(default)]
     pub llm: crate::llm::LlmFile,
+    /// Agent sandboxes.
+    #[serde(default)]
+    pub agentbox: crate::agentbox::AgentboxFile,
 }
 
 /// The `[limits]` table: operators' limits, the contract's values when unset. 0 turns a

@@ -1,6 +1,7 @@
 //! The `svc` binary: parses configuration, sets up logging and runs a subcommand. Everything
 //! else lives in the library crates, so tests build the same app as `svc serve`.
 
+mod agentbox;
 mod config;
 mod eval;
 mod llm;
@@ -49,6 +50,17 @@ async fn main() -> anyhow::Result<()> {
         Command::Accounts(command) => operator::accounts(command).await,
         Command::Credits(command) => operator::credits(command).await,
         Command::Keys(command) => operator::keys(command).await,
+        Command::Agentbox(config::AgentboxCommand::Prepare { dir, npm, store }) => {
+            init_logging(LogFormat::Text);
+            let file = config::FileConfig::default();
+            let dir = dir.unwrap_or_else(|| agentbox::root(&file.agentbox, &store.data_dir).join("snapshot"));
+            let snapshot = svc_agentbox::snapshot::prepare(&dir, &npm)
+                .await
+                .with_context(|| format!("preparing the agent snapshot in {}", dir.display()))?;
+            tracing::info!(dir = %dir.display(), packages = ?snapshot.packages, "agent snapshot prepared");
+            Ok(())
+        }
+        Command::AgentboxShim(args) => agentbox::shim(args).await,
         Command::Skills { out, api_url } => {
             for (name, file) in svc_catalogue::skills::skill_files(svc_catalogue::catalogue()) {
                 let dir = out.join(name);
@@ -170,7 +182,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             .context("connecting to Redis for shared rate limits (SVC_REDIS_URL)")?,
         None => svc_limits::Limiter::default(),
     };
-    let services = Services { store: store.clone(), clock, config, offer, facilitator, upstreams, limiter, llm };
+    let agentbox = agentbox::build(&file.agentbox, &args.store.data_dir, local);
+    let services =
+        Services { store: store.clone(), clock, config, offer, facilitator, upstreams, limiter, llm, agentbox };
     let state = AppState::new(services).context("configuring the LLM proxy")?;
     // Settlements left pending and reservations left by a stopped process are settled from
     // what the chain says.
@@ -180,6 +194,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     tokio::spawn(state.signals.clone().run());
     // Credits held by LLM calls of a process that stopped mid-call are given back.
     tokio::spawn(state.llm.clone().run_sweeper(std::time::Duration::from_secs(300)));
+    // Sandboxes left by a stopped process: re-attached to, or ended and removed.
+    if let Err(e) = state.agentbox.reconcile().await {
+        tracing::error!(error = %e, "could not reconcile agent sandboxes");
+    }
     let app = svc_api::app(state, svc_api::handlers::all())?;
     let limits = svc_api::serve::ConnectionLimits {
         header_read: std::time::Duration::from_secs(args.header_timeout_secs.max(1)),

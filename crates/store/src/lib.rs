@@ -20,6 +20,7 @@
 //! - [`llm`]: the LLM proxy's token versions, top-up settings and calls.
 
 pub mod accounts;
+pub mod agentbox;
 mod batch;
 pub mod llm;
 pub mod payments;
@@ -36,6 +37,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 
 pub use accounts::{Account, ApiKeyRecord, Debit, LedgerEntry, NewApiKey, NewCredit};
+pub use agentbox::{GatewayCreated, GatewayRecord, NewGateway};
 pub use llm::{FinishedLlmCall, LlmAccount, LlmCallRecord, LlmUsage, NewLlmCall};
 pub use payments::{ANSWER_WITHHELD, NewPayment, PaymentRecord, PaymentStatus, Reservation};
 pub use responses::PaidResponse;

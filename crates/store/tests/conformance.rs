@@ -693,3 +693,62 @@ async fn a_late_finish_after_the_sweep_records_what_the_ledger_kept(store: Store
     let call = store.llm_calls("acc-r", 1).await.expect("calls").remove(0);
     assert_eq!((call.id.as_str(), call.cost), ("llm_half", 200), "the record agrees with the ledger");
 }
+
+fn new_gateway<'a>(id: &'a str, account_id: &'a str, now_ms: i64) -> svc_store::NewGateway<'a> {
+    svc_store::NewGateway {
+        id,
+        account_id,
+        template: "analyst",
+        node: "node-a",
+        backend: "local",
+        memory_mb: 2048,
+        now_ms,
+    }
+}
+
+conformance!(an_account_has_one_active_gateway_and_its_moves_are_compare_and_set);
+async fn an_account_has_one_active_gateway_and_its_moves_are_compare_and_set(store: Store) {
+    funded(&store, "acc-g", 1_000).await;
+    use svc_store::GatewayCreated;
+    assert_eq!(
+        store.create_gateway(&new_gateway("gw_1", "acc-g", 1_000)).await.expect("create"),
+        GatewayCreated::Created
+    );
+    match store.create_gateway(&new_gateway("gw_2", "acc-g", 1_001)).await.expect("second") {
+        GatewayCreated::Active(active) => assert_eq!(active.id, "gw_1", "the conflict names the running one"),
+        other => panic!("a second active gateway: {other:?}"),
+    }
+    assert_eq!(store.reserved_gateway_memory("node-a").await.expect("reserved"), 2048);
+    assert_eq!(store.reserved_gateway_memory("node-b").await.expect("reserved"), 0);
+    assert!(store.advance_gateway("gw_1", "provisioning", "configuring", 1_100).await.expect("advance"));
+    assert!(!store.advance_gateway("gw_1", "provisioning", "configuring", 1_101).await.expect("again"), "moved once");
+    assert!(store.request_gateway_stop("gw_1", "stopped by its owner", 1_200).await.expect("stop"));
+    assert!(!store.request_gateway_stop("gw_1", "credits ran out", 1_201).await.expect("stop"), "first reason stands");
+    assert!(!store.advance_gateway("gw_1", "configuring", "starting", 1_202).await.expect("late"), "a stop wins");
+    assert!(store.end_gateway("gw_1", "stopped", None, 1_300).await.expect("end"));
+    assert!(!store.end_gateway("gw_1", "failed", Some("late crash"), 1_301).await.expect("end"), "ended once");
+    let ended = store.gateway("gw_1").await.expect("read").expect("row");
+    assert_eq!((ended.state.as_str(), ended.reason.as_deref()), ("stopped", Some("stopped by its owner")));
+    assert_eq!(ended.ended_at, Some(1_300));
+    assert!(store.active_gateway("acc-g").await.expect("active").is_none());
+    assert_eq!(store.create_gateway(&new_gateway("gw_3", "acc-g", 2_000)).await.expect("new"), GatewayCreated::Created);
+    assert_eq!(store.latest_gateway("acc-g").await.expect("latest").expect("row").id, "gw_3");
+    let on_node: Vec<String> =
+        store.active_gateways_on("node-a").await.expect("list").into_iter().map(|g| g.id).collect();
+    assert_eq!(on_node, ["gw_3"]);
+}
+
+conformance!(a_gateway_period_is_billed_once_and_never_past_the_balance);
+async fn a_gateway_period_is_billed_once_and_never_past_the_balance(store: Store) {
+    funded(&store, "acc-b", 250).await;
+    store.create_gateway(&new_gateway("gw_b", "acc-b", 1_000)).await.expect("create");
+    assert_eq!(store.bill_gateway("gw_b", "acc-b", 0, 100, 1_000).await.expect("bill"), Debit::Taken);
+    assert_eq!(store.bill_gateway("gw_b", "acc-b", 0, 100, 1_001).await.expect("again"), Debit::Taken);
+    assert_eq!(store.bill_gateway("gw_b", "acc-b", 1, 100, 2_000).await.expect("bill"), Debit::Taken);
+    assert_eq!(
+        store.bill_gateway("gw_b", "acc-b", 2, 100, 3_000).await.expect("bill"),
+        Debit::Insufficient { balance: 50 }
+    );
+    assert_eq!(store.gateway_credits_burnt("gw_b").await.expect("burnt"), 200, "period 0 taken once");
+    assert_eq!(store.account("acc-b").await.expect("read").expect("account").balance, 50);
+}

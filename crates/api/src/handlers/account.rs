@@ -67,7 +67,7 @@ async fn verify(state: AppState, _: Caller, input: SignInRequest) -> Result<Sign
     })
 }
 
-fn signed_in(caller: Caller) -> Result<Account, ApiError> {
+pub(super) fn signed_in(caller: Caller) -> Result<Account, ApiError> {
     caller.account.ok_or(ApiError::Internal("account route reached without an account".into()))
 }
 
@@ -185,6 +185,7 @@ fn scope_of(scope: KeyScope) -> Scope {
         KeyScope::GatewayRead => Scope::GatewayRead,
         KeyScope::GatewayData => Scope::GatewayData,
         KeyScope::GatewayWalletWrite => Scope::GatewayWalletWrite,
+        KeyScope::Gateway => Scope::Gateway,
     }
 }
 

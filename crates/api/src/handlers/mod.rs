@@ -3,6 +3,7 @@
 //! happen around it, once, for every route.
 
 mod account;
+mod agentbox;
 mod chaindata;
 mod defi;
 mod infra;
@@ -255,6 +256,7 @@ pub fn all() -> Handlers {
     let mut handlers = Handlers::default();
     public::register(&mut handlers);
     account::register(&mut handlers);
+    agentbox::register(&mut handlers);
     infra::register(&mut handlers);
     perps::register(&mut handlers);
     chaindata::register(&mut handlers);

@@ -138,6 +138,7 @@ impl TestApp {
                 None => svc_limits::Limiter::default(),
             },
             llm: (setup.llm)(svc_llm::LlmConfig::simulated(&base)),
+            agentbox: svc_agentbox::AgentboxSetup::unavailable("sandboxes are not set up in these tests"),
         };
         let state = AppState::new(services).expect("LLM configuration");
         let router = svc_api::app(state.clone(), setup.handlers).expect("handlers match the catalogue");

@@ -392,6 +392,9 @@ pub enum KeyScope {
     /// An agent sandbox moving funds from its wallet.
     #[serde(rename = "gateway:wallet_write")]
     GatewayWalletWrite,
+    /// Starting, stopping and watching the account's agent gateway.
+    #[serde(rename = "gateway")]
+    Gateway,
 }
 
 /// Input of `POST /api/account/keys`.
@@ -403,7 +406,7 @@ pub struct NewKeyRequest {
     pub name: String,
     /// Scopes; default `["data"]`.
     #[serde(default)]
-    #[garde(inner(length(min = 1, max = 4)))]
+    #[garde(inner(length(min = 1, max = 5)))]
     pub scopes: Option<Vec<KeyScope>>,
     /// Days until it expires (1–365); never when absent.
     #[serde(default)]

@@ -16,6 +16,7 @@ macro_rules! alpha {
 }
 
 pub mod account;
+pub mod agentbox;
 pub mod chaindata;
 pub mod common;
 pub mod infra;
@@ -36,6 +37,7 @@ pub fn all() -> Vec<RouteSpec> {
         social::routes(),
         public::routes(),
         account::routes(),
+        agentbox::routes(),
     ]
     .into_iter()
     .flatten()

@@ -1,0 +1,127 @@
+//! What runs sandboxes: one trait, so the lifecycle is written once over the local backend
+//! (bubblewrap on this machine) and a remote one (an E2B-style REST service).
+//!
+//! A sandbox is named by its gateway's id. Every method but [`Backend::create`] works on a
+//! sandbox made earlier, possibly by a process that has since stopped: after a restart the
+//! lifecycle re-attaches to the sandboxes it finds.
+
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+
+/// Resources one sandbox may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SandboxSpec {
+    /// The memory cap, MiB.
+    pub memory_mb: u64,
+    /// The most processes (and threads) inside.
+    pub pids_max: u32,
+}
+
+/// A file put into a sandbox, under the agent's home directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileSpec {
+    /// Relative path under the agent's home (`.openclaw/openclaw.json`).
+    pub path: String,
+    /// The contents.
+    pub contents: Vec<u8>,
+}
+
+/// The gateway process to start in a sandbox.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ProcSpec {
+    /// Program and arguments, as paths inside the sandbox.
+    pub argv: Vec<String>,
+    /// The whole environment it gets; nothing of the host's leaks in. Holds secrets (the API
+    /// key, the LLM token), so it is never logged: `Debug` shows the names only.
+    pub env: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for ProcSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.env.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("ProcSpec").field("argv", &self.argv).field("env", &names).finish()
+    }
+}
+
+/// How a sandbox's gateway is doing, as the backend sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SandboxStatus {
+    /// The gateway process runs.
+    Running {
+        /// Memory in use, bytes, where the backend can tell.
+        memory_bytes: Option<u64>,
+    },
+    /// It ended; why, in words for the account.
+    Exited(String),
+    /// There is no such sandbox.
+    Missing,
+}
+
+/// Lines of a sandbox's log from a position on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LogChunk {
+    /// Each whole line, with the position just after it (what resumes after it).
+    pub lines: Vec<(u64, String)>,
+    /// Where the next read starts.
+    pub next: u64,
+}
+
+/// A backend failure; the message is for operators' logs and never holds a secret.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct BackendError(pub String);
+
+impl BackendError {
+    /// A failure of `what`, with its cause.
+    pub fn io(what: impl std::fmt::Display, err: impl std::fmt::Display) -> Self {
+        BackendError(format!("{what}: {err}"))
+    }
+}
+
+/// Runs sandboxes.
+pub trait Backend: Send + Sync + 'static {
+    /// The backend's name, as recorded with each gateway (`local`, `remote`).
+    fn kind(&self) -> &'static str;
+
+    /// Makes an empty sandbox with its resource caps.
+    fn create<'a>(&'a self, id: &'a str, spec: SandboxSpec) -> BoxFuture<'a, Result<(), BackendError>>;
+
+    /// Writes files under the agent's home.
+    fn write_files<'a>(&'a self, id: &'a str, files: &'a [FileSpec]) -> BoxFuture<'a, Result<(), BackendError>>;
+
+    /// Starts the gateway, detached; returns its process id on the machine, where there is one.
+    fn spawn<'a>(&'a self, id: &'a str, process: &'a ProcSpec) -> BoxFuture<'a, Result<Option<i64>, BackendError>>;
+
+    /// Re-attaches to a sandbox made by an earlier process (its plumbing to svc), if it runs.
+    fn attach<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<SandboxStatus, BackendError>>;
+
+    /// `GET path` on `port` inside the sandbox; the status code.
+    fn get<'a>(&'a self, id: &'a str, port: u16, path: &'a str) -> BoxFuture<'a, Result<u16, BackendError>>;
+
+    /// Whether the gateway still runs, and what it uses.
+    fn status<'a>(&'a self, id: &'a str) -> BoxFuture<'a, SandboxStatus>;
+
+    /// Stops the gateway: SIGTERM, up to `grace` to exit, then killed.
+    fn terminate<'a>(&'a self, id: &'a str, grace: Duration) -> BoxFuture<'a, Result<(), BackendError>>;
+
+    /// Removes the sandbox and everything in it but its log. Idempotent.
+    fn destroy<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), BackendError>>;
+
+    /// The sandboxes that exist, by id: what a restart reconciles.
+    fn sandboxes(&self) -> BoxFuture<'_, Result<Vec<String>, BackendError>>;
+
+    /// Appends a line of svc's own to the sandbox's log (lifecycle steps).
+    fn note<'a>(&'a self, id: &'a str, line: &'a str) -> BoxFuture<'a, ()>;
+
+    /// The log's lines from position `from` on, at most `max_bytes` of them.
+    fn read_log<'a>(
+        &'a self,
+        id: &'a str,
+        from: u64,
+        max_bytes: usize,
+    ) -> BoxFuture<'a, Result<LogChunk, BackendError>>;
+
+    /// The log's size: where reading the newest lines starts from.
+    fn log_len<'a>(&'a self, id: &'a str) -> BoxFuture<'a, u64>;
+}

@@ -1,0 +1,106 @@
+//! What a sandbox is given: the agent gateway's config, the template's workspace files and
+//! the skills generated from the catalogue. No secret is written into any file: the config
+//! names the API key and the LLM token by environment variable, and the gateway reads them
+//! from its process environment.
+
+use serde_json::json;
+
+use crate::backend::FileSpec;
+use crate::templates::{TOOLS_SECTION, Template};
+
+/// The port the gateway answers on inside its sandbox.
+pub const GATEWAY_PORT: u16 = 18789;
+/// The port inside the sandbox that reaches svc (its API and its LLM proxy).
+pub const SVC_PORT: u16 = 18800;
+/// The agent's home inside the sandbox.
+pub const HOME: &str = "/home/agent";
+/// The provider name the gateway's config gives svc's LLM proxy.
+const PROVIDER: &str = "svc";
+
+/// svc's address as the sandbox reaches it.
+pub fn svc_url() -> String {
+    format!("http://127.0.0.1:{SVC_PORT}")
+}
+
+/// The files of a sandbox running `template`, with the LLM proxy's `models` (aliases).
+pub fn sandbox_files(template: &Template, models: &[&str], catalogue: &svc_catalogue::Catalogue) -> Vec<FileSpec> {
+    let workspace = ".openclaw/workspace";
+    let skills = svc_catalogue::skills::skill_files(catalogue);
+    let mut files = vec![
+        FileSpec { path: ".openclaw/openclaw.json".into(), contents: gateway_config(models, &skills).into_bytes() },
+        FileSpec { path: format!("{workspace}/IDENTITY.md"), contents: template.identity.as_bytes().to_vec() },
+        FileSpec { path: format!("{workspace}/SOUL.md"), contents: template.soul.as_bytes().to_vec() },
+        FileSpec {
+            path: format!("{workspace}/AGENTS.md"),
+            contents: format!("{}{TOOLS_SECTION}", template.rules).into_bytes(),
+        },
+    ];
+    for (name, text) in &skills {
+        let filled = svc_catalogue::skills::fill(text, &svc_url());
+        files.push(FileSpec { path: format!("{workspace}/skills/{name}/SKILL.md"), contents: filled.into_bytes() });
+    }
+    files
+}
+
+/// The agent gateway's config (JSON, which its JSON5 reader takes): loopback only, svc's
+/// LLM proxy as its one model provider, the template's workspace, the generated skills and
+/// none of the bundled ones, no idle heartbeat (it would burn credits), no chat channel yet.
+fn gateway_config(models: &[&str], skills: &[(&'static str, String)]) -> String {
+    let default = models.iter().find(|m| **m == "svc-default").or(models.first()).copied().unwrap_or("svc-default");
+    let model_list: Vec<_> =
+        models.iter().map(|id| json!({"id": id, "name": id, "contextWindow": 128000, "maxTokens": 4096})).collect();
+    let skill_names: Vec<&str> = skills.iter().map(|(name, _)| *name).collect();
+    let config = json!({
+        "gateway": {"mode": "local", "port": GATEWAY_PORT, "bind": "loopback"},
+        "models": {
+            "mode": "merge",
+            "providers": {
+                PROVIDER: {
+                    "baseUrl": format!("{}/api/v1/llm", svc_url()),
+                    "apiKey": "${SVC_LLM_TOKEN}",
+                    "api": "openai-completions",
+                    "timeoutSeconds": 300,
+                    "models": model_list,
+                }
+            }
+        },
+        "plugins": {"allow": ["memory-core"], "entries": {"memory-core": {"config": {"dreaming": {"enabled": false}}}}},
+        "skills": {"allowBundled": []},
+        "agents": {
+            "defaults": {
+                "model": {"primary": format!("{PROVIDER}/{default}")},
+                "workspace": format!("{HOME}/.openclaw/workspace"),
+                "skipBootstrap": true,
+                "skills": skill_names,
+                "heartbeat": {"every": "0m"},
+            }
+        },
+    });
+    serde_json::to_string_pretty(&config).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_files_name_secrets_by_variable_and_skills_by_the_catalogue() {
+        let catalogue = svc_catalogue::catalogue();
+        let files = sandbox_files(&crate::templates::TEMPLATES[0], &["svc-default", "svc-fast"], catalogue);
+        let config = files.iter().find(|f| f.path.ends_with("openclaw.json")).expect("config");
+        let config: serde_json::Value = serde_json::from_slice(&config.contents).expect("json");
+        assert_eq!(config["models"]["providers"]["svc"]["apiKey"], "${SVC_LLM_TOKEN}");
+        assert_eq!(config["agents"]["defaults"]["model"]["primary"], "svc/svc-default");
+        assert_eq!(config["gateway"]["port"], 18789);
+        assert!(config["channels"].is_null(), "no chat channel, so no webhookUrl either");
+        let skills = files.iter().filter(|f| f.path.ends_with("SKILL.md")).count();
+        assert_eq!(skills, 11, "the eleven skills");
+        for file in &files {
+            let text = String::from_utf8_lossy(&file.contents);
+            assert!(!text.contains("svck_"), "{} holds no key", file.path);
+            assert!(!text.contains(svc_catalogue::skills::API_URL_PLACEHOLDER), "{} is filled", file.path);
+        }
+        let rules = files.iter().find(|f| f.path.ends_with("AGENTS.md")).expect("rules");
+        assert!(String::from_utf8_lossy(&rules.contents).contains("$SVC_API_TOKEN"));
+    }
+}

@@ -1,0 +1,323 @@
+//! Agent sandboxes: an account starts a templated agent gateway in an isolated sandbox, wired
+//! to svc's tools (a freshly minted, scoped API key) and its LLM proxy (the account's token),
+//! watches it, and stops it.
+//!
+//! # Layout
+//! - this module: [`Agentbox`], the service the routes call, and its settings.
+//! - [`lifecycle`]: a gateway's states as persisted moves, from provisioning to stopped or
+//!   failed, its watch (crashes, health, billing) and the reconciliation after a restart.
+//! - [`backend`]: the trait sandboxes run behind; [`local`]: bubblewrap on this machine,
+//!   capped by [`cgroups`]; [`shim`]: the bridge inside a local sandbox.
+//! - [`templates`]: the agents; [`files`]: the config, workspace and skills a sandbox gets.
+//! - [`snapshot`]: the prepared agent gateway install sandboxes mount.
+//! - [`error`]: the one error type, [`AgentboxError`].
+
+pub mod backend;
+pub mod cgroups;
+pub mod error;
+pub mod files;
+pub mod lifecycle;
+pub mod local;
+pub mod shim;
+pub mod snapshot;
+pub mod templates;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use svc_catalogue::routes::agentbox::{GatewayView, TemplateList, TemplateView};
+use svc_catalogue::routes::common::Timestamp;
+use svc_domain::{Clock, Money, rfc3339};
+use svc_store::{GatewayCreated, GatewayRecord, NewGateway, Store};
+use tokio::sync::Notify;
+
+pub use backend::Backend;
+pub use error::AgentboxError;
+
+/// Where the log stream hangs.
+pub const LOGS_PATH: &str = "/api/agentbox/gateway/logs";
+
+/// The sandboxes' settings.
+#[derive(Debug, Clone)]
+pub struct AgentboxConfig {
+    /// The prepared snapshot (`svc agentbox prepare` writes it).
+    pub snapshot: PathBuf,
+    /// This machine's name, recorded with each gateway so a replica reconciles its own.
+    pub node: String,
+    /// Memory each sandbox reserves and is capped at, MiB.
+    pub memory_mb: u64,
+    /// Memory all sandboxes on this machine may reserve together, MiB.
+    pub memory_budget_mb: u64,
+    /// The most processes and threads in one sandbox.
+    pub pids_max: u32,
+    /// What a running gateway costs per minute, in credits.
+    pub credits_per_minute: Money,
+    /// How often running time is billed (each period in advance).
+    pub billing_interval: Duration,
+    /// How long a gateway has to answer its health check after it starts.
+    pub health_timeout: Duration,
+    /// How often a running gateway is probed.
+    pub probe_interval: Duration,
+    /// How long a gateway gets to exit after SIGTERM.
+    pub stop_grace: Duration,
+}
+
+impl AgentboxConfig {
+    /// The defaults for `snapshot`, on `node`: 2 GiB per sandbox (the agent gateway idles
+    /// near 1 GiB and peaks near 1.4), 0.001 USD a minute, billed each minute, 90 s to
+    /// become healthy, probed every 30 s, 10 s to stop.
+    pub fn new(snapshot: PathBuf, node: String, memory_budget_mb: u64) -> Self {
+        AgentboxConfig {
+            snapshot,
+            node,
+            memory_mb: 2048,
+            memory_budget_mb,
+            pids_max: 512,
+            credits_per_minute: Money::from_atomic(1_000),
+            billing_interval: Duration::from_secs(60),
+            health_timeout: Duration::from_secs(90),
+            probe_interval: Duration::from_secs(30),
+            stop_grace: Duration::from_secs(10),
+        }
+    }
+
+    /// The price of one billing period, atomic units, rounded up.
+    pub fn period_price(&self) -> u64 {
+        let millis = self.billing_interval.as_millis();
+        let price = (u128::from(self.credits_per_minute.atomic()) * millis).div_ceil(60_000);
+        u64::try_from(price).unwrap_or(u64::MAX)
+    }
+}
+
+/// The sandboxes service.
+pub struct Agentbox {
+    config: AgentboxConfig,
+    store: Store,
+    clock: Arc<dyn Clock>,
+    /// `None` where sandboxes cannot run here; why.
+    backend: Result<Arc<dyn Backend>, String>,
+    llm: Arc<svc_llm::Llm>,
+    /// Wakes the driver of a gateway this process runs, by gateway id.
+    drivers: Mutex<HashMap<String, Arc<Notify>>>,
+    /// The last health probe of each running gateway.
+    health: Mutex<HashMap<String, bool>>,
+}
+
+impl Agentbox {
+    /// The service over `backend` (or the reason there is none here).
+    pub fn new(
+        config: AgentboxConfig,
+        store: Store,
+        clock: Arc<dyn Clock>,
+        backend: Result<Arc<dyn Backend>, String>,
+        llm: Arc<svc_llm::Llm>,
+    ) -> Self {
+        Agentbox { config, store, clock, backend, llm, drivers: Mutex::default(), health: Mutex::default() }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &AgentboxConfig {
+        &self.config
+    }
+
+    fn backend(&self) -> Result<&Arc<dyn Backend>, AgentboxError> {
+        self.backend.as_ref().map_err(|why| AgentboxError::Unavailable(why.clone()))
+    }
+
+    /// `GET /api/agentbox/templates`.
+    pub fn templates(&self) -> TemplateList {
+        TemplateList {
+            templates: templates::TEMPLATES
+                .iter()
+                .map(|t| TemplateView {
+                    name: t.name.to_owned(),
+                    summary: t.summary.to_owned(),
+                    trades: t.trades,
+                    scopes: t.scopes().iter().map(|s| s.as_str().to_owned()).collect(),
+                })
+                .collect(),
+            credits_per_minute: self.config.credits_per_minute,
+            memory_mb: self.config.memory_mb,
+        }
+    }
+
+    /// `POST /api/agentbox/gateway/start`: records the gateway and starts bringing it up in
+    /// the background; answers with it in `provisioning`.
+    pub async fn start(self: &Arc<Self>, account_id: &str, template_name: &str) -> Result<GatewayView, AgentboxError> {
+        let template =
+            templates::template(template_name).ok_or_else(|| AgentboxError::UnknownTemplate(template_name.into()))?;
+        let backend = self.backend()?;
+        snapshot::Snapshot::read(&self.config.snapshot).ok_or(AgentboxError::NotPrepared)?;
+        if let Some(active) = self.store.active_gateway(account_id).await? {
+            return Err(already_active(active));
+        }
+        let price = self.config.period_price();
+        let balance = self.store.account(account_id).await?.map_or(0, |a| a.balance);
+        if balance < price {
+            return Err(AgentboxError::InsufficientCredits {
+                balance: Money::from_atomic(balance),
+                price: Money::from_atomic(price),
+            });
+        }
+        let (needed, budget) = (self.config.memory_mb, self.config.memory_budget_mb);
+        let reserved = self.store.reserved_gateway_memory(&self.config.node).await?;
+        if reserved + needed > budget {
+            return Err(AgentboxError::Capacity { reserved_mb: reserved, budget_mb: budget, needed_mb: needed });
+        }
+        let id = format!("gw_{}", &uuid::Uuid::new_v4().simple().to_string()[..20]);
+        let now = self.clock.now_ms();
+        let new = NewGateway {
+            id: &id,
+            account_id,
+            template: template.name,
+            node: &self.config.node,
+            backend: backend.kind(),
+            memory_mb: needed,
+            now_ms: now,
+        };
+        if let GatewayCreated::Active(active) = self.store.create_gateway(&new).await? {
+            return Err(already_active(*active));
+        }
+        // Two starts of different accounts may both have passed the check above; the one
+        // that finds the budget exceeded once both are recorded gives way.
+        let reserved = self.store.reserved_gateway_memory(&self.config.node).await?;
+        if reserved > budget {
+            self.store.end_gateway(&id, "failed", Some("no room for another sandbox on this machine"), now).await?;
+            return Err(AgentboxError::Capacity {
+                reserved_mb: reserved - needed,
+                budget_mb: budget,
+                needed_mb: needed,
+            });
+        }
+        let record = self.store.gateway(&id).await?.ok_or(AgentboxError::NoGateway("the gateway vanished"))?;
+        let notify = self.register(&id);
+        tokio::spawn(Arc::clone(self).drive(record.clone(), notify, true));
+        self.view(record).await
+    }
+
+    /// `GET /api/agentbox/gateway`: the account's active gateway, else its latest.
+    pub async fn status(&self, account_id: &str) -> Result<GatewayView, AgentboxError> {
+        let record = self.store.latest_gateway(account_id).await?.ok_or(AgentboxError::NoGateway(NO_GATEWAY))?;
+        self.view(record).await
+    }
+
+    /// `POST /api/agentbox/gateway/stop`: asks the account's active gateway to stop.
+    pub async fn stop(&self, account_id: &str) -> Result<GatewayView, AgentboxError> {
+        let record = self.store.active_gateway(account_id).await?.ok_or(AgentboxError::NoGateway(NO_ACTIVE))?;
+        self.store.request_gateway_stop(&record.id, "stopped by its owner", self.clock.now_ms()).await?;
+        self.wake(&record.id);
+        let record = self.store.gateway(&record.id).await?.unwrap_or(record);
+        self.view(record).await
+    }
+
+    /// The gateway whose log `account_id` may read: its active one, else its latest.
+    pub async fn log_target(&self, account_id: &str) -> Result<GatewayRecord, AgentboxError> {
+        self.backend()?;
+        self.store.latest_gateway(account_id).await?.ok_or(AgentboxError::NoGateway(NO_GATEWAY))
+    }
+
+    /// Log lines of gateway `id` from position `from`.
+    pub async fn read_log(&self, id: &str, from: u64) -> Result<backend::LogChunk, AgentboxError> {
+        Ok(self.backend()?.read_log(id, from, 64 * 1024).await?)
+    }
+
+    /// Where reading the newest `lines` lines of gateway `id`'s log starts.
+    pub async fn recent_start(&self, id: &str, lines: usize) -> Result<u64, AgentboxError> {
+        let backend = self.backend()?;
+        let len = backend.log_len(id).await;
+        let from = len.saturating_sub(64 * 1024);
+        let chunk = backend.read_log(id, from, 64 * 1024).await?;
+        // Where each line starts; a first line the window may have cut is left out.
+        let mut starts: Vec<u64> =
+            std::iter::once(from).chain(chunk.lines.iter().map(|l| l.0)).take(chunk.lines.len()).collect();
+        if from > 0 && !starts.is_empty() {
+            starts.remove(0);
+        }
+        let keep = starts.len().saturating_sub(lines);
+        Ok(starts.get(keep).copied().unwrap_or(chunk.next))
+    }
+
+    /// Whether gateway `id` has ended (the log stream then finishes).
+    pub async fn ended(&self, id: &str) -> Result<bool, AgentboxError> {
+        Ok(self.store.gateway(id).await?.is_none_or(|g| !g.is_active()))
+    }
+
+    async fn view(&self, record: GatewayRecord) -> Result<GatewayView, AgentboxError> {
+        let burnt = self.store.gateway_credits_burnt(&record.id).await?;
+        let running = record.state == "running";
+        let health = match self.health().get(&record.id) {
+            Some(true) if running => "healthy",
+            Some(false) if running => "unhealthy",
+            _ => "unknown",
+        };
+        let memory_bytes = match (&self.backend, record.is_active()) {
+            (Ok(backend), true) if record.node == self.config.node => match backend.status(&record.id).await {
+                backend::SandboxStatus::Running { memory_bytes } => memory_bytes,
+                _ => None,
+            },
+            _ => None,
+        };
+        Ok(GatewayView {
+            template: record.template,
+            state: record.state,
+            reason: record.reason,
+            health: health.to_owned(),
+            created_at: Timestamp(rfc3339(record.created_at)),
+            started_at: record.started_at.map(|t| Timestamp(rfc3339(t))),
+            ended_at: record.ended_at.map(|t| Timestamp(rfc3339(t))),
+            memory_bytes,
+            memory_limit_mb: record.memory_mb,
+            credits_burnt: Money::from_atomic(burnt),
+            credits_per_minute: self.config.credits_per_minute,
+            logs: LOGS_PATH.to_owned(),
+            id: record.id,
+        })
+    }
+
+    fn register(&self, id: &str) -> Arc<Notify> {
+        let notify = Arc::new(Notify::new());
+        self.drivers().insert(id.to_owned(), Arc::clone(&notify));
+        notify
+    }
+
+    fn wake(&self, id: &str) {
+        if let Some(notify) = self.drivers().get(id) {
+            notify.notify_one();
+        }
+    }
+
+    fn drivers(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Notify>>> {
+        self.drivers.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn health(&self) -> std::sync::MutexGuard<'_, HashMap<String, bool>> {
+        self.health.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+const NO_GATEWAY: &str = "this account has no gateway; start one with POST /api/agentbox/gateway/start";
+const NO_ACTIVE: &str = "this account has no running gateway";
+
+fn already_active(active: GatewayRecord) -> AgentboxError {
+    AgentboxError::AlreadyActive { id: active.id, state: active.state, template: active.template }
+}
+
+/// What the service is built from: its settings and its backend, or why there is none here.
+pub struct AgentboxSetup {
+    /// The settings.
+    pub config: AgentboxConfig,
+    /// The backend, or why sandboxes cannot run on this server.
+    pub backend: Result<Arc<dyn Backend>, String>,
+}
+
+impl AgentboxSetup {
+    /// No sandboxes on this server, for `why`: every sandbox route answers 503 saying so.
+    pub fn unavailable(why: impl Into<String>) -> Self {
+        AgentboxSetup {
+            config: AgentboxConfig::new(PathBuf::from("agentbox/snapshot"), "local".into(), 0),
+            backend: Err(why.into()),
+        }
+    }
+}

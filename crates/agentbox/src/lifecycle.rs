@@ -1,0 +1,324 @@
+//! A gateway's life, driven by one task per gateway on the machine that runs it:
+//! `provisioning → configuring → starting → health_check → running → stopping → stopped`,
+//! or `failed` with the reason from any of them.
+//!
+//! Each move is a compare-and-set in the store, so a stop asked for mid-start (possibly on
+//! another replica) wins over the next step, and the driver turns to stopping. While running,
+//! the driver watches the process (a crash is seen within a second), probes `/health` and
+//! bills each period in advance; a period the credits do not cover stops the gateway. Every
+//! end goes the same way: SIGTERM, the grace period, killed, the key revoked, the sandbox
+//! removed, the state recorded. After a restart, [`Agentbox::reconcile`] re-attaches to the
+//! sandboxes still running and ends the rest; none is left behind.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use svc_store::{Debit, GatewayRecord};
+use tokio::sync::Notify;
+
+use crate::backend::{ProcSpec, SandboxSpec, SandboxStatus};
+use crate::files::{GATEWAY_PORT, HOME, svc_url};
+use crate::snapshot::Snapshot;
+use crate::templates;
+use crate::{Agentbox, AgentboxError};
+
+/// How a gateway's life ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum End {
+    /// Stopped on request; the request's reason stands.
+    Stopped,
+    /// Stopped by svc, for this reason (credits ran out).
+    StoppedBecause(String),
+    /// Failed, for this reason.
+    Failed(String),
+}
+
+/// Consecutive failed probes that fail a running gateway.
+const PROBES_TO_FAIL: u32 = 3;
+/// How often a gateway's process is looked at.
+const WATCH_TICK: Duration = Duration::from_secs(1);
+
+impl Agentbox {
+    /// Brings a gateway up (when `fresh`), watches it, and ends it.
+    pub(crate) async fn drive(self: Arc<Self>, gateway: GatewayRecord, notify: Arc<Notify>, fresh: bool) {
+        let outcome = if fresh { self.bring_up(&gateway, &notify).await } else { Ok(()) };
+        let end = match outcome {
+            Ok(()) => self.watch(&gateway, &notify).await,
+            Err(end) => end,
+        };
+        self.finish(&gateway, end).await;
+        self.drivers().remove(&gateway.id);
+        self.health().remove(&gateway.id);
+    }
+
+    async fn bring_up(&self, gateway: &GatewayRecord, notify: &Notify) -> Result<(), End> {
+        let backend = self.backend().map_err(|e| End::Failed(e.to_string()))?;
+        let id = gateway.id.as_str();
+        let template = templates::template(&gateway.template)
+            .ok_or_else(|| End::Failed(format!("unknown template {}", gateway.template)))?;
+        let snapshot = Snapshot::read(&self.config.snapshot)
+            .ok_or_else(|| End::Failed("the agent snapshot is not prepared".into()))?;
+
+        let spec = SandboxSpec { memory_mb: gateway.memory_mb, pids_max: self.config.pids_max };
+        backend.create(id, spec).await.map_err(|e| failed("making the sandbox", e))?;
+        backend.note(id, &format!("sandbox created for template {} ({} MiB)", template.name, spec.memory_mb)).await;
+        self.advance(id, "provisioning", "configuring").await?;
+
+        let now = self.clock.now_ms();
+        let key = svc_accounts::issue_key(
+            &self.store,
+            &gateway.account_id,
+            &format!("gateway {id}"),
+            &template.scopes(),
+            None,
+            now,
+        )
+        .await
+        .map_err(|e| failed("minting the sandbox's key", e))?;
+        self.store.set_gateway_key(id, &key.record.id).await.map_err(|e| failed("recording the key", e))?;
+        let llm_token = self.llm.token(&gateway.account_id).await.map_err(|e| failed("the LLM token", e))?;
+        let models: Vec<&str> = self.llm.models().iter().map(|(alias, _)| alias).collect();
+        let files = crate::files::sandbox_files(template, &models, svc_catalogue::catalogue());
+        backend.write_files(id, &files).await.map_err(|e| failed("writing the sandbox's files", e))?;
+        backend.note(id, &format!("wrote the agent's config, workspace and {} skills", files.len() - 4)).await;
+        self.advance(id, "configuring", "starting").await?;
+
+        let process =
+            ProcSpec { argv: snapshot.command.clone(), env: environment(gateway, &snapshot, key.secret, llm_token) };
+        let pid = backend.spawn(id, &process).await.map_err(|e| failed("starting the gateway", e))?;
+        self.store.set_gateway_pid(id, pid).await.map_err(|e| failed("recording the process", e))?;
+        backend.note(id, "gateway process started").await;
+        self.advance(id, "starting", "health_check").await?;
+
+        let started = tokio::time::Instant::now();
+        loop {
+            if self.stop_requested(id).await {
+                return Err(End::Stopped);
+            }
+            if let SandboxStatus::Exited(why) = backend.status(id).await {
+                return Err(End::Failed(format!("{why} before it answered its health check")));
+            }
+            if matches!(backend.get(id, GATEWAY_PORT, "/health").await, Ok(200)) {
+                break;
+            }
+            if started.elapsed() >= self.config.health_timeout {
+                return Err(End::Failed(format!(
+                    "the gateway did not answer its health check on port {GATEWAY_PORT} within {} s",
+                    self.config.health_timeout.as_secs()
+                )));
+            }
+            let _ = tokio::time::timeout(Duration::from_millis(250), notify.notified()).await;
+        }
+        self.health().insert(id.to_owned(), true);
+        backend.note(id, &format!("healthy after {} ms", started.elapsed().as_millis())).await;
+        match self.bill(gateway, 0).await {
+            Ok(Debit::Taken) => {}
+            Ok(Debit::Insufficient { .. }) => return Err(End::StoppedBecause(CREDITS_RAN_OUT.into())),
+            Err(e) => return Err(failed("billing", e)),
+        }
+        self.advance(id, "health_check", "running").await?;
+        backend.note(id, "running").await;
+        Ok(())
+    }
+
+    /// Watches a running gateway until it must end.
+    async fn watch(&self, gateway: &GatewayRecord, notify: &Notify) -> End {
+        let Ok(backend) = self.backend() else { return End::Failed("the sandbox backend is gone".into()) };
+        let id = gateway.id.as_str();
+        let mut failures = 0u32;
+        let mut next_probe = tokio::time::Instant::now() + self.config.probe_interval;
+        let mut billed: Option<u64> = None;
+        loop {
+            let record = match self.store.gateway(id).await {
+                Ok(Some(record)) => record,
+                Ok(None) => return End::Failed("the gateway's record vanished".into()),
+                Err(e) => {
+                    tracing::warn!(gateway = id, error = %e, "could not read the gateway; retrying");
+                    let _ = tokio::time::timeout(WATCH_TICK, notify.notified()).await;
+                    continue;
+                }
+            };
+            if record.state != "running" {
+                return End::Stopped;
+            }
+            match backend.status(id).await {
+                SandboxStatus::Running { .. } => {}
+                SandboxStatus::Exited(why) => return End::Failed(why),
+                SandboxStatus::Missing => return End::Failed("the gateway's sandbox disappeared".into()),
+            }
+            if tokio::time::Instant::now() >= next_probe {
+                next_probe = tokio::time::Instant::now() + self.config.probe_interval;
+                let healthy = matches!(backend.get(id, GATEWAY_PORT, "/health").await, Ok(200));
+                self.health().insert(id.to_owned(), healthy);
+                failures = if healthy { 0 } else { failures + 1 };
+                if failures >= PROBES_TO_FAIL {
+                    return End::Failed(format!(
+                        "the gateway stopped answering its health check ({PROBES_TO_FAIL} probes in a row)"
+                    ));
+                }
+            }
+            // Every period up to now, each in advance; one missed while svc was down is
+            // billed on return, and one billed before is not taken again.
+            let started = record.started_at.unwrap_or(record.updated_at);
+            let interval = i64::try_from(self.config.billing_interval.as_millis()).unwrap_or(i64::MAX).max(1);
+            let due = u64::try_from((self.clock.now_ms() - started).max(0) / interval).unwrap_or(0);
+            let from = billed.map_or(0, |b| b + 1);
+            for period in from..=due {
+                match self.bill(gateway, period).await {
+                    Ok(Debit::Taken) => billed = Some(period),
+                    Ok(Debit::Insufficient { .. }) => return End::StoppedBecause(CREDITS_RAN_OUT.into()),
+                    Err(e) => {
+                        tracing::warn!(gateway = id, error = %e, "could not bill the gateway; retrying");
+                        break;
+                    }
+                }
+            }
+            let _ = tokio::time::timeout(WATCH_TICK, notify.notified()).await;
+        }
+    }
+
+    /// Ends a gateway: stops its process, revokes its key, removes its sandbox, records how
+    /// it ended.
+    pub(crate) async fn finish(&self, gateway: &GatewayRecord, end: End) {
+        let id = gateway.id.as_str();
+        let now = self.clock.now_ms();
+        if let End::StoppedBecause(reason) = &end
+            && let Err(e) = self.store.request_gateway_stop(id, reason, now).await
+        {
+            tracing::warn!(gateway = id, error = %e, "could not record the stop");
+        }
+        if let Ok(backend) = self.backend() {
+            backend.note(id, "stopping").await;
+            if let Err(e) = backend.terminate(id, self.config.stop_grace).await {
+                tracing::warn!(gateway = id, error = %e, "could not stop the gateway's process");
+            }
+        }
+        let key = self.store.gateway(id).await.ok().flatten().and_then(|g| g.key_id).or(gateway.key_id.clone());
+        if let Some(key) = key
+            && let Err(e) = self.store.revoke_api_key(&gateway.account_id, &key, self.clock.now_ms()).await
+        {
+            tracing::error!(gateway = id, error = %e, "could not revoke the gateway's key");
+        }
+        if let Ok(backend) = self.backend()
+            && let Err(e) = backend.destroy(id).await
+        {
+            tracing::error!(gateway = id, error = %e, "could not remove the sandbox");
+        }
+        let (state, reason) = match &end {
+            End::Stopped => ("stopped", None),
+            End::StoppedBecause(reason) => ("stopped", Some(reason.as_str())),
+            End::Failed(reason) => ("failed", Some(reason.as_str())),
+        };
+        match self.store.end_gateway(id, state, reason, self.clock.now_ms()).await {
+            Ok(_) => {}
+            Err(e) => tracing::error!(gateway = id, error = %e, "could not record the gateway's end"),
+        }
+        if let Ok(backend) = self.backend() {
+            let line = match reason {
+                Some(reason) => format!("{state}: {reason}"),
+                None => state.to_owned(),
+            };
+            backend.note(id, &line).await;
+        }
+        tracing::info!(gateway = id, account = %gateway.account_id, state, reason, "gateway ended");
+    }
+
+    /// After a restart: re-attaches to this machine's running gateways, ends those caught
+    /// mid-start or gone, and removes sandboxes no gateway owns.
+    pub async fn reconcile(self: &Arc<Self>) -> Result<(), AgentboxError> {
+        let Ok(backend) = self.backend() else { return Ok(()) };
+        let mut kept = HashSet::new();
+        for gateway in self.store.active_gateways_on(&self.config.node).await? {
+            let end = match gateway.state.as_str() {
+                "running" | "stopping" => match backend.attach(&gateway.id).await {
+                    Ok(SandboxStatus::Running { .. }) => None,
+                    Ok(SandboxStatus::Exited(why)) => Some(End::Failed(why)),
+                    Ok(SandboxStatus::Missing) => Some(End::Failed("the gateway's sandbox disappeared".into())),
+                    Err(e) => Some(End::Failed(format!("could not re-attach to the sandbox: {e}"))),
+                },
+                _ => Some(End::Failed("svc restarted while the gateway was starting; start it again".into())),
+            };
+            match end {
+                None => {
+                    tracing::info!(gateway = %gateway.id, "re-attached to a running gateway");
+                    backend.note(&gateway.id, "svc restarted; watching again").await;
+                    kept.insert(gateway.id.clone());
+                    let notify = self.register(&gateway.id);
+                    tokio::spawn(Arc::clone(self).drive(gateway, notify, false));
+                }
+                Some(end) => {
+                    kept.insert(gateway.id.clone());
+                    self.finish(&gateway, end).await;
+                }
+            }
+        }
+        for id in backend.sandboxes().await? {
+            if !kept.contains(&id) {
+                tracing::warn!(sandbox = %id, "removing a sandbox no gateway owns");
+                let _ = backend.terminate(&id, Duration::from_secs(1)).await;
+                backend.destroy(&id).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves the gateway on; when it was not where expected, a stop came first.
+    async fn advance(&self, id: &str, from: &str, to: &str) -> Result<(), End> {
+        match self.store.advance_gateway(id, from, to, self.clock.now_ms()).await {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(End::Stopped),
+            Err(e) => Err(failed("recording its state", e)),
+        }
+    }
+
+    async fn stop_requested(&self, id: &str) -> bool {
+        matches!(self.store.gateway(id).await, Ok(Some(g)) if g.state != "health_check")
+    }
+
+    async fn bill(&self, gateway: &GatewayRecord, period: u64) -> Result<Debit, svc_store::StoreError> {
+        let price = self.config.period_price();
+        if price == 0 {
+            return Ok(Debit::Taken);
+        }
+        self.store.bill_gateway(&gateway.id, &gateway.account_id, period, price, self.clock.now_ms()).await
+    }
+}
+
+/// Why a gateway is stopped when its account cannot pay the next period.
+pub const CREDITS_RAN_OUT: &str = "the account's credits ran out";
+
+fn failed(what: &str, err: impl std::fmt::Display) -> End {
+    tracing::warn!(error = %err, "gateway start failed: {what}");
+    End::Failed(format!("{what} failed"))
+}
+
+/// The gateway's whole environment: svc's address, its key and the LLM token (secrets, by
+/// environment only), the agent gateway's own settings. Nothing of svc's environment.
+fn environment(gateway: &GatewayRecord, snapshot: &Snapshot, key: String, llm_token: String) -> Vec<(String, String)> {
+    let mut path = snapshot.path.clone();
+    path.extend(["/usr/local/bin", "/usr/bin", "/bin"].map(str::to_owned));
+    let state = format!("{HOME}/.openclaw");
+    [
+        ("HOME", HOME.to_owned()),
+        ("PATH", path.join(":")),
+        ("LANG", "C.UTF-8".to_owned()),
+        ("TZ", "UTC".to_owned()),
+        ("SVC_API_URL", svc_url()),
+        (svc_catalogue::skills::API_TOKEN_ENV, key),
+        ("SVC_LLM_TOKEN", llm_token),
+        ("SVC_LLM_BASE_URL", format!("{}/api/v1/llm", svc_url())),
+        ("SVC_GATEWAY_ID", gateway.id.clone()),
+        ("SVC_TEMPLATE", gateway.template.clone()),
+        ("OPENCLAW_STATE_DIR", state.clone()),
+        ("OPENCLAW_CONFIG_PATH", format!("{state}/openclaw.json")),
+        ("OPENCLAW_DISABLE_BONJOUR", "1".to_owned()),
+        ("OPENCLAW_NO_AUTO_UPDATE", "1".to_owned()),
+        ("OPENCLAW_OFFLINE", "1".to_owned()),
+        ("OPENCLAW_CONFIG_READONLY", "1".to_owned()),
+        ("NO_PROXY", "127.0.0.1,localhost".to_owned()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect()
+}

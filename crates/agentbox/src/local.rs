@@ -1,0 +1,576 @@
+//! The local backend: each sandbox is a bubblewrap container on this machine, with its own
+//! user, PID, IPC, UTS and network namespaces (so every sandbox binds 18789 on its own
+//! loopback and has no route out), an empty environment but what svc gives it, the snapshot
+//! and svc's binary mounted read-only, and one writable directory of its own. Memory and
+//! processes are capped with cgroups where the machine has them.
+//!
+//! Its only way out is the shim's bridge to `egress.sock`, which svc forwards to its own
+//! address: the agent reaches svc's API and LLM proxy, and nothing else. Sandboxes are not
+//! tied to svc's process: they keep running across a restart and are re-attached to (the
+//! sockets are files; the log is a file the sandbox writes itself).
+//!
+//! Layout under the root: `sandboxes/<id>/{home,run,etc}`, `logs/<id>.log`.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use futures::FutureExt as _;
+use futures::future::BoxFuture;
+use http_body_util::Empty;
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncSeekExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpStream, UnixListener, UnixStream};
+use tokio::process::Child;
+use tokio::task::JoinHandle;
+
+use crate::backend::{Backend, BackendError, FileSpec, LogChunk, ProcSpec, SandboxSpec, SandboxStatus};
+use crate::cgroups::Cgroups;
+use crate::files::{GATEWAY_PORT, HOME, SVC_PORT};
+use crate::shim::{CONTROL_SOCKET, EGRESS_SOCKET, GATEWAY_SOCKET};
+
+/// Where the snapshot is mounted inside a sandbox.
+pub const SNAPSHOT_MOUNT: &str = "/opt/agent";
+/// Where svc's binary (the shim) is mounted inside.
+const SHIM_MOUNT: &str = "/opt/svc/svc";
+/// Where the shared socket directory is mounted inside.
+const RUN_MOUNT: &str = "/run/agentbox";
+/// The longest unix socket path the kernel takes.
+const MAX_SOCKET_PATH: usize = 107;
+/// A sandbox id as svc makes them, for the longest-path check.
+const LONGEST_ID: &str = "gw_0123456789abcdef0123";
+
+/// What the local backend needs.
+#[derive(Debug, Clone)]
+pub struct LocalConfig {
+    /// Where sandboxes and their logs live.
+    pub root: PathBuf,
+    /// The prepared snapshot, mounted read-only in every sandbox.
+    pub snapshot: PathBuf,
+    /// svc's own binary: the shim inside the sandbox.
+    pub shim: PathBuf,
+    /// The bubblewrap program.
+    pub bwrap: PathBuf,
+    /// Where svc listens: the sandbox's outbound calls go there.
+    pub api_addr: SocketAddr,
+    /// How long a gateway gets to exit after SIGTERM.
+    pub stop_grace: Duration,
+}
+
+/// Sandboxes with bubblewrap on this machine.
+pub struct LocalBackend {
+    config: LocalConfig,
+    cgroups: Cgroups,
+    slots: Mutex<HashMap<String, Slot>>,
+}
+
+/// What this process holds of a sandbox.
+#[derive(Default)]
+struct Slot {
+    /// The sandbox's process, when this process started it.
+    child: Option<Child>,
+    /// How it ended, once seen.
+    exit: Option<String>,
+    /// The bridge from the sandbox to svc.
+    egress: Option<JoinHandle<()>>,
+}
+
+impl LocalBackend {
+    /// Checks the machine can run sandboxes (bubblewrap found, sockets fit the root's path)
+    /// and finds the cgroup hierarchy.
+    pub fn new(config: LocalConfig) -> Result<Self, BackendError> {
+        let bwrap = find_program(&config.bwrap).ok_or_else(|| {
+            BackendError(format!(
+                "bubblewrap ({}) is not installed; install the Debian package bubblewrap",
+                config.bwrap.display()
+            ))
+        })?;
+        for dir in ["sandboxes", "logs"] {
+            std::fs::create_dir_all(config.root.join(dir))
+                .map_err(|e| BackendError::io(format!("making {}", config.root.join(dir).display()), e))?;
+        }
+        let root = config.root.canonicalize().map_err(|e| BackendError::io("reading the sandbox root", e))?;
+        let longest = root.join("sandboxes").join(LONGEST_ID).join("run").join(CONTROL_SOCKET);
+        if longest.as_os_str().len() > MAX_SOCKET_PATH {
+            return Err(BackendError(format!(
+                "the sandbox root {} is too long a path for the sandboxes' sockets; choose a shorter one",
+                root.display()
+            )));
+        }
+        let cgroups = Cgroups::detect();
+        if let Some(why) = cgroups.warning() {
+            tracing::warn!("agent sandboxes run without a memory cap: {why}");
+        }
+        Ok(LocalBackend { config: LocalConfig { root, bwrap, ..config }, cgroups, slots: Mutex::default() })
+    }
+
+    fn dir(&self, id: &str) -> PathBuf {
+        self.config.root.join("sandboxes").join(id)
+    }
+
+    fn log_path(&self, id: &str) -> PathBuf {
+        self.config.root.join("logs").join(format!("{id}.log"))
+    }
+
+    fn slots(&self) -> std::sync::MutexGuard<'_, HashMap<String, Slot>> {
+        self.slots.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Starts forwarding the sandbox's `egress.sock` to svc.
+    fn open_egress(&self, id: &str) -> Result<(), BackendError> {
+        let path = self.dir(id).join("run").join(EGRESS_SOCKET);
+        let _ = std::fs::remove_file(&path);
+        let listener = UnixListener::bind(&path).map_err(|e| BackendError::io("opening the sandbox's way out", e))?;
+        let target = self.config.api_addr;
+        let task = tokio::spawn(async move {
+            while let Ok((mut inside, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    if let Ok(mut svc) = TcpStream::connect(target).await {
+                        let _ = svc.set_nodelay(true);
+                        let _ = tokio::io::copy_bidirectional(&mut inside, &mut svc).await;
+                    }
+                });
+            }
+        });
+        if let Some(old) = self.slots().entry(id.to_owned()).or_default().egress.replace(task) {
+            old.abort();
+        }
+        Ok(())
+    }
+
+    /// Sends a line to the shim's control socket; its one-line answer.
+    async fn control(&self, id: &str, command: &str, wait: Duration) -> Option<String> {
+        let path = self.dir(id).join("run").join(CONTROL_SOCKET);
+        let exchange = async {
+            let mut conn = UnixStream::connect(&path).await.ok()?;
+            conn.write_all(format!("{command}\n").as_bytes()).await.ok()?;
+            let mut line = String::new();
+            BufReader::new(conn).read_line(&mut line).await.ok()?;
+            Some(line.trim().to_owned())
+        };
+        tokio::time::timeout(wait, exchange).await.ok().flatten()
+    }
+
+    fn bwrap_args(&self, id: &str, process: &ProcSpec) -> Vec<String> {
+        let dir = self.dir(id);
+        let path = |p: &Path| p.to_string_lossy().into_owned();
+        let mut args: Vec<String> = [
+            "--unshare-all",
+            "--uid",
+            "1000",
+            "--gid",
+            "1000",
+            "--hostname",
+            "svc-agent",
+            "--new-session",
+            "--cap-drop",
+            "ALL",
+            "--ro-bind",
+            "/usr",
+            "/usr",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        for top in ["bin", "lib", "lib64", "sbin"] {
+            let host = Path::new("/").join(top);
+            match std::fs::read_link(&host) {
+                Ok(target) => args.extend(["--symlink".into(), path(&target), format!("/{top}")]),
+                Err(_) if host.is_dir() => args.extend(["--ro-bind".into(), path(&host), format!("/{top}")]),
+                Err(_) => {}
+            }
+        }
+        for etc in ["/etc/ssl", "/etc/ca-certificates", "/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives"] {
+            args.extend(["--ro-bind-try".into(), etc.into(), etc.into()]);
+        }
+        for etc in ["passwd", "group", "hosts"] {
+            args.extend(["--ro-bind".into(), path(&dir.join("etc").join(etc)), format!("/etc/{etc}")]);
+        }
+        args.extend(["--ro-bind".into(), path(&self.config.snapshot), SNAPSHOT_MOUNT.into()]);
+        args.extend(["--ro-bind".into(), path(&self.config.shim), SHIM_MOUNT.into()]);
+        args.extend(["--bind".into(), path(&dir.join("home")), HOME.into()]);
+        args.extend(["--bind".into(), path(&dir.join("run")), RUN_MOUNT.into()]);
+        args.extend(["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", HOME].map(str::to_owned));
+        args.extend([
+            "--".into(),
+            SHIM_MOUNT.into(),
+            "agentbox-shim".into(),
+            "--run-dir".into(),
+            RUN_MOUNT.into(),
+            "--gateway-port".into(),
+            GATEWAY_PORT.to_string(),
+            "--egress-port".into(),
+            SVC_PORT.to_string(),
+            "--grace-secs".into(),
+            self.config.stop_grace.as_secs().max(1).to_string(),
+            "--".into(),
+        ]);
+        args.extend(process.argv.iter().cloned());
+        args
+    }
+
+    fn pid_file(&self, id: &str) -> PathBuf {
+        self.dir(id).join("pid")
+    }
+
+    /// The sandbox's outer process, if it still runs and is this sandbox's (a reused pid
+    /// belongs to something else and is left alone).
+    fn recorded_process(&self, id: &str) -> Option<rustix::process::Pid> {
+        let pid: i32 = std::fs::read_to_string(self.pid_file(id)).ok()?.trim().parse().ok()?;
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        let marker = self.dir(id).join("run");
+        let ours = String::from_utf8_lossy(&cmdline).contains(&*marker.to_string_lossy());
+        ours.then(|| rustix::process::Pid::from_raw(pid)).flatten()
+    }
+
+    fn describe_exit(&self, id: &str, status: std::process::ExitStatus, memory_mb: Option<u64>) -> String {
+        use std::os::unix::process::ExitStatusExt as _;
+        let how = match (status.code(), status.signal()) {
+            (Some(code), _) => format!("the gateway exited with status {code}"),
+            (None, Some(signal)) => format!("the gateway was killed by signal {signal}"),
+            _ => "the gateway exited".to_owned(),
+        };
+        if self.cgroups.oom_killed(id) {
+            let cap = memory_mb.map(|mb| format!(" ({mb} MiB)")).unwrap_or_default();
+            format!("{how}: it went over the sandbox's memory cap{cap}")
+        } else {
+            how
+        }
+    }
+
+    fn memory_cap(&self, id: &str) -> Option<u64> {
+        std::fs::read_to_string(self.dir(id).join("memory_mb")).ok()?.trim().parse().ok()
+    }
+}
+
+/// `program` as a path: as given when it has a slash, else found on `PATH`.
+fn find_program(program: &Path) -> Option<PathBuf> {
+    if program.components().count() > 1 {
+        return program.is_file().then(|| program.to_owned());
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?).map(|dir| dir.join(program)).find(|p| p.is_file())
+}
+
+/// `relative` under `base`, refusing absolute paths and `..`.
+fn inside(base: &Path, relative: &str) -> Result<PathBuf, BackendError> {
+    let rel = Path::new(relative);
+    let plain = rel.components().all(|c| matches!(c, std::path::Component::Normal(_)));
+    if !plain || relative.is_empty() {
+        return Err(BackendError(format!("refusing to write outside the sandbox: {relative:?}")));
+    }
+    Ok(base.join(rel))
+}
+
+impl Backend for LocalBackend {
+    fn kind(&self) -> &'static str {
+        "local"
+    }
+
+    fn create<'a>(&'a self, id: &'a str, spec: SandboxSpec) -> BoxFuture<'a, Result<(), BackendError>> {
+        async move {
+            let dir = self.dir(id);
+            for sub in ["home", "run", "etc"] {
+                tokio::fs::create_dir_all(dir.join(sub))
+                    .await
+                    .map_err(|e| BackendError::io("making the sandbox's directories", e))?;
+            }
+            let etc = [
+                ("passwd", "agent:x:1000:1000:agent:/home/agent:/bin/sh\n"),
+                ("group", "agent:x:1000:\n"),
+                ("hosts", "127.0.0.1 localhost\n::1 localhost\n"),
+            ];
+            for (name, text) in etc {
+                tokio::fs::write(dir.join("etc").join(name), text)
+                    .await
+                    .map_err(|e| BackendError::io("writing the sandbox's /etc", e))?;
+            }
+            tokio::fs::write(dir.join("memory_mb"), spec.memory_mb.to_string())
+                .await
+                .map_err(|e| BackendError::io("recording the sandbox's cap", e))?;
+            self.cgroups.create(id, spec)
+        }
+        .boxed()
+    }
+
+    fn write_files<'a>(&'a self, id: &'a str, files: &'a [FileSpec]) -> BoxFuture<'a, Result<(), BackendError>> {
+        async move {
+            let home = self.dir(id).join("home");
+            for file in files {
+                let path = inside(&home, &file.path)?;
+                if let Some(parent) = path.parent() {
+                    tokio::fs::create_dir_all(parent).await.map_err(|e| BackendError::io(&file.path, e))?;
+                }
+                tokio::fs::write(&path, &file.contents).await.map_err(|e| BackendError::io(&file.path, e))?;
+            }
+            Ok(())
+        }
+        .boxed()
+    }
+
+    fn spawn<'a>(&'a self, id: &'a str, process: &'a ProcSpec) -> BoxFuture<'a, Result<Option<i64>, BackendError>> {
+        async move {
+            self.open_egress(id)?;
+            let log = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(self.log_path(id))
+                .map_err(|e| BackendError::io("opening the sandbox's log", e))?;
+            let err_log = log.try_clone().map_err(|e| BackendError::io("opening the sandbox's log", e))?;
+            let bwrap_args = self.bwrap_args(id, process);
+            let groups = self.cgroups.groups(id);
+            // The first process joins the sandbox's cgroups, then becomes bubblewrap: every
+            // process of the sandbox starts inside its caps.
+            let mut command = if groups.is_empty() {
+                let mut c = tokio::process::Command::new(&self.config.bwrap);
+                c.args(&bwrap_args);
+                c
+            } else {
+                let mut c = tokio::process::Command::new("/bin/sh");
+                c.arg("-c")
+                    .arg(
+                        "n=$1; shift; while [ \"$n\" -gt 0 ]; do echo $$ > \"$1/cgroup.procs\" || exit 125; \
+                         shift; n=$((n-1)); done; exec \"$@\"",
+                    )
+                    .arg("sh")
+                    .arg(groups.len().to_string())
+                    .args(&groups)
+                    .arg(&self.config.bwrap)
+                    .args(&bwrap_args);
+                c
+            };
+            command
+                .env_clear()
+                .envs(process.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::from(log))
+                .stderr(std::process::Stdio::from(err_log))
+                .process_group(0)
+                .kill_on_drop(false);
+            let child = command.spawn().map_err(|e| BackendError::io("starting bubblewrap", e))?;
+            let pid = child.id().map(i64::from);
+            if let Some(pid) = pid {
+                let _ = tokio::fs::write(self.pid_file(id), pid.to_string()).await;
+            }
+            let mut slots = self.slots();
+            let slot = slots.entry(id.to_owned()).or_default();
+            slot.child = Some(child);
+            slot.exit = None;
+            Ok(pid)
+        }
+        .boxed()
+    }
+
+    fn attach<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<SandboxStatus, BackendError>> {
+        async move {
+            if !self.dir(id).exists() {
+                return Ok(SandboxStatus::Missing);
+            }
+            if self.control(id, "ping", Duration::from_secs(2)).await.as_deref() != Some("pong") {
+                return Ok(SandboxStatus::Exited("the sandbox ended while svc was not running".into()));
+            }
+            self.open_egress(id)?;
+            Ok(SandboxStatus::Running { memory_bytes: self.cgroups.memory_bytes(id) })
+        }
+        .boxed()
+    }
+
+    fn get<'a>(&'a self, id: &'a str, port: u16, path: &'a str) -> BoxFuture<'a, Result<u16, BackendError>> {
+        async move {
+            if port != GATEWAY_PORT {
+                return Err(BackendError(format!("only the gateway's port {GATEWAY_PORT} is reachable")));
+            }
+            let socket = self.dir(id).join("run").join(GATEWAY_SOCKET);
+            let exchange = async {
+                let stream =
+                    UnixStream::connect(&socket).await.map_err(|e| BackendError::io("reaching the gateway", e))?;
+                let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+                    .await
+                    .map_err(|e| BackendError::io("reaching the gateway", e))?;
+                tokio::spawn(conn);
+                let request = http::Request::get(path)
+                    .header(http::header::HOST, format!("127.0.0.1:{port}"))
+                    .body(Empty::<bytes::Bytes>::new())
+                    .map_err(|e| BackendError::io("building the probe", e))?;
+                let response = sender.send_request(request).await.map_err(|e| BackendError::io("probing", e))?;
+                Ok(response.status().as_u16())
+            };
+            tokio::time::timeout(Duration::from_secs(5), exchange)
+                .await
+                .map_err(|_| BackendError("the gateway did not answer within 5 s".into()))?
+        }
+        .boxed()
+    }
+
+    fn status<'a>(&'a self, id: &'a str) -> BoxFuture<'a, SandboxStatus> {
+        async move {
+            let exited = {
+                let mut slots = self.slots();
+                match slots.get_mut(id) {
+                    Some(Slot { exit: Some(exit), .. }) => Some(Some(exit.clone())),
+                    Some(Slot { child: Some(child), exit, .. }) => match child.try_wait() {
+                        Ok(Some(status)) => {
+                            let why = self.describe_exit(id, status, self.memory_cap(id));
+                            *exit = Some(why.clone());
+                            Some(Some(why))
+                        }
+                        Ok(None) => Some(None),
+                        Err(e) => Some(Some(format!("the gateway's state could not be read: {e}"))),
+                    },
+                    _ => None,
+                }
+            };
+            match exited {
+                Some(Some(why)) => SandboxStatus::Exited(why),
+                Some(None) => SandboxStatus::Running { memory_bytes: self.cgroups.memory_bytes(id) },
+                // Not started by this process: ask the shim.
+                None if !self.dir(id).exists() => SandboxStatus::Missing,
+                None => match self.control(id, "ping", Duration::from_secs(2)).await.as_deref() {
+                    Some("pong") => SandboxStatus::Running { memory_bytes: self.cgroups.memory_bytes(id) },
+                    _ => SandboxStatus::Exited("the gateway's sandbox ended".into()),
+                },
+            }
+        }
+        .boxed()
+    }
+
+    fn terminate<'a>(&'a self, id: &'a str, grace: Duration) -> BoxFuture<'a, Result<(), BackendError>> {
+        async move {
+            // The shim sends SIGTERM, waits the grace period, then kills; it answers when the
+            // gateway is gone.
+            let answered = self.control(id, "stop", grace + Duration::from_secs(5)).await;
+            let child = self.slots().get_mut(id).and_then(|slot| slot.child.take());
+            if let Some(mut child) = child {
+                if tokio::time::timeout(Duration::from_secs(3), child.wait()).await.is_err() {
+                    let _ = child.kill().await;
+                }
+            } else if answered.is_none()
+                && let Some(pid) = self.recorded_process(id)
+            {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+            Ok(())
+        }
+        .boxed()
+    }
+
+    fn destroy<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), BackendError>> {
+        async move {
+            if let Some(pid) = self.recorded_process(id) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+            let slot = self.slots().remove(id);
+            if let Some(mut slot) = slot {
+                if let Some(task) = slot.egress.take() {
+                    task.abort();
+                }
+                if let Some(mut child) = slot.child.take() {
+                    let _ = child.kill().await;
+                }
+            }
+            self.cgroups.remove(id).await;
+            match tokio::fs::remove_dir_all(self.dir(id)).await {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                Err(e) => Err(BackendError::io("removing the sandbox", e)),
+            }
+        }
+        .boxed()
+    }
+
+    fn sandboxes(&self) -> BoxFuture<'_, Result<Vec<String>, BackendError>> {
+        async move {
+            let mut ids = Vec::new();
+            let mut entries = tokio::fs::read_dir(self.config.root.join("sandboxes"))
+                .await
+                .map_err(|e| BackendError::io("listing sandboxes", e))?;
+            while let Some(entry) = entries.next_entry().await.map_err(|e| BackendError::io("listing sandboxes", e))? {
+                ids.push(entry.file_name().to_string_lossy().into_owned());
+            }
+            Ok(ids)
+        }
+        .boxed()
+    }
+
+    fn note<'a>(&'a self, id: &'a str, line: &'a str) -> BoxFuture<'a, ()> {
+        async move {
+            let write = async {
+                let mut file = tokio::fs::OpenOptions::new().create(true).append(true).open(self.log_path(id)).await?;
+                file.write_all(format!("[svc] {line}\n").as_bytes()).await
+            };
+            if let Err(e) = write.await {
+                tracing::warn!(sandbox = id, error = %e, "could not write the sandbox's log");
+            }
+        }
+        .boxed()
+    }
+
+    fn read_log<'a>(
+        &'a self,
+        id: &'a str,
+        from: u64,
+        max_bytes: usize,
+    ) -> BoxFuture<'a, Result<LogChunk, BackendError>> {
+        async move {
+            let mut file = match tokio::fs::File::open(self.log_path(id)).await {
+                Ok(file) => file,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Ok(LogChunk { lines: Vec::new(), next: from });
+                }
+                Err(e) => return Err(BackendError::io("reading the log", e)),
+            };
+            let len = file.metadata().await.map_err(|e| BackendError::io("reading the log", e))?.len();
+            let from = from.min(len);
+            file.seek(std::io::SeekFrom::Start(from)).await.map_err(|e| BackendError::io("reading the log", e))?;
+            let mut buf = Vec::with_capacity(max_bytes.min(64 * 1024));
+            file.take(max_bytes as u64)
+                .read_to_end(&mut buf)
+                .await
+                .map_err(|e| BackendError::io("reading the log", e))?;
+            Ok(split_lines(&buf, from))
+        }
+        .boxed()
+    }
+
+    fn log_len<'a>(&'a self, id: &'a str) -> BoxFuture<'a, u64> {
+        async move { tokio::fs::metadata(self.log_path(id)).await.map(|m| m.len()).unwrap_or(0) }.boxed()
+    }
+}
+
+/// The whole lines of `buf` (read from position `from`), each with the position after it; a
+/// trailing partial line waits for its newline.
+pub(crate) fn split_lines(buf: &[u8], from: u64) -> LogChunk {
+    let mut lines = Vec::new();
+    let mut start = 0usize;
+    for (i, byte) in buf.iter().enumerate() {
+        if *byte == b'\n' {
+            let line = String::from_utf8_lossy(&buf[start..i]).trim_end_matches('\r').to_owned();
+            lines.push((from + i as u64 + 1, line));
+            start = i + 1;
+        }
+    }
+    LogChunk { lines, next: from + start as u64 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_lines_carry_the_position_after_them_and_a_partial_line_waits() {
+        let chunk = split_lines(b"one\ntwo\r\nthr", 10);
+        assert_eq!(chunk.lines, vec![(14, "one".to_owned()), (19, "two".to_owned())]);
+        assert_eq!(chunk.next, 19);
+        assert_eq!(split_lines(b"", 5), LogChunk { lines: vec![], next: 5 });
+    }
+
+    #[test]
+    fn files_cannot_be_written_outside_the_sandbox() {
+        let base = Path::new("/sbx/home");
+        assert_eq!(inside(base, ".openclaw/openclaw.json").expect("ok"), base.join(".openclaw/openclaw.json"));
+        for hostile in ["../etc/passwd", "/etc/passwd", "a/../../b", "", "./x"] {
+            assert!(inside(base, hostile).is_err(), "{hostile}");
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! `GET /api/agentbox/gateway/logs`: the account's gateway log as server-sent events. The
+//! newest lines come first, then new ones as they are written; each event's id is the log
+//! position after its line, so a client that reconnects with `Last-Event-ID` resumes exactly
+//! there. A comment every 15 s keeps idle connections open; the stream ends once the gateway
+//! has stopped or failed and its last line is sent.
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::routing::get;
+use futures::Stream;
+use svc_accounts::{KeysAccepted, Scope};
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Lines sent first, from the end of the log.
+const RECENT_LINES: usize = 200;
+/// How often the log is looked at for new lines.
+const POLL: Duration = Duration::from_millis(250);
+
+/// The log route.
+pub fn router() -> Router<AppState> {
+    Router::new().route(svc_agentbox::LOGS_PATH, get(logs))
+}
+
+async fn logs(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let account = svc_accounts::calling_account(
+        &state.store,
+        &state.config.sign_in,
+        header("x-api-key"),
+        header("authorization"),
+        KeysAccepted::WithScope(&[Scope::Gateway, Scope::GatewayRead]),
+        state.clock.now_ms(),
+    )
+    .await??;
+    let gateway = state.agentbox.log_target(&account.id).await?;
+    let from = match header("last-event-id") {
+        Some(id) => id.trim().parse::<u64>().map_err(|_| {
+            ApiError::field(
+                vec!["header".into(), "last-event-id".into()],
+                "Last-Event-ID must be the id of an event this stream sent (a log position)",
+                "int_parsing",
+            )
+        })?,
+        None => state.agentbox.recent_start(&gateway.id, RECENT_LINES).await?,
+    };
+    let agentbox = state.agentbox.clone();
+    let id = gateway.id;
+    let stream = futures::stream::unfold((from, false), move |(pos, done)| {
+        let agentbox = agentbox.clone();
+        let id = id.clone();
+        async move {
+            if done {
+                return None;
+            }
+            let mut pos = pos;
+            loop {
+                // Whether it had ended before this read: then what the read finds is the last.
+                let ended = agentbox.ended(&id).await.unwrap_or(true);
+                let chunk = match agentbox.read_log(&id, pos).await {
+                    Ok(chunk) => chunk,
+                    Err(e) => {
+                        tracing::warn!(gateway = %id, error = %e, "could not read a gateway log");
+                        return None;
+                    }
+                };
+                if !chunk.lines.is_empty() {
+                    let events: Vec<Result<Event, Infallible>> = chunk
+                        .lines
+                        .into_iter()
+                        .map(|(after, line)| Ok(Event::default().id(after.to_string()).data(line)))
+                        .collect();
+                    pos = chunk.next;
+                    return Some((futures::stream::iter(events), (pos, false)));
+                }
+                if ended {
+                    let end = Event::default().event("end").data("the gateway has ended");
+                    return Some((futures::stream::iter(vec![Ok(end)]), (pos, true)));
+                }
+                tokio::time::sleep(POLL).await;
+            }
+        }
+    });
+    let stream = futures::StreamExt::flatten(stream);
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)).text("heartbeat")))
+}

@@ -1,0 +1,127 @@
+//! Agent sandbox wiring: the `[agentbox]` table, the local backend, the snapshot command and
+//! the in-sandbox shim.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use svc_agentbox::local::{LocalBackend, LocalConfig};
+use svc_agentbox::{AgentboxConfig, AgentboxSetup, Backend};
+use svc_domain::Money;
+
+/// The `[agentbox]` table of the config file; every field optional.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentboxFile {
+    /// Off turns sandboxes off on this server (their routes answer 503).
+    pub enabled: Option<bool>,
+    /// Where sandboxes and their logs live; `<data dir>/agentbox` by default.
+    pub root: Option<PathBuf>,
+    /// The prepared snapshot; `<root>/snapshot` by default.
+    pub snapshot: Option<PathBuf>,
+    /// The bubblewrap program; `bwrap` on `PATH` by default.
+    pub bwrap: Option<PathBuf>,
+    /// Memory each sandbox reserves and is capped at, MiB (2048).
+    pub memory_mb: Option<u64>,
+    /// Memory all sandboxes may reserve together, MiB (the machine's memory less 2 GiB).
+    pub memory_budget_mb: Option<u64>,
+    /// What a running gateway costs per minute, USD in credits (0.001).
+    pub credits_per_minute: Option<Money>,
+    /// Seconds per billing period (60).
+    pub billing_interval_secs: Option<u64>,
+    /// Seconds a gateway has to become healthy (90).
+    pub health_timeout_secs: Option<u64>,
+    /// Seconds between health probes of a running gateway (30).
+    pub probe_interval_secs: Option<u64>,
+    /// Seconds a gateway gets to exit after SIGTERM (10).
+    pub stop_grace_secs: Option<u64>,
+}
+
+/// The sandboxes' root for `data_dir` and the file.
+pub fn root(file: &AgentboxFile, data_dir: &Path) -> PathBuf {
+    file.root.clone().unwrap_or_else(|| data_dir.join("agentbox"))
+}
+
+/// The sandboxes service's settings and backend, for svc listening on `listening`. A machine
+/// that cannot run sandboxes (no bubblewrap, say) still serves everything else; the sandbox
+/// routes then answer 503 with the reason.
+pub fn build(file: &AgentboxFile, data_dir: &Path, listening: SocketAddr) -> AgentboxSetup {
+    if file.enabled == Some(false) {
+        return AgentboxSetup::unavailable("they are turned off in the config file ([agentbox] enabled = false)");
+    }
+    let root = root(file, data_dir);
+    let snapshot = file.snapshot.clone().unwrap_or_else(|| root.join("snapshot"));
+    let budget = file.memory_budget_mb.unwrap_or_else(|| machine_memory_mb().saturating_sub(2048));
+    let mut config = AgentboxConfig::new(snapshot.clone(), node_name(), budget);
+    if let Some(mb) = file.memory_mb {
+        config.memory_mb = mb.max(16);
+    }
+    if let Some(price) = file.credits_per_minute {
+        config.credits_per_minute = price;
+    }
+    let secs = |value: Option<u64>, default: Duration| value.map_or(default, |s| Duration::from_secs(s.max(1)));
+    config.billing_interval = secs(file.billing_interval_secs, config.billing_interval);
+    config.health_timeout = secs(file.health_timeout_secs, config.health_timeout);
+    config.probe_interval = secs(file.probe_interval_secs, config.probe_interval);
+    config.stop_grace = secs(file.stop_grace_secs, config.stop_grace);
+    let shim = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => return AgentboxSetup { config, backend: Err(format!("svc cannot find its own binary: {e}")) },
+    };
+    let api_addr = if listening.ip().is_unspecified() {
+        SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), listening.port())
+    } else {
+        listening
+    };
+    let local = LocalConfig {
+        root,
+        snapshot,
+        shim,
+        bwrap: file.bwrap.clone().unwrap_or_else(|| PathBuf::from("bwrap")),
+        api_addr,
+        stop_grace: config.stop_grace,
+    };
+    let backend = match LocalBackend::new(local) {
+        Ok(backend) => Ok(Arc::new(backend) as Arc<dyn Backend>),
+        Err(e) => {
+            tracing::warn!("agent sandboxes are off: {e}");
+            Err(e.to_string())
+        }
+    };
+    AgentboxSetup { config, backend }
+}
+
+/// `svc agentbox-shim`: the bridge inside a sandbox.
+pub async fn shim(args: crate::config::ShimArgs) -> anyhow::Result<()> {
+    let code = svc_agentbox::shim::run(svc_agentbox::shim::ShimArgs {
+        run_dir: args.run_dir,
+        gateway_port: args.gateway_port,
+        egress_port: args.egress_port,
+        grace: Duration::from_secs(args.grace_secs),
+        command: args.command,
+    })
+    .await?;
+    std::process::exit(code)
+}
+
+/// This machine's name: `SVC_NODE`, else the host name.
+fn node_name() -> String {
+    std::env::var("SVC_NODE")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "local".to_owned())
+}
+
+/// The machine's memory, MiB.
+fn machine_memory_mb() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| {
+            let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .map_or(0, |kib| kib / 1024)
+}

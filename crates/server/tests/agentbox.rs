@@ -1,0 +1,501 @@
+//! Agent sandboxes for real: the `svc` binary serving, bubblewrap sandboxes, and a stand-in
+//! gateway (`fixtures/standin_gateway.py`) that answers health on 18789 inside its sandbox
+//! and calls svc with the key it was given. The tests reach inside a sandbox the way svc does,
+//! through its gateway socket. Needs bubblewrap (the Debian package `bubblewrap`).
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+const STANDIN: &str = include_str!("fixtures/standin_gateway.py");
+
+/// A data directory, a snapshot holding the stand-in, and a config file.
+struct World {
+    dir: tempfile::TempDir,
+}
+
+impl World {
+    /// `agentbox` is the body of the config's `[agentbox]` table, after the snapshot line.
+    fn new(agentbox: &str) -> World {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        assert!(
+            Path::new("/usr/bin/bwrap").exists() || which("bwrap"),
+            "these tests need bubblewrap: apt-get install bubblewrap"
+        );
+        let dir = tempfile::tempdir().expect("tempdir");
+        let snapshot = dir.path().join("snap");
+        std::fs::create_dir_all(&snapshot).expect("snapshot dir");
+        std::fs::write(snapshot.join("gateway.py"), STANDIN).expect("stand-in");
+        let manifest = serde_json::json!({"command": ["/usr/bin/python3", "/opt/agent/gateway.py"]});
+        std::fs::write(snapshot.join("snapshot.json"), manifest.to_string()).expect("manifest");
+        let memory = if agentbox.contains("memory_mb =") { "" } else { "memory_mb = 128\n" };
+        let config = format!(
+            "[agentbox]\nsnapshot = \"{}\"\n{memory}probe_interval_secs = 1\nstop_grace_secs = 2\n{agentbox}\n",
+            snapshot.display()
+        );
+        std::fs::write(dir.path().join("svc.toml"), config).expect("config");
+        World { dir }
+    }
+
+    fn data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    fn sandboxes(&self) -> Vec<String> {
+        std::fs::read_dir(self.data().join("agentbox/sandboxes"))
+            .map(|entries| {
+                entries.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Runs an operator command; its standard output.
+    fn cli(&self, args: &[&str]) -> String {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_svc"))
+            .args(args)
+            .env("SVC_DATA_DIR", self.data())
+            .output()
+            .expect("svc");
+        assert!(out.status.success(), "svc {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    /// An account with `credits` (USD) and an owner's key with `scopes`.
+    fn account(&self, name: &str, credits: &str, scopes: &str) -> (String, String) {
+        let account = self.cli(&["accounts", "create", "--name", name]);
+        if credits != "0" {
+            self.cli(&["credits", "grant", &account, credits]);
+        }
+        let key = self.cli(&["keys", "create", &account, "--name", "owner", "--scopes", scopes]);
+        (account, key)
+    }
+
+    async fn serve(&self) -> Svc {
+        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_svc"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+            .arg(self.dir.path().join("svc.toml"))
+            .env("SVC_DATA_DIR", self.data())
+            .env("SVC_HOST_ONLY_SECRET", "host-secret-value")
+            .env("RUST_LOG", "info,sqlx=warn")
+            .env("NO_COLOR", "1")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("svc serve");
+        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let addr = tokio::time::timeout(Duration::from_secs(60), async {
+            while let Some(line) = lines.next_line().await.expect("read") {
+                if let Some(rest) = line.split("svc listening on http://").nth(1) {
+                    return rest
+                        .split_whitespace()
+                        .next()
+                        .expect("address")
+                        .trim_end_matches(['"', '\u{1b}'])
+                        .to_owned();
+                }
+            }
+            panic!("svc exited before listening");
+        })
+        .await
+        .expect("svc listens within a minute");
+        // Keep draining its output so it never blocks on a full pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let addr: String = addr.chars().filter(|c| c.is_ascii_digit() || *c == '.' || *c == ':').collect();
+        Svc { child, base: format!("http://{addr}"), http: reqwest::Client::new() }
+    }
+}
+
+fn which(program: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
+}
+
+/// A running `svc serve`.
+struct Svc {
+    child: tokio::process::Child,
+    base: String,
+    http: reqwest::Client,
+}
+
+impl Svc {
+    async fn call(&self, method: &str, path: &str, key: &str, body: Option<Value>) -> (u16, Value) {
+        let mut request =
+            self.http.request(method.parse().expect("method"), format!("{}{path}", self.base)).header("X-API-Key", key);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.expect("send");
+        let status = response.status().as_u16();
+        let text = response.text().await.expect("body");
+        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    }
+
+    async fn start(&self, key: &str, template: &str) -> (u16, Value) {
+        self.call("POST", "/api/agentbox/gateway/start", key, Some(serde_json::json!({"template": template}))).await
+    }
+
+    async fn gateway(&self, key: &str) -> Value {
+        let (status, body) = self.call("GET", "/api/agentbox/gateway", key, None).await;
+        assert_eq!(status, 200, "{body}");
+        body
+    }
+
+    /// Waits until the gateway is in `state`; its view.
+    async fn wait_for(&self, key: &str, state: &str) -> Value {
+        for _ in 0..300 {
+            let view = self.gateway(key).await;
+            if view["state"] == state {
+                return view;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("the gateway never reached {state}: {}", self.gateway(key).await);
+    }
+
+    /// Reads the log stream until a line holds `needle` (or it ends); every (id, line) read.
+    async fn logs_until(&self, key: &str, last_event_id: Option<&str>, needle: &str) -> Vec<(String, String)> {
+        let mut request = self.http.get(format!("{}/api/agentbox/gateway/logs", self.base)).header("X-API-Key", key);
+        if let Some(id) = last_event_id {
+            request = request.header("Last-Event-ID", id);
+        }
+        let mut response = request.send().await.expect("logs");
+        assert_eq!(response.status(), 200);
+        assert!(response.headers()["content-type"].to_str().expect("type").starts_with("text/event-stream"));
+        let mut events = Vec::new();
+        let mut buffer = String::new();
+        let read = async {
+            while let Some(chunk) = response.chunk().await.expect("chunk") {
+                buffer.push_str(&String::from_utf8_lossy(&chunk));
+                while let Some(end) = buffer.find("\n\n") {
+                    let event: String = buffer.drain(..end + 2).collect();
+                    let field = |name: &str| {
+                        event.lines().find_map(|l| l.strip_prefix(name)).map(|v| v.trim_start().to_owned())
+                    };
+                    let data = field("data:").unwrap_or_default();
+                    let kind = field("event:").unwrap_or_default();
+                    events.push((field("id:").unwrap_or(kind), data.clone()));
+                    if data.contains(needle) {
+                        return;
+                    }
+                }
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(30), read).await.expect("the line comes within 30 s");
+        events
+    }
+
+    async fn kill(mut self) {
+        self.child.kill().await.expect("kill");
+    }
+}
+
+/// `GET path` inside a sandbox, through its gateway socket, as svc's probes go.
+async fn inside(world: &World, gateway: &str, path: &str) -> Value {
+    let socket = world.data().join("agentbox/sandboxes").join(gateway).join("run/gateway.sock");
+    let out = tokio::process::Command::new("curl")
+        .args(["-s", "--max-time", "10", "--unix-socket"])
+        .arg(&socket)
+        .arg(format!("http://sandbox{path}"))
+        .output()
+        .await
+        .expect("curl");
+    serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+}
+
+/// Host processes whose command line names `needle`.
+fn processes_naming(needle: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .expect("proc")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().chars().all(|c| c.is_ascii_digit()))
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .filter(|cmdline| String::from_utf8_lossy(cmdline).contains(needle))
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_starts_runs_in_its_sandbox_streams_its_logs_and_stops_leaving_nothing_behind() {
+    let world = World::new("billing_interval_secs = 60");
+    let (_, key) = world.account("alice", "1", "gateway");
+    let svc = world.serve().await;
+
+    let (status, started) = svc.start(&key, "analyst").await;
+    assert_eq!(status, 200, "{started}");
+    assert_eq!(started["state"], "provisioning");
+    let id = started["id"].as_str().expect("id").to_owned();
+    let running = svc.wait_for(&key, "running").await;
+    assert_eq!(running["template"], "analyst");
+    assert!(running["credits_burnt"] != "0", "the first minute is billed in advance: {running}");
+
+    // The log: svc's own steps, then the gateway's, which reached svc with its key.
+    let events = svc.logs_until(&key, None, "listening on 127.0.0.1:18789").await;
+    let lines: Vec<&str> = events.iter().map(|(_, line)| line.as_str()).collect();
+    assert!(lines.iter().any(|l| l.contains("sandbox created for template analyst")), "{lines:?}");
+    assert!(lines.contains(&"svc answered 200 to GET /api/agentbox/gateway"), "{lines:?}");
+    // Resuming after an event sends what follows it, and only that.
+    let (resume_at, resumed_line) =
+        events.iter().position(|(_, l)| l.starts_with("SVC_API_URL")).map(|i| events[i].clone()).expect("line");
+    let resumed = svc.logs_until(&key, Some(&resume_at), "listening on").await;
+    assert_eq!(resumed.first().map(|e| e.1.as_str()), Some("SVC_API_TOKEN is set"), "after {resumed_line}");
+    let (bad, body) = {
+        let response = svc
+            .http
+            .get(format!("{}/api/agentbox/gateway/logs", svc.base))
+            .header("X-API-Key", &key)
+            .header("Last-Event-ID", "not-a-position")
+            .send()
+            .await
+            .expect("send");
+        (response.status().as_u16(), response.text().await.expect("body"))
+    };
+    assert_eq!(bad, 422, "{body}");
+
+    // Inside: its own user, host name and loopback; svc's variables and nothing of the host's.
+    let who = inside(&world, &id, "/whoami").await;
+    assert_eq!((who["uid"].as_u64(), who["hostname"].as_str()), (Some(1000), Some("svc-agent")), "{who}");
+    let env = inside(&world, &id, "/env").await;
+    let sandbox_key = env["SVC_API_TOKEN"].as_str().expect("the key is injected").to_owned();
+    assert!(sandbox_key.starts_with("svck_") && sandbox_key != key);
+    assert!(env["SVC_LLM_TOKEN"].as_str().is_some_and(|t| t.starts_with("svc_")), "{env}");
+    assert!(env.get("SVC_HOST_ONLY_SECRET").is_none(), "no host variable leaks in: {env}");
+    assert!(env.get("SVC_DATA_DIR").is_none() && env.get("RUST_LOG").is_none(), "{env}");
+    // Its only way out is svc: the host's database port and any other address are unreachable.
+    for (host, port) in [("127.0.0.1", 5432), ("127.0.0.1", 6379), ("10.0.0.1", 80), ("1.1.1.1", 443)] {
+        let tried = inside(&world, &id, &format!("/connect?host={host}&port={port}")).await;
+        assert_eq!(tried["connected"], false, "{host}:{port}: {tried}");
+    }
+    // Through svc, its key reads the gateway and calls data routes billed in credits.
+    let call = inside(&world, &id, "/call?path=/api/svc-tools/top-picks-lite").await;
+    assert_eq!(call["status"], 200, "{call}");
+    // But it cannot start or stop gateways.
+    let call = inside(&world, &id, "/call?method=POST&path=/api/agentbox/gateway/stop").await;
+    assert_eq!(call["status"], 403, "{call}");
+
+    let (status, stopping) = svc.call("POST", "/api/agentbox/gateway/stop", &key, None).await;
+    assert_eq!(status, 200, "{stopping}");
+    let stopped = svc.wait_for(&key, "stopped").await;
+    assert_eq!(stopped["reason"], "stopped by its owner");
+    let events = svc.logs_until(&key, None, "the gateway has ended").await;
+    assert!(events.iter().any(|(_, l)| l == "stand-in gateway stopping"), "SIGTERM reached it: {events:?}");
+    assert_eq!(events.last().map(|e| e.0.as_str()), Some("end"));
+
+    // The key is revoked, the sandbox gone, no process left.
+    let (status, _) = svc.call("GET", "/api/agentbox/gateway", &sandbox_key, None).await;
+    assert_eq!(status, 401);
+    assert!(world.sandboxes().is_empty(), "{:?}", world.sandboxes());
+    assert_eq!(processes_naming(&format!("sandboxes/{id}")), 0);
+    assert!(!Path::new("/sys/fs/cgroup/memory/svc-agentbox").join(&id).exists());
+    svc.kill().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accounts_each_run_their_own_gateway_on_port_18789_and_see_only_their_own() {
+    let world = World::new("");
+    let (_, alice) = world.account("alice", "1", "gateway");
+    let (_, bob) = world.account("bob", "1", "gateway");
+    let (_, carol) = world.account("carol", "1", "gateway");
+    let (_, reader) = world.account("dave", "1", "gateway:read");
+    let svc = world.serve().await;
+
+    // Two accounts at once, and the same account twice at once: one gateway each.
+    let (a, b, a_again) =
+        tokio::join!(svc.start(&alice, "trader"), svc.start(&bob, "degen"), svc.start(&alice, "analyst"));
+    assert_eq!((a.0, b.0), (200, 200), "{a:?} {b:?}");
+    let alice_id = a.1["id"].as_str().expect("id").to_owned();
+    let bob_id = b.1["id"].as_str().expect("id").to_owned();
+    assert_eq!(a_again.0, 409, "{a_again:?}");
+    assert!(a_again.1["detail"].as_str().is_some_and(|d| d.contains(&alice_id)), "the conflict names it: {a_again:?}");
+    svc.wait_for(&alice, "running").await;
+    svc.wait_for(&bob, "running").await;
+    let (status, body) = svc.start(&alice, "degen").await;
+    assert_eq!((status, body["code"].as_str()), (409, Some("conflict")));
+
+    // Both bound 18789 in their own sandboxes.
+    for id in [&alice_id, &bob_id] {
+        assert_eq!(inside(&world, id, "/health").await["status"], "live");
+    }
+    // Each sees its own; an account without one gets the same 404 on every route.
+    assert_eq!(svc.gateway(&bob).await["id"], bob_id.as_str());
+    assert_eq!(svc.gateway(&alice).await["template"], "trader");
+    for (method, path) in [
+        ("GET", "/api/agentbox/gateway"),
+        ("POST", "/api/agentbox/gateway/stop"),
+        ("GET", "/api/agentbox/gateway/logs"),
+    ] {
+        let (status, body) = svc.call(method, path, &carol, None).await;
+        assert_eq!((status, body["code"].as_str()), (404, Some("not_found")), "{method} {path}: {body}");
+    }
+    // A trader's key may move funds; a degen's may not.
+    let templates = svc.call("GET", "/api/agentbox/templates", &alice, None).await.1;
+    let trades: Vec<(&str, bool)> = templates["templates"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .map(|t| {
+            (
+                t["name"].as_str().unwrap_or(""),
+                t["scopes"].as_array().is_some_and(|s| s.iter().any(|s| s == "gateway:wallet_write")),
+            )
+        })
+        .collect();
+    assert_eq!(trades, [("trader", true), ("shitcoin-trader", true), ("degen", false), ("analyst", false)]);
+
+    // Scopes and credentials: a read-only key reads but cannot start; forged keys are 401.
+    assert_eq!(svc.call("GET", "/api/agentbox/templates", &reader, None).await.0, 200);
+    let (status, body) = svc.start(&reader, "analyst").await;
+    assert_eq!((status, body["code"].as_str()), (403, Some("insufficient_scope")), "{body}");
+    let forged = format!("svck_{}", "0".repeat(64));
+    for bad in [forged.as_str(), "", "garbage"] {
+        assert_eq!(svc.start(bad, "analyst").await.0, 401, "{bad:?}");
+    }
+    // Malformed input: 422, never a 5xx.
+    for body in [
+        serde_json::json!({"template": "nope"}),
+        serde_json::json!({}),
+        serde_json::json!({"template": "analyst", "x": 1}),
+    ] {
+        let (status, answer) = svc.call("POST", "/api/agentbox/gateway/start", &carol, Some(body.clone())).await;
+        assert_eq!(status, 422, "{body}: {answer}");
+    }
+
+    // Stopping one leaves the other running.
+    assert_eq!(svc.call("POST", "/api/agentbox/gateway/stop", &bob, None).await.0, 200);
+    svc.wait_for(&bob, "stopped").await;
+    assert_eq!(svc.gateway(&alice).await["state"], "running");
+    assert_eq!(world.sandboxes(), vec![alice_id.clone()]);
+    assert_eq!(svc.call("POST", "/api/agentbox/gateway/stop", &alice, None).await.0, 200);
+    svc.wait_for(&alice, "stopped").await;
+    assert!(world.sandboxes().is_empty());
+    svc.kill().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crashes_missed_health_checks_and_the_memory_cap_end_a_gateway_as_failed_and_clean_it_up() {
+    let world = World::new("health_timeout_secs = 3\nmemory_mb = 64");
+    let (_, alice) = world.account("alice", "1", "gateway");
+    let svc = world.serve().await;
+
+    // A crash is seen within moments and recorded with its exit status.
+    let id = svc.start(&alice, "analyst").await.1["id"].as_str().expect("id").to_owned();
+    svc.wait_for(&alice, "running").await;
+    let env = inside(&world, &id, "/env").await;
+    let key = env["SVC_API_TOKEN"].as_str().expect("key").to_owned();
+    inside(&world, &id, "/exit?code=3").await;
+    let failed = svc.wait_for(&alice, "failed").await;
+    assert_eq!(failed["reason"], "the gateway exited with status 3", "{failed}");
+    assert_eq!(svc.call("GET", "/api/agentbox/gateway", &key, None).await.0, 401, "its key is revoked");
+    assert!(world.sandboxes().is_empty());
+
+    // Going over the memory cap kills it, and the reason says so.
+    let id = svc.start(&alice, "analyst").await.1["id"].as_str().expect("id").to_owned();
+    svc.wait_for(&alice, "running").await;
+    inside(&world, &id, "/allocate?mb=200").await;
+    let failed = svc.wait_for(&alice, "failed").await;
+    assert!(failed["reason"].as_str().is_some_and(|r| r.contains("memory cap (64 MiB)")), "{failed}");
+    assert!(world.sandboxes().is_empty());
+    svc.kill().await;
+
+    // A gateway that never answers its health check fails within the budget and is removed.
+    let world = World::new("health_timeout_secs = 2");
+    std::fs::write(
+        world.dir.path().join("snap/snapshot.json"),
+        serde_json::json!({"command": ["/usr/bin/python3", "/opt/agent/gateway.py", "--health-delay", "600"]})
+            .to_string(),
+    )
+    .expect("manifest");
+    let (_, bob) = world.account("bob", "1", "gateway");
+    let svc = world.serve().await;
+    let started = svc.start(&bob, "degen").await.1;
+    let failed = svc.wait_for(&bob, "failed").await;
+    assert!(failed["reason"].as_str().is_some_and(|r| r.contains("health check on port 18789 within 2 s")), "{failed}");
+    assert_eq!(failed["credits_burnt"], "0", "nothing billed for a gateway that never ran");
+    assert!(world.sandboxes().is_empty());
+    assert_eq!(processes_naming(started["id"].as_str().expect("id")), 0);
+    svc.kill().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn running_out_of_credits_stops_the_gateway_and_starts_need_credits_room_and_a_snapshot() {
+    // 0.06 a minute billed each second: 0.001 a period; 0.0025 pays for two periods.
+    let world = World::new("billing_interval_secs = 1\ncredits_per_minute = \"0.06\"\nmemory_budget_mb = 200");
+    let (_, alice) = world.account("alice", "0.0025", "gateway");
+    let (_, bob) = world.account("bob", "1", "gateway");
+    let (_, broke) = world.account("carol", "0", "gateway");
+    let svc = world.serve().await;
+
+    let (status, body) = svc.start(&broke, "analyst").await;
+    assert_eq!((status, body["code"].as_str()), (402, Some("insufficient_credits")), "{body}");
+
+    assert_eq!(svc.start(&alice, "analyst").await.0, 200);
+    // The budget holds one 128 MiB sandbox: a second is refused while it runs.
+    let (status, body) = svc.start(&bob, "analyst").await;
+    assert_eq!((status, body["code"].as_str()), (503, Some("no_capacity")), "{body}");
+    let stopped = svc.wait_for(&alice, "stopped").await;
+    assert_eq!(stopped["reason"], "the account's credits ran out", "{stopped}");
+    assert_eq!(stopped["credits_burnt"], "0.002", "two whole periods, never past the balance");
+    assert!(world.sandboxes().is_empty());
+    // Room again.
+    assert_eq!(svc.start(&bob, "analyst").await.0, 200);
+    svc.wait_for(&bob, "running").await;
+    svc.kill().await;
+
+    let world = World::new("");
+    std::fs::remove_file(world.dir.path().join("snap/snapshot.json")).expect("unprepare");
+    let (_, alice) = world.account("alice", "1", "gateway");
+    let svc = world.serve().await;
+    let (status, body) = svc.start(&alice, "analyst").await;
+    assert_eq!(status, 503, "{body}");
+    assert!(body["detail"].as_str().is_some_and(|d| d.contains("svc agentbox prepare")), "{body}");
+    svc.kill().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_re_attaches_running_gateways_and_ends_those_it_caught_starting() {
+    let world = World::new("health_timeout_secs = 120");
+    std::fs::write(
+        world.dir.path().join("snap/snapshot.json"),
+        serde_json::json!({"command": ["/usr/bin/python3", "/opt/agent/gateway.py", "--never-healthy", "degen"]})
+            .to_string(),
+    )
+    .expect("manifest");
+    let (_, alice) = world.account("alice", "1", "gateway");
+    let (_, bob) = world.account("bob", "1", "gateway");
+    let svc = world.serve().await;
+    let alice_id = svc.start(&alice, "analyst").await.1["id"].as_str().expect("id").to_owned();
+    svc.wait_for(&alice, "running").await;
+    // Bob's gateway is kept in its health check by a sandbox that never answers.
+    let bob_id = svc.start(&bob, "degen").await.1["id"].as_str().expect("id").to_owned();
+    svc.wait_for(&bob, "health_check").await;
+
+    // svc dies without a chance to clean up.
+    svc.kill().await;
+    let svc = world.serve().await;
+
+    let view = svc.gateway(&alice).await;
+    assert_eq!(view["state"], "running", "re-attached: {view}");
+    let events = svc.logs_until(&alice, None, "svc restarted; watching again").await;
+    assert!(!events.is_empty());
+    let env = inside(&world, &alice_id, "/env").await;
+    let call = inside(&world, &alice_id, "/call?path=/api/agentbox/gateway").await;
+    assert_eq!(call["status"], 200, "its way to svc works again: {call}");
+    let failed = svc.gateway(&bob).await;
+    assert_eq!(failed["state"], "failed", "{failed}");
+    assert!(
+        failed["reason"].as_str().is_some_and(|r| r.contains("restarted while the gateway was starting")),
+        "{failed}"
+    );
+    assert_eq!(world.sandboxes(), vec![alice_id.clone()], "bob's sandbox is removed");
+    assert_eq!(processes_naming(&bob_id), 0);
+
+    // A re-attached gateway still stops cleanly.
+    assert_eq!(svc.call("POST", "/api/agentbox/gateway/stop", &alice, None).await.0, 200);
+    svc.wait_for(&alice, "stopped").await;
+    let key = env["SVC_API_TOKEN"].as_str().expect("key");
+    assert_eq!(svc.call("GET", "/api/agentbox/gateway", key, None).await.0, 401);
+    assert!(world.sandboxes().is_empty());
+    assert_eq!(processes_naming(&alice_id), 0);
+    svc.kill().await;
+}
