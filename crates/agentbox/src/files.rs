@@ -43,7 +43,8 @@ pub fn sandbox_files(template: &Template, models: &[&str], catalogue: &svc_catal
 }
 
 /// The agent gateway's config (JSON, which its JSON5 reader takes): loopback only, svc's
-/// LLM proxy as its one model provider, the template's workspace, the generated skills and
+/// LLM proxy as its one model provider, its own operator token (random per sandbox, by
+/// environment reference), the template's workspace, the generated skills and
 /// none of the bundled ones, no idle heartbeat (it would burn credits), no chat channel yet.
 fn gateway_config(models: &[&str], skills: &[(&'static str, String)]) -> String {
     let default = models.iter().find(|m| **m == "svc-default").or(models.first()).copied().unwrap_or("svc-default");
@@ -51,7 +52,12 @@ fn gateway_config(models: &[&str], skills: &[(&'static str, String)]) -> String 
         models.iter().map(|id| json!({"id": id, "name": id, "contextWindow": 128000, "maxTokens": 4096})).collect();
     let skill_names: Vec<&str> = skills.iter().map(|(name, _)| *name).collect();
     let config = json!({
-        "gateway": {"mode": "local", "port": GATEWAY_PORT, "bind": "loopback"},
+        "gateway": {
+            "mode": "local",
+            "port": GATEWAY_PORT,
+            "bind": "loopback",
+            "auth": {"mode": "token", "token": "${SVC_GATEWAY_TOKEN}"},
+        },
         "models": {
             "mode": "merge",
             "providers": {
@@ -92,6 +98,7 @@ mod tests {
         assert_eq!(config["models"]["providers"]["svc"]["apiKey"], "${SVC_LLM_TOKEN}");
         assert_eq!(config["agents"]["defaults"]["model"]["primary"], "svc/svc-default");
         assert_eq!(config["gateway"]["port"], 18789);
+        assert_eq!(config["gateway"]["auth"]["token"], "${SVC_GATEWAY_TOKEN}", "its operator token by reference too");
         assert!(config["channels"].is_null(), "no chat channel, so no webhookUrl either");
         let skills = files.iter().filter(|f| f.path.ends_with("SKILL.md")).count();
         assert_eq!(skills, 11, "the eleven skills");

@@ -309,6 +309,8 @@ fn environment(gateway: &GatewayRecord, snapshot: &Snapshot, key: String, llm_to
         ("SVC_LLM_TOKEN", llm_token),
         ("SVC_LLM_BASE_URL", format!("{}/api/v1/llm", svc_url())),
         ("SVC_GATEWAY_ID", gateway.id.clone()),
+        // The gateway's own operator token: only svc (through the sandbox's socket) uses it.
+        ("SVC_GATEWAY_TOKEN", format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple())),
         ("SVC_TEMPLATE", gateway.template.clone()),
         ("OPENCLAW_STATE_DIR", state.clone()),
         ("OPENCLAW_CONFIG_PATH", format!("{state}/openclaw.json")),

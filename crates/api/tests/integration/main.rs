@@ -1,6 +1,7 @@
 //! Integration tests: the real app, driven through its HTTP interface in-process.
 
 mod account;
+mod agentbox;
 mod catalogue;
 mod chaindata;
 mod connections;
