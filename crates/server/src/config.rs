@@ -154,7 +154,7 @@ pub enum KeysCommand {
         /// A name to tell it apart.
         #[arg(long, default_value = "operator")]
         name: String,
-        /// Scopes, comma-separated: data, gateway:read, gateway:data, gateway:wallet_write.
+        /// Scopes, comma-separated: data, gateway (start and stop the agent gateway), gateway:read, gateway:data, gateway:wallet_write.
         #[arg(long, default_value = "data", value_delimiter = ',')]
         scopes: Vec<String>,
         /// Days until it expires; never by default.
