@@ -109,6 +109,25 @@ impl World {
     }
 }
 
+impl Drop for World {
+    /// Sandboxes outlive svc by design; a test that fails midway must not leave its own
+    /// running once its directory is gone.
+    fn drop(&mut self) {
+        let sandboxes = self.sandboxes();
+        let marker = self.dir.path().to_string_lossy().into_owned();
+        for pid in pids_naming(&marker) {
+            let _ = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status();
+        }
+        for id in sandboxes {
+            for controller in ["memory", "pids"] {
+                let _ =
+                    std::fs::remove_dir(Path::new("/sys/fs/cgroup").join(controller).join("svc-agentbox").join(&id));
+            }
+            let _ = std::fs::remove_dir(Path::new("/sys/fs/cgroup/svc-agentbox").join(&id));
+        }
+    }
+}
+
 fn which(program: &str) -> bool {
     std::env::var_os("PATH").is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
 }
@@ -206,14 +225,20 @@ async fn inside(world: &World, gateway: &str, path: &str) -> Value {
 }
 
 /// Host processes whose command line names `needle`.
-fn processes_naming(needle: &str) -> usize {
-    std::fs::read_dir("/proc")
-        .expect("proc")
+fn pids_naming(needle: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
         .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().chars().all(|c| c.is_ascii_digit()))
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .filter(|cmdline| String::from_utf8_lossy(cmdline).contains(needle))
-        .count()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_string_lossy().parse().ok()?;
+            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+            String::from_utf8_lossy(&cmdline).contains(needle).then_some(pid)
+        })
+        .collect()
+}
+
+fn processes_naming(needle: &str) -> usize {
+    pids_naming(needle).len()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
