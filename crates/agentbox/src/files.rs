@@ -57,6 +57,9 @@ fn gateway_config(models: &[&str], skills: &[(&'static str, String)]) -> String 
             "port": GATEWAY_PORT,
             "bind": "loopback",
             "auth": {"mode": "token", "token": "${SVC_GATEWAY_TOKEN}"},
+            // Its OpenAI-compatible chat endpoint, for svc to talk to the agent: on loopback
+            // inside the sandbox, reached only through the sandbox's socket on svc's side.
+            "http": {"endpoints": {"chatCompletions": {"enabled": true}}},
         },
         "models": {
             "mode": "merge",

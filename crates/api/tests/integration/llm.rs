@@ -183,6 +183,34 @@ async fn a_tool_result_round_trips_unchanged() {
 }
 
 #[tokio::test]
+async fn a_scripted_agent_turn_calls_the_named_tool_then_quotes_its_result_past_the_agents_own_messages() {
+    let app = TestApp::new().await;
+    let (_, _, token) = account_with_token(&app, "1").await;
+    let tools = json!([
+        {"type": "function", "function": {"name": "read", "parameters": {"type": "object"}}},
+        {"type": "function", "function": {"name": "exec", "parameters": {"type": "object"}}},
+    ]);
+    let ask = r#"please [call exec {"command": "echo [1]"}] now"#;
+    let first = json!({"model": "svc-default", "messages": [{"role": "user", "content": ask}], "tools": tools});
+    let reply = chat(&app, &token, &first).await;
+    let call = &reply.json()["choices"][0]["message"]["tool_calls"][0]["function"];
+    assert_eq!(call["name"], "exec", "the named tool, not the first: {}", reply.text());
+    assert_eq!(
+        serde_json::from_str::<Value>(call["arguments"].as_str().expect("args")).expect("json"),
+        json!({"command": "echo [1]"})
+    );
+    // The agent answers the call and adds a message of its own; the directive is still found.
+    let follow = json!({"model": "svc-default", "tools": tools, "messages": [
+        {"role": "user", "content": [{"type": "text", "text": ask}]},
+        {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "exec", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "[1]"},
+        {"role": "user", "content": "internal context"},
+    ]});
+    let reply = chat(&app, &token, &follow).await;
+    assert_eq!(reply.json()["choices"][0]["message"]["content"], "The tool answered: [1]", "{}", reply.text());
+}
+
+#[tokio::test]
 async fn the_larger_token_limit_bounds_the_hold_and_n_multiplies_it() {
     let app = TestApp::new().await;
     // Enough for a hold of 100 completion tokens, not of 10,000.

@@ -8,6 +8,10 @@
 //!   `[empty]` gets an empty completion; a stream for `[slow]` waits a second between chunks
 //!   (for benchmarks that hold many streams open); a stream for `[cut]` stops before its last
 //!   event, as a provider whose connection drops.
+//! * A user message holding `[call <tool> <json arguments>]` scripts an agent's turn: while no
+//!   tool result follows that message, the answer is a call of that tool with those arguments
+//!   (when it is offered); once one does, a sentence quoting the latest result. Agents add
+//!   messages of their own between the turns, so the directive is found wherever it is.
 //! * One completion token per word, cut at `max_completion_tokens` (else `max_tokens`) with
 //!   `finish_reason: "length"`; prompt tokens are a quarter of the messages' JSON bytes.
 //! * `stream: true` sends one chunk per word, the usage chunk only when
@@ -278,6 +282,9 @@ impl Kind {
 impl Reply {
     fn to(request: &Value) -> Reply {
         let messages = request.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        if let Some(reply) = Reply::scripted(request, messages) {
+            return reply;
+        }
         let last = messages.last();
         let after_tool = last.and_then(|m| m.get("role")).and_then(Value::as_str) == Some("tool");
         let tools = request.get("tools").and_then(Value::as_array).filter(|t| !t.is_empty());
@@ -319,6 +326,45 @@ impl Reply {
         }
         let (slow, cut) = (said.trim() == "[slow]", said.trim() == "[cut]");
         Reply { tokens: words.len(), kind: Kind::Text(words), finish_reason, slow, cut }
+    }
+}
+
+impl Reply {
+    /// The turn a `[call <tool> <json>]` directive in a user message scripts, if there is one.
+    fn scripted(request: &Value, messages: &[Value]) -> Option<Reply> {
+        let role = |m: &Value| m.get("role").and_then(Value::as_str).unwrap_or("").to_owned();
+        let (at, text) = messages.iter().enumerate().rev().find_map(|(i, m)| {
+            let text = content_text(m);
+            (role(m) == "user" && text.contains("[call ")).then_some((i, text))
+        })?;
+        let directive = &text[text.find("[call ")? + "[call ".len()..];
+        let (name, rest) = directive.trim_start().split_once(char::is_whitespace)?;
+        let arguments: Value = serde_json::Deserializer::from_str(rest.trim_start()).into_iter().next()?.ok()?;
+        if let Some(result) = messages[at..].iter().rev().find(|m| role(m) == "tool") {
+            let words: Vec<String> =
+                format!("The tool answered: {}", content_text(result)).split_whitespace().map(str::to_owned).collect();
+            return Some(Reply {
+                tokens: words.len(),
+                kind: Kind::Text(words),
+                finish_reason: "stop",
+                slow: false,
+                cut: false,
+            });
+        }
+        let offered = request.get("tools").and_then(Value::as_array).is_some_and(|tools| {
+            tools.iter().any(|t| t.pointer("/function/name").and_then(Value::as_str) == Some(name))
+        });
+        offered.then(|| Reply {
+            kind: Kind::ToolCall {
+                id: format!("call_sim{:08x}", fastrand::u32(..)),
+                name: name.to_owned(),
+                arguments: arguments.to_string(),
+            },
+            tokens: 12,
+            finish_reason: "tool_calls",
+            slow: false,
+            cut: false,
+        })
     }
 }
 

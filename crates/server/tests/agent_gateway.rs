@@ -1,0 +1,146 @@
+//! End to end with the real agent gateway: `svc agentbox prepare`'s snapshot (OpenClaw on
+//! Node.js 24) in a real sandbox. A message sent through the gateway's own chat endpoint makes
+//! the agent call svc's LLM proxy, whose simulated provider answers with a tool call; the
+//! agent runs it (a `curl` of a svc data route with its injected key) and the provider quotes
+//! the result. Then the gateway is stopped and nothing is left.
+//!
+//! The snapshot is 800 MB from the npm registry, so this test runs where one is prepared:
+//! `SVC_TEST_AGENT_SNAPSHOT=<dir> cargo test -p svc-server --test agent_gateway -- --ignored`
+//! (`.ci/run` prepares one, cached between runs, and runs it).
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a prepared agent gateway snapshot in SVC_TEST_AGENT_SNAPSHOT"]
+async fn the_real_agent_gateway_starts_answers_through_the_llm_proxy_calls_svc_and_stops_clean() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let snapshot = PathBuf::from(std::env::var("SVC_TEST_AGENT_SNAPSHOT").expect("SVC_TEST_AGENT_SNAPSHOT"));
+    assert!(snapshot.join("snapshot.json").is_file(), "run `svc agentbox prepare --dir {}` first", snapshot.display());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let config = dir.path().join("svc.toml");
+    std::fs::write(&config, format!("[agentbox]\nsnapshot = \"{}\"\nhealth_timeout_secs = 240\n", snapshot.display()))
+        .expect("config");
+    let cli = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_svc"))
+            .args(args)
+            .env("SVC_DATA_DIR", &data)
+            .output()
+            .expect("svc");
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    let account = cli(&["accounts", "create", "--name", "e2e"]);
+    cli(&["credits", "grant", &account, "5"]);
+    let key = cli(&["keys", "create", &account, "--scopes", "gateway"]);
+
+    let mut svc = tokio::process::Command::new(env!("CARGO_BIN_EXE_svc"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+        .arg(&config)
+        .env("SVC_DATA_DIR", &data)
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("svc serve");
+    let mut lines = BufReader::new(svc.stdout.take().expect("stdout")).lines();
+    let base = loop {
+        let line = lines.next_line().await.expect("read").expect("svc exited before listening");
+        if let Some(rest) = line.split("svc listening on http://").nth(1) {
+            let addr: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '.' || *c == ':').collect();
+            break format!("http://{addr}");
+        }
+    };
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let http = reqwest::Client::new();
+    let get = |path: &str| {
+        let request = http.get(format!("{base}{path}")).header("X-API-Key", &key);
+        async move { request.send().await.expect("send").json::<Value>().await.expect("json") }
+    };
+
+    let asked = Instant::now();
+    let started = http
+        .post(format!("{base}/api/agentbox/gateway/start"))
+        .header("X-API-Key", &key)
+        .json(&json!({"template": "analyst"}))
+        .send()
+        .await
+        .expect("start")
+        .json::<Value>()
+        .await
+        .expect("json");
+    let id = started["id"].as_str().expect("id").to_owned();
+    let view = loop {
+        let view = get("/api/agentbox/gateway").await;
+        if view["state"] == "running" || view["state"] == "failed" {
+            break view;
+        }
+        assert!(asked.elapsed() < Duration::from_secs(300), "not running after 300 s: {view}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    assert_eq!(view["state"], "running", "{view}");
+    let start_secs = asked.elapsed().as_secs_f64();
+    let memory_mib = view["memory_bytes"].as_u64().unwrap_or(0) >> 20;
+    eprintln!("agent gateway: running {start_secs:.1} s after the start request, {memory_mib} MiB");
+
+    // The gateway's operator token is in its process environment (the test runs as root).
+    let token = gateway_token(&id).expect("the gateway process and its token");
+    let socket = data.join("agentbox/sandboxes").join(&id).join("run/gateway.sock");
+    let command = r#"curl -s -H "X-API-Key: $SVC_API_TOKEN" "$SVC_API_URL/api/svc-tools/top-picks-lite""#;
+    let message = format!("Fetch the top picks. [call exec {}]", json!({"command": command}));
+    let body = json!({"model": "openclaw", "messages": [{"role": "user", "content": message}]});
+    let out = tokio::process::Command::new("curl")
+        .args(["-s", "--max-time", "180", "--unix-socket"])
+        .arg(&socket)
+        .args(["-H", &format!("Authorization: Bearer {token}"), "-H", "Content-Type: application/json"])
+        .args(["-d", &body.to_string(), "http://sandbox/v1/chat/completions"])
+        .output()
+        .await
+        .expect("curl");
+    let answer: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("the gateway's answer: {}", String::from_utf8_lossy(&out.stdout)));
+    let said = answer["choices"][0]["message"]["content"].as_str().unwrap_or_default().to_owned();
+    assert!(said.contains("The tool answered:"), "the agent ran the tool and the model quoted it: {answer}");
+    assert!(said.contains("picks"), "the tool was a svc data route called with the injected key: {said}");
+
+    // svc saw both: proxied model calls and a credit-billed data call, on the account.
+    let usage = get("/api/account/usage").await;
+    assert!(usage["llm"]["calls"].as_u64().unwrap_or(0) >= 2, "the model was asked twice: {usage}");
+    let credits = get("/api/account/credits?limit=50").await;
+    let routes: Vec<&str> =
+        credits["entries"].as_array().into_iter().flatten().filter_map(|e| e["route"].as_str()).collect();
+    assert!(routes.contains(&"alpha.top_picks_lite"), "{credits}");
+
+    let stopped_at = Instant::now();
+    http.post(format!("{base}/api/agentbox/gateway/stop")).header("X-API-Key", &key).send().await.expect("stop");
+    loop {
+        let view = get("/api/agentbox/gateway").await;
+        if view["state"] == "stopped" {
+            break;
+        }
+        assert!(stopped_at.elapsed() < Duration::from_secs(60), "not stopped: {view}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    eprintln!("agent gateway: stopped {:.1} s after the stop request", stopped_at.elapsed().as_secs_f64());
+    assert!(std::fs::read_dir(data.join("agentbox/sandboxes")).expect("dir").next().is_none(), "no sandbox left");
+    assert!(gateway_token(&id).is_none(), "no gateway process left");
+    svc.kill().await.expect("kill");
+}
+
+/// The operator token in the environment of gateway `id`'s processes.
+fn gateway_token(id: &str) -> Option<String> {
+    let marker = format!("SVC_GATEWAY_ID={id}");
+    std::fs::read_dir("/proc").ok()?.filter_map(|e| e.ok()).find_map(|entry| {
+        let environ = std::fs::read(entry.path().join("environ")).ok()?;
+        let vars: Vec<String> = environ.split(|b| *b == 0).map(|v| String::from_utf8_lossy(v).into_owned()).collect();
+        vars.iter()
+            .any(|v| v == &marker)
+            .then(|| vars.iter().find_map(|v| v.strip_prefix("SVC_GATEWAY_TOKEN=").map(str::to_owned)))?
+    })
+}
