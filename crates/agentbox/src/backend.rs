@@ -84,6 +84,12 @@ pub trait Backend: Send + Sync + 'static {
     /// The backend's name, as recorded with each gateway (`local`, `remote`).
     fn kind(&self) -> &'static str;
 
+    /// svc's address as its sandboxes reach it.
+    fn svc_url(&self) -> String;
+
+    /// The agent gateway install sandboxes start from (how to run it), if it is prepared.
+    fn snapshot(&self) -> Option<crate::snapshot::Snapshot>;
+
     /// Makes an empty sandbox with its resource caps.
     fn create<'a>(&'a self, id: &'a str, spec: SandboxSpec) -> BoxFuture<'a, Result<(), BackendError>>;
 

@@ -17,17 +17,26 @@ pub const HOME: &str = "/home/agent";
 /// The provider name the gateway's config gives svc's LLM proxy.
 const PROVIDER: &str = "svc";
 
-/// svc's address as the sandbox reaches it.
-pub fn svc_url() -> String {
+/// svc's address as a local sandbox reaches it: the shim's bridge on its loopback.
+pub fn local_svc_url() -> String {
     format!("http://127.0.0.1:{SVC_PORT}")
 }
 
-/// The files of a sandbox running `template`, with the LLM proxy's `models` (aliases).
-pub fn sandbox_files(template: &Template, models: &[&str], catalogue: &svc_catalogue::Catalogue) -> Vec<FileSpec> {
+/// The files of a sandbox running `template`, with the LLM proxy's `models` (aliases), for a
+/// sandbox that reaches svc at `svc_url`.
+pub fn sandbox_files(
+    template: &Template,
+    models: &[&str],
+    catalogue: &svc_catalogue::Catalogue,
+    svc_url: &str,
+) -> Vec<FileSpec> {
     let workspace = ".openclaw/workspace";
     let skills = svc_catalogue::skills::skill_files(catalogue);
     let mut files = vec![
-        FileSpec { path: ".openclaw/openclaw.json".into(), contents: gateway_config(models, &skills).into_bytes() },
+        FileSpec {
+            path: ".openclaw/openclaw.json".into(),
+            contents: gateway_config(models, &skills, svc_url).into_bytes(),
+        },
         FileSpec { path: format!("{workspace}/IDENTITY.md"), contents: template.identity.as_bytes().to_vec() },
         FileSpec { path: format!("{workspace}/SOUL.md"), contents: template.soul.as_bytes().to_vec() },
         FileSpec {
@@ -36,7 +45,7 @@ pub fn sandbox_files(template: &Template, models: &[&str], catalogue: &svc_catal
         },
     ];
     for (name, text) in &skills {
-        let filled = svc_catalogue::skills::fill(text, &svc_url());
+        let filled = svc_catalogue::skills::fill(text, svc_url);
         files.push(FileSpec { path: format!("{workspace}/skills/{name}/SKILL.md"), contents: filled.into_bytes() });
     }
     files
@@ -46,7 +55,7 @@ pub fn sandbox_files(template: &Template, models: &[&str], catalogue: &svc_catal
 /// LLM proxy as its one model provider, its own operator token (random per sandbox, by
 /// environment reference), the template's workspace, the generated skills and
 /// none of the bundled ones, no idle heartbeat (it would burn credits), no chat channel yet.
-fn gateway_config(models: &[&str], skills: &[(&'static str, String)]) -> String {
+fn gateway_config(models: &[&str], skills: &[(&'static str, String)], svc_url: &str) -> String {
     let default = models.iter().find(|m| **m == "svc-default").or(models.first()).copied().unwrap_or("svc-default");
     let model_list: Vec<_> =
         models.iter().map(|id| json!({"id": id, "name": id, "contextWindow": 128000, "maxTokens": 4096})).collect();
@@ -65,7 +74,7 @@ fn gateway_config(models: &[&str], skills: &[(&'static str, String)]) -> String 
             "mode": "merge",
             "providers": {
                 PROVIDER: {
-                    "baseUrl": format!("{}/api/v1/llm", svc_url()),
+                    "baseUrl": format!("{svc_url}/api/v1/llm"),
                     "apiKey": "${SVC_LLM_TOKEN}",
                     "api": "openai-completions",
                     "timeoutSeconds": 300,
@@ -95,7 +104,8 @@ mod tests {
     #[test]
     fn the_files_name_secrets_by_variable_and_skills_by_the_catalogue() {
         let catalogue = svc_catalogue::catalogue();
-        let files = sandbox_files(&crate::templates::TEMPLATES[0], &["svc-default", "svc-fast"], catalogue);
+        let files =
+            sandbox_files(&crate::templates::TEMPLATES[0], &["svc-default", "svc-fast"], catalogue, &local_svc_url());
         let config = files.iter().find(|f| f.path.ends_with("openclaw.json")).expect("config");
         let config: serde_json::Value = serde_json::from_slice(&config.contents).expect("json");
         assert_eq!(config["models"]["providers"]["svc"]["apiKey"], "${SVC_LLM_TOKEN}");

@@ -7,7 +7,8 @@
 //! - [`lifecycle`]: a gateway's states as persisted moves, from provisioning to stopped or
 //!   failed, its watch (crashes, health, billing) and the reconciliation after a restart.
 //! - [`backend`]: the trait sandboxes run behind; [`local`]: bubblewrap on this machine,
-//!   capped by [`cgroups`]; [`shim`]: the bridge inside a local sandbox.
+//!   capped by [`cgroups`]; [`shim`]: the bridge inside a local sandbox; [`remote`]: an
+//!   E2B-compatible service.
 //! - [`templates`]: the agents; [`files`]: the config, workspace and skills a sandbox gets.
 //! - [`snapshot`]: the prepared agent gateway install sandboxes mount.
 //! - [`error`]: the one error type, [`AgentboxError`].
@@ -18,12 +19,12 @@ pub mod error;
 pub mod files;
 pub mod lifecycle;
 pub mod local;
+pub mod remote;
 pub mod shim;
 pub mod snapshot;
 pub mod templates;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -42,8 +43,6 @@ pub const LOGS_PATH: &str = "/api/agentbox/gateway/logs";
 /// The sandboxes' settings.
 #[derive(Debug, Clone)]
 pub struct AgentboxConfig {
-    /// The prepared snapshot (`svc agentbox prepare` writes it).
-    pub snapshot: PathBuf,
     /// This machine's name, recorded with each gateway so a replica reconciles its own.
     pub node: String,
     /// Memory each sandbox reserves and is capped at, MiB.
@@ -65,12 +64,11 @@ pub struct AgentboxConfig {
 }
 
 impl AgentboxConfig {
-    /// The defaults for `snapshot`, on `node`: 2 GiB per sandbox (the agent gateway idles
+    /// The defaults on `node`: 2 GiB per sandbox (the agent gateway idles
     /// near 1 GiB and peaks near 1.4), 0.001 USD a minute, billed each minute, 90 s to
     /// become healthy, probed every 30 s, 10 s to stop.
-    pub fn new(snapshot: PathBuf, node: String, memory_budget_mb: u64) -> Self {
+    pub fn new(node: String, memory_budget_mb: u64) -> Self {
         AgentboxConfig {
-            snapshot,
             node,
             memory_mb: 2048,
             memory_budget_mb,
@@ -149,7 +147,7 @@ impl Agentbox {
         let template =
             templates::template(template_name).ok_or_else(|| AgentboxError::UnknownTemplate(template_name.into()))?;
         let backend = self.backend()?;
-        snapshot::Snapshot::read(&self.config.snapshot).ok_or(AgentboxError::NotPrepared)?;
+        backend.snapshot().ok_or(AgentboxError::NotPrepared)?;
         if let Some(active) = self.store.active_gateway(account_id).await? {
             return Err(already_active(active));
         }
@@ -315,9 +313,6 @@ pub struct AgentboxSetup {
 impl AgentboxSetup {
     /// No sandboxes on this server, for `why`: every sandbox route answers 503 saying so.
     pub fn unavailable(why: impl Into<String>) -> Self {
-        AgentboxSetup {
-            config: AgentboxConfig::new(PathBuf::from("agentbox/snapshot"), "local".into(), 0),
-            backend: Err(why.into()),
-        }
+        AgentboxSetup { config: AgentboxConfig::new("local".into(), 0), backend: Err(why.into()) }
     }
 }

@@ -18,7 +18,7 @@ use svc_store::{Debit, GatewayRecord};
 use tokio::sync::Notify;
 
 use crate::backend::{ProcSpec, SandboxSpec, SandboxStatus};
-use crate::files::{GATEWAY_PORT, HOME, svc_url};
+use crate::files::{GATEWAY_PORT, HOME};
 use crate::snapshot::Snapshot;
 use crate::templates;
 use crate::{Agentbox, AgentboxError};
@@ -57,8 +57,7 @@ impl Agentbox {
         let id = gateway.id.as_str();
         let template = templates::template(&gateway.template)
             .ok_or_else(|| End::Failed(format!("unknown template {}", gateway.template)))?;
-        let snapshot = Snapshot::read(&self.config.snapshot)
-            .ok_or_else(|| End::Failed("the agent snapshot is not prepared".into()))?;
+        let snapshot = backend.snapshot().ok_or_else(|| End::Failed("the agent snapshot is not prepared".into()))?;
 
         let spec = SandboxSpec { memory_mb: gateway.memory_mb, pids_max: self.config.pids_max };
         backend.create(id, spec).await.map_err(|e| failed("making the sandbox", e))?;
@@ -79,13 +78,14 @@ impl Agentbox {
         self.store.set_gateway_key(id, &key.record.id).await.map_err(|e| failed("recording the key", e))?;
         let llm_token = self.llm.token(&gateway.account_id).await.map_err(|e| failed("the LLM token", e))?;
         let models: Vec<&str> = self.llm.models().iter().map(|(alias, _)| alias).collect();
-        let files = crate::files::sandbox_files(template, &models, svc_catalogue::catalogue());
+        let svc_url = backend.svc_url();
+        let files = crate::files::sandbox_files(template, &models, svc_catalogue::catalogue(), &svc_url);
         backend.write_files(id, &files).await.map_err(|e| failed("writing the sandbox's files", e))?;
         backend.note(id, &format!("wrote the agent's config, workspace and {} skills", files.len() - 4)).await;
         self.advance(id, "configuring", "starting").await?;
 
-        let process =
-            ProcSpec { argv: snapshot.command.clone(), env: environment(gateway, &snapshot, key.secret, llm_token) };
+        let env = environment(gateway, &snapshot, &svc_url, key.secret, llm_token);
+        let process = ProcSpec { argv: snapshot.command.clone(), env };
         let pid = backend.spawn(id, &process).await.map_err(|e| failed("starting the gateway", e))?;
         self.store.set_gateway_pid(id, pid).await.map_err(|e| failed("recording the process", e))?;
         backend.note(id, "gateway process started").await;
@@ -295,7 +295,13 @@ fn failed(what: &str, err: impl std::fmt::Display) -> End {
 
 /// The gateway's whole environment: svc's address, its key and the LLM token (secrets, by
 /// environment only), the agent gateway's own settings. Nothing of svc's environment.
-fn environment(gateway: &GatewayRecord, snapshot: &Snapshot, key: String, llm_token: String) -> Vec<(String, String)> {
+fn environment(
+    gateway: &GatewayRecord,
+    snapshot: &Snapshot,
+    svc_url: &str,
+    key: String,
+    llm_token: String,
+) -> Vec<(String, String)> {
     let mut path = snapshot.path.clone();
     path.extend(["/usr/local/bin", "/usr/bin", "/bin"].map(str::to_owned));
     let state = format!("{HOME}/.openclaw");
@@ -304,10 +310,10 @@ fn environment(gateway: &GatewayRecord, snapshot: &Snapshot, key: String, llm_to
         ("PATH", path.join(":")),
         ("LANG", "C.UTF-8".to_owned()),
         ("TZ", "UTC".to_owned()),
-        ("SVC_API_URL", svc_url()),
+        ("SVC_API_URL", svc_url.to_owned()),
         (svc_catalogue::skills::API_TOKEN_ENV, key),
         ("SVC_LLM_TOKEN", llm_token),
-        ("SVC_LLM_BASE_URL", format!("{}/api/v1/llm", svc_url())),
+        ("SVC_LLM_BASE_URL", format!("{svc_url}/api/v1/llm")),
         ("SVC_GATEWAY_ID", gateway.id.clone()),
         // The gateway's own operator token: only svc (through the sandbox's socket) uses it.
         ("SVC_GATEWAY_TOKEN", format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple())),

@@ -268,6 +268,14 @@ impl Backend for LocalBackend {
         "local"
     }
 
+    fn svc_url(&self) -> String {
+        crate::files::local_svc_url()
+    }
+
+    fn snapshot(&self) -> Option<crate::snapshot::Snapshot> {
+        crate::snapshot::Snapshot::read(&self.config.snapshot)
+    }
+
     fn create<'a>(&'a self, id: &'a str, spec: SandboxSpec) -> BoxFuture<'a, Result<(), BackendError>> {
         async move {
             let dir = self.dir(id);

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use svc_agentbox::local::{LocalBackend, LocalConfig};
+use svc_agentbox::remote::{RemoteBackend, RemoteConfig};
 use svc_agentbox::{AgentboxConfig, AgentboxSetup, Backend};
 use svc_domain::Money;
 
@@ -36,6 +37,18 @@ pub struct AgentboxFile {
     pub probe_interval_secs: Option<u64>,
     /// Seconds a gateway gets to exit after SIGTERM (10).
     pub stop_grace_secs: Option<u64>,
+    /// `local` (bubblewrap on this machine, the default) or `remote` (an E2B-compatible
+    /// service; its key in `SVC_AGENTBOX_REMOTE_KEY`, svc's address in `SVC_PUBLIC_URL`).
+    pub backend: Option<String>,
+    /// The remote service's control plane (`https://api.e2b.app`).
+    pub remote_url: Option<String>,
+    /// The remote template holding the snapshot at `/opt/agent` (`svc-agent`).
+    pub remote_template: Option<String>,
+    /// The remote sandbox agent's address, `{id}` and `{domain}` filled in
+    /// (`https://49983-{id}.{domain}`).
+    pub remote_envd_url: Option<String>,
+    /// Seconds a remote sandbox lives unless renewed; renewed each minute while it runs (3600).
+    pub remote_lifetime_secs: Option<u64>,
 }
 
 /// The sandboxes' root for `data_dir` and the file.
@@ -46,14 +59,14 @@ pub fn root(file: &AgentboxFile, data_dir: &Path) -> PathBuf {
 /// The sandboxes service's settings and backend, for svc listening on `listening`. A machine
 /// that cannot run sandboxes (no bubblewrap, say) still serves everything else; the sandbox
 /// routes then answer 503 with the reason.
-pub fn build(file: &AgentboxFile, data_dir: &Path, listening: SocketAddr) -> AgentboxSetup {
+pub fn build(file: &AgentboxFile, data_dir: &Path, listening: SocketAddr, public_url: Option<&str>) -> AgentboxSetup {
     if file.enabled == Some(false) {
         return AgentboxSetup::unavailable("they are turned off in the config file ([agentbox] enabled = false)");
     }
     let root = root(file, data_dir);
     let snapshot = file.snapshot.clone().unwrap_or_else(|| root.join("snapshot"));
     let budget = file.memory_budget_mb.unwrap_or_else(|| machine_memory_mb().saturating_sub(2048));
-    let mut config = AgentboxConfig::new(snapshot.clone(), node_name(), budget);
+    let mut config = AgentboxConfig::new(node_name(), budget);
     if let Some(mb) = file.memory_mb {
         config.memory_mb = mb.max(16);
     }
@@ -65,6 +78,21 @@ pub fn build(file: &AgentboxFile, data_dir: &Path, listening: SocketAddr) -> Age
     config.health_timeout = secs(file.health_timeout_secs, config.health_timeout);
     config.probe_interval = secs(file.probe_interval_secs, config.probe_interval);
     config.stop_grace = secs(file.stop_grace_secs, config.stop_grace);
+    match file.backend.as_deref().unwrap_or("local") {
+        "local" => {}
+        "remote" => {
+            let backend = remote(file, public_url, &config.node);
+            if let Err(why) = &backend {
+                tracing::warn!("agent sandboxes are off: {why}");
+            }
+            return AgentboxSetup { config, backend };
+        }
+        other => {
+            let why = format!("[agentbox] backend = {other:?}: use \"local\" or \"remote\"");
+            tracing::warn!("agent sandboxes are off: {why}");
+            return AgentboxSetup { config, backend: Err(why) };
+        }
+    }
     let shim = match std::env::current_exe() {
         Ok(exe) => exe,
         Err(e) => return AgentboxSetup { config, backend: Err(format!("svc cannot find its own binary: {e}")) },
@@ -90,6 +118,24 @@ pub fn build(file: &AgentboxFile, data_dir: &Path, listening: SocketAddr) -> Age
         }
     };
     AgentboxSetup { config, backend }
+}
+
+/// The remote backend from the file, `SVC_AGENTBOX_REMOTE_KEY` and svc's public address.
+fn remote(file: &AgentboxFile, public_url: Option<&str>, node: &str) -> Result<Arc<dyn Backend>, String> {
+    let api_key = std::env::var("SVC_AGENTBOX_REMOTE_KEY")
+        .map_err(|_| "the remote backend needs its key in SVC_AGENTBOX_REMOTE_KEY".to_owned())?;
+    let svc_url = public_url
+        .ok_or("the remote backend needs SVC_PUBLIC_URL: remote sandboxes reach svc at its public address")?;
+    let config = RemoteConfig {
+        api_url: file.remote_url.clone().unwrap_or_else(|| "https://api.e2b.app".to_owned()),
+        api_key,
+        template: file.remote_template.clone().unwrap_or_else(|| "svc-agent".to_owned()),
+        envd_url: file.remote_envd_url.clone().unwrap_or_else(|| "https://49983-{id}.{domain}".to_owned()),
+        svc_url: svc_url.to_owned(),
+        node: node.to_owned(),
+        lifetime: Duration::from_secs(file.remote_lifetime_secs.unwrap_or(3600).max(60)),
+    };
+    RemoteBackend::new(config).map(|b| Arc::new(b) as Arc<dyn Backend>).map_err(|e| e.to_string())
 }
 
 /// `svc agentbox-shim`: the bridge inside a sandbox.

@@ -74,9 +74,15 @@ impl World {
     }
 
     async fn serve(&self) -> Svc {
+        self.serve_with(&[], &[]).await
+    }
+
+    async fn serve_with(&self, env: &[(&str, &str)], args: &[&str]) -> Svc {
         let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_svc"))
             .args(["serve", "--listen", "127.0.0.1:0", "--config"])
             .arg(self.dir.path().join("svc.toml"))
+            .args(args)
+            .envs(env.iter().copied())
             .env("SVC_DATA_DIR", self.data())
             .env("SVC_HOST_ONLY_SECRET", "host-secret-value")
             .env("RUST_LOG", "info,sqlx=warn")
@@ -527,5 +533,57 @@ async fn a_restart_re_attaches_running_gateways_and_ends_those_it_caught_startin
     assert_eq!(svc.call("GET", "/api/agentbox/gateway", key, None).await.0, 401);
     assert!(world.sandboxes().is_empty());
     assert_eq!(processes_naming(&alice_id), 0);
+    svc.kill().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_remote_backend_runs_the_same_lifecycle_on_an_e2b_compatible_service_and_across_a_restart() {
+    let fake = svc_simulator::sandboxes::FakeSandboxes::default();
+    let base = fake.spawn().await.expect("fake sandbox service");
+    let world =
+        World::new(&format!("backend = \"remote\"\nremote_url = \"{base}\"\nremote_envd_url = \"{base}/envd/{{id}}\""));
+    let (_, alice) = world.account("alice", "1", "gateway");
+    let env = [("SVC_AGENTBOX_REMOTE_KEY", svc_simulator::sandboxes::SANDBOX_API_KEY)];
+    let args = ["--public-url", "https://svc.example"];
+    let svc = world.serve_with(&env, &args).await;
+
+    let id = svc.start(&alice, "analyst").await.1["id"].as_str().expect("id").to_owned();
+    svc.wait_for(&alice, "running").await;
+    let (_, sandbox) = fake.sandboxes().into_iter().next().expect("a remote sandbox");
+    assert_eq!(sandbox.metadata["svc_gateway"], id.as_str());
+    assert_eq!(sandbox.gateway_env["SVC_API_URL"], "https://svc.example", "it reaches svc at its public address");
+    let key = sandbox.gateway_env["SVC_API_TOKEN"].clone();
+    assert!(key.starts_with("svck_"));
+    assert!(sandbox.files.contains_key("/home/agent/.openclaw/openclaw.json"));
+    let events = svc.logs_until(&alice, None, "fake gateway listening").await;
+    assert!(events.iter().any(|(_, l)| l.contains("sandbox created for template analyst")), "{events:?}");
+
+    // svc dies; the new process finds the sandbox by its metadata and watches it again.
+    svc.kill().await;
+    let svc = world.serve_with(&env, &args).await;
+    assert_eq!(svc.gateway(&alice).await["state"], "running");
+    svc.logs_until(&alice, None, "svc restarted; watching again").await;
+
+    // A crash there is seen here.
+    fake.crash(&id);
+    let failed = svc.wait_for(&alice, "failed").await;
+    assert_eq!(failed["reason"], "the gateway exited", "{failed}");
+    assert!(fake.sandboxes().is_empty(), "the remote sandbox is killed");
+    assert_eq!(svc.call("GET", "/api/agentbox/gateway", &key, None).await.0, 401, "its key is revoked");
+
+    // And an ordinary start and stop.
+    svc.start(&alice, "degen").await;
+    svc.wait_for(&alice, "running").await;
+    assert_eq!(svc.call("POST", "/api/agentbox/gateway/stop", &alice, None).await.0, 200);
+    let stopped = svc.wait_for(&alice, "stopped").await;
+    assert_eq!(stopped["reason"], "stopped by its owner");
+    assert!(fake.sandboxes().is_empty());
+    svc.kill().await;
+
+    // Without its key the remote backend is off, and says why.
+    let svc = world.serve_with(&[], &args).await;
+    let (status, body) = svc.start(&alice, "analyst").await;
+    assert_eq!(status, 503);
+    assert!(body["detail"].as_str().is_some_and(|d| d.contains("SVC_AGENTBOX_REMOTE_KEY")), "{body}");
     svc.kill().await;
 }

@@ -7,6 +7,7 @@
 //! test that moves its clock sees the market move.
 
 mod faults;
+pub mod sandboxes;
 mod vendors;
 pub mod world;
 
