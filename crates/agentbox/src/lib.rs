@@ -37,8 +37,7 @@ use tokio::sync::Notify;
 pub use backend::Backend;
 pub use error::AgentboxError;
 
-/// Where the log stream hangs.
-pub const LOGS_PATH: &str = "/api/agentbox/gateway/logs";
+pub use svc_catalogue::routes::agentbox::LOGS_PATH;
 
 /// The sandboxes' settings.
 #[derive(Debug, Clone)]

@@ -206,6 +206,36 @@ fn insert_component<T: JsonSchema>(schemas: &mut SchemaGenerator) {
     let _: Schema = schemas.subschema_for::<T>();
 }
 
+/// `GET /api/agentbox/gateway/logs`: the account's gateway log as server-sent events.
+pub fn logs_operation() -> Value {
+    json!({
+        "operationId": "agentbox.logs",
+        "tags": ["agentbox"],
+        "summary": "The account's gateway log as server-sent events.",
+        "description": "The newest lines first, then new ones as the gateway writes them. Each event's `id` is the log \
+            position after its line: reconnect with `Last-Event-ID` to resume exactly there. A `heartbeat` comment \
+            every 15 s; an `end` event once the gateway has stopped or failed. Sign-in token, or an API key with the \
+            `gateway` or `gateway:read` scope.",
+        "security": [{ "signIn": [] }, { "apiKey": [] }, { "bearer": [] }],
+        "parameters": [{
+            "name": "Last-Event-ID", "in": "header", "required": false,
+            "description": "The id of the last event received: the stream resumes after it.",
+            "schema": { "type": "string", "pattern": "^[0-9]+$" },
+        }],
+        "responses": {
+            "200": {
+                "description": "`text/event-stream`: `id: <position>` and `data: <line>` per log line.",
+                "content": { "text/event-stream": { "schema": { "type": "string" } } },
+            },
+            "401": error_response("Missing or invalid sign-in token or API key."),
+            "403": error_response("An API key without the gateway or gateway:read scope."),
+            "404": error_response("The account has no gateway."),
+            "422": error_response("Last-Event-ID is not a position this stream sent."),
+            "503": error_response("Agent sandboxes are not available on this server."),
+        },
+    })
+}
+
 /// The whole document.
 pub fn document(catalogue: &Catalogue) -> Value {
     let mut schemas = generator();
@@ -222,6 +252,7 @@ pub fn document(catalogue: &Catalogue) -> Value {
             }
         }
     }
+    paths.insert(crate::routes::agentbox::LOGS_PATH.to_owned(), json!({ "get": logs_operation() }));
     insert_component::<ErrorBody>(&mut schemas);
     insert_component::<HttpValidationError>(&mut schemas);
     insert_component::<PaymentRequired>(&mut schemas);

@@ -10,6 +10,10 @@ use super::common::{NoInput, Timestamp};
 use crate::route::Access;
 use crate::{InputSource, RouteInput, RouteSpec};
 
+/// Where the log stream hangs. It answers server-sent events, not JSON, so it is served beside
+/// the route table; its OpenAPI entry is [`crate::openapi::logs_operation`].
+pub const LOGS_PATH: &str = "/api/agentbox/gateway/logs";
+
 /// Scopes a key needs to read the gateway: the owner's `gateway`, or the sandbox's own
 /// `gateway:read`.
 const READ: &[&str] = &["gateway", "gateway:read"];
