@@ -103,7 +103,10 @@ impl LocalBackend {
         if let Some(why) = cgroups.warning() {
             tracing::warn!("agent sandboxes run without a memory cap: {why}");
         }
-        Ok(LocalBackend { config: LocalConfig { root, bwrap, ..config }, cgroups, slots: Mutex::default() })
+        // Absolute, so bubblewrap mounts the same directory whatever its working directory.
+        let snapshot =
+            std::path::absolute(&config.snapshot).map_err(|e| BackendError::io("reading the snapshot path", e))?;
+        Ok(LocalBackend { config: LocalConfig { root, bwrap, snapshot, ..config }, cgroups, slots: Mutex::default() })
     }
 
     fn dir(&self, id: &str) -> PathBuf {
