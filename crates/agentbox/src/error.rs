@@ -49,6 +49,15 @@ pub enum AgentboxError {
         /// The first period's price.
         price: Money,
     },
+    /// The chat platform refused the bot token.
+    #[error("the chat platform refused this bot token (unknown or revoked); copy it again from BotFather")]
+    InvalidBotToken,
+    /// The bot is configured by another account.
+    #[error("this bot is configured by another account; one bot belongs to one account")]
+    BotTaken,
+    /// The chat platform could not be asked.
+    #[error("the chat platform failed: {0}")]
+    ChatPlatform(String),
     /// The sandbox backend failed.
     #[error("sandbox backend: {0}")]
     Backend(#[from] crate::backend::BackendError),

@@ -23,19 +23,21 @@ pub fn local_svc_url() -> String {
 }
 
 /// The files of a sandbox running `template`, with the LLM proxy's `models` (aliases), for a
-/// sandbox that reaches svc at `svc_url`.
+/// sandbox that reaches svc at `svc_url`; with the account's chat bot when `chat_groups` (the
+/// groups it answers in) is given.
 pub fn sandbox_files(
     template: &Template,
     models: &[&str],
     catalogue: &svc_catalogue::Catalogue,
     svc_url: &str,
+    chat_groups: Option<&[i64]>,
 ) -> Vec<FileSpec> {
     let workspace = ".openclaw/workspace";
     let skills = svc_catalogue::skills::skill_files(catalogue);
     let mut files = vec![
         FileSpec {
             path: ".openclaw/openclaw.json".into(),
-            contents: gateway_config(models, &skills, svc_url).into_bytes(),
+            contents: gateway_config(models, &skills, svc_url, chat_groups).into_bytes(),
         },
         FileSpec { path: format!("{workspace}/IDENTITY.md"), contents: template.identity.as_bytes().to_vec() },
         FileSpec { path: format!("{workspace}/SOUL.md"), contents: template.soul.as_bytes().to_vec() },
@@ -55,7 +57,12 @@ pub fn sandbox_files(
 /// LLM proxy as its one model provider, its own operator token (random per sandbox, by
 /// environment reference), the template's workspace, the generated skills and
 /// none of the bundled ones, no idle heartbeat (it would burn credits), no chat channel yet.
-fn gateway_config(models: &[&str], skills: &[(&'static str, String)], svc_url: &str) -> String {
+fn gateway_config(
+    models: &[&str],
+    skills: &[(&'static str, String)],
+    svc_url: &str,
+    chat_groups: Option<&[i64]>,
+) -> String {
     let default = models.iter().find(|m| **m == "svc-default").or(models.first()).copied().unwrap_or("svc-default");
     let model_list: Vec<_> =
         models.iter().map(|id| json!({"id": id, "name": id, "contextWindow": 128000, "maxTokens": 4096})).collect();
@@ -94,6 +101,26 @@ fn gateway_config(models: &[&str], skills: &[(&'static str, String)], svc_url: &
             }
         },
     });
+    let mut config = config;
+    if let Some(groups) = chat_groups {
+        // The bot long-polls svc's Bot-API shim (never the platform, and never a webhook of
+        // its own: the platform would post to the sandbox and get 405).
+        let groups: serde_json::Map<String, serde_json::Value> =
+            groups.iter().map(|id| (id.to_string(), json!({"requireMention": true}))).collect();
+        config["channels"] = json!({
+            "telegram": {
+                "enabled": true,
+                "botToken": "${TELEGRAM_BOT_TOKEN}",
+                "dmPolicy": "open",
+                "allowFrom": ["*"],
+                "groupPolicy": "allowlist",
+                "groups": groups,
+                "streaming": {"mode": "off"},
+                "apiRoot": format!("{svc_url}{}", crate::telegram::TELEGRAM_PATH),
+            }
+        });
+        config["plugins"]["allow"] = json!(["memory-core", "telegram"]);
+    }
     serde_json::to_string_pretty(&config).unwrap_or_default()
 }
 
@@ -104,8 +131,13 @@ mod tests {
     #[test]
     fn the_files_name_secrets_by_variable_and_skills_by_the_catalogue() {
         let catalogue = svc_catalogue::catalogue();
-        let files =
-            sandbox_files(&crate::templates::TEMPLATES[0], &["svc-default", "svc-fast"], catalogue, &local_svc_url());
+        let files = sandbox_files(
+            &crate::templates::TEMPLATES[0],
+            &["svc-default", "svc-fast"],
+            catalogue,
+            &local_svc_url(),
+            None,
+        );
         let config = files.iter().find(|f| f.path.ends_with("openclaw.json")).expect("config");
         let config: serde_json::Value = serde_json::from_slice(&config.contents).expect("json");
         assert_eq!(config["models"]["providers"]["svc"]["apiKey"], "${SVC_LLM_TOKEN}");
@@ -121,6 +153,23 @@ mod tests {
             assert!(!text.contains(svc_catalogue::skills::API_URL_PLACEHOLDER), "{} is filled", file.path);
         }
         let rules = files.iter().find(|f| f.path.ends_with("AGENTS.md")).expect("rules");
+        let with_bot = sandbox_files(
+            &crate::templates::TEMPLATES[0],
+            &["svc-default"],
+            catalogue,
+            &local_svc_url(),
+            Some(&[-100_123]),
+        );
+        let config: serde_json::Value = serde_json::from_slice(&with_bot[0].contents).expect("json");
+        let telegram = &config["channels"]["telegram"];
+        assert_eq!(
+            (telegram["dmPolicy"].as_str(), telegram["groupPolicy"].as_str()),
+            (Some("open"), Some("allowlist"))
+        );
+        assert_eq!(telegram["botToken"], "${TELEGRAM_BOT_TOKEN}", "the token by reference");
+        assert_eq!(telegram["apiRoot"], "http://127.0.0.1:18800/api/agentbox/telegram", "it polls svc");
+        assert!(telegram.get("webhookUrl").is_none(), "never a webhook of its own");
+        assert!(telegram["groups"].get("-100123").is_some());
         assert!(String::from_utf8_lossy(&rules.contents).contains("$SVC_API_TOKEN"));
     }
 }

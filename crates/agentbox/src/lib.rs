@@ -11,6 +11,7 @@
 //!   E2B-compatible service.
 //! - [`templates`]: the agents; [`files`]: the config, workspace and skills a sandbox gets.
 //! - [`snapshot`]: the prepared agent gateway install sandboxes mount.
+//! - [`telegram`]: the chat-bot channel (relay and Bot-API shim); [`sealed`]: secrets at rest.
 //! - [`error`]: the one error type, [`AgentboxError`].
 
 pub mod backend;
@@ -20,8 +21,10 @@ pub mod files;
 pub mod lifecycle;
 pub mod local;
 pub mod remote;
+pub mod sealed;
 pub mod shim;
 pub mod snapshot;
+pub mod telegram;
 pub mod templates;
 
 use std::collections::HashMap;
@@ -100,23 +103,26 @@ pub struct Agentbox {
     drivers: Mutex<HashMap<String, Arc<Notify>>>,
     /// The last health probe of each running gateway.
     health: Mutex<HashMap<String, bool>>,
+    /// The chat-bot channel.
+    telegram: telegram::Telegram,
 }
 
 impl Agentbox {
-    /// The service over `backend` (or the reason there is none here).
-    pub fn new(
-        config: AgentboxConfig,
-        store: Store,
-        clock: Arc<dyn Clock>,
-        backend: Result<Arc<dyn Backend>, String>,
-        llm: Arc<svc_llm::Llm>,
-    ) -> Self {
-        Agentbox { config, store, clock, backend, llm, drivers: Mutex::default(), health: Mutex::default() }
+    /// The service from its `setup` (settings, backend or why there is none, chat channel).
+    pub fn new(setup: AgentboxSetup, store: Store, clock: Arc<dyn Clock>, llm: Arc<svc_llm::Llm>) -> Self {
+        let AgentboxSetup { config, backend, telegram } = setup;
+        let telegram = telegram::Telegram::new(telegram, store.clone(), clock.clone());
+        Agentbox { config, store, clock, backend, llm, drivers: Mutex::default(), health: Mutex::default(), telegram }
     }
 
     /// The settings.
     pub fn config(&self) -> &AgentboxConfig {
         &self.config
+    }
+
+    /// The chat-bot channel.
+    pub fn telegram(&self) -> &telegram::Telegram {
+        &self.telegram
     }
 
     fn backend(&self) -> Result<&Arc<dyn Backend>, AgentboxError> {
@@ -307,11 +313,21 @@ pub struct AgentboxSetup {
     pub config: AgentboxConfig,
     /// The backend, or why sandboxes cannot run on this server.
     pub backend: Result<Arc<dyn Backend>, String>,
+    /// The chat-bot channel's platform, address and sealing key.
+    pub telegram: telegram::TelegramConfig,
 }
 
 impl AgentboxSetup {
     /// No sandboxes on this server, for `why`: every sandbox route answers 503 saying so.
     pub fn unavailable(why: impl Into<String>) -> Self {
-        AgentboxSetup { config: AgentboxConfig::new("local".into(), 0), backend: Err(why.into()) }
+        AgentboxSetup {
+            config: AgentboxConfig::new("local".into(), 0),
+            backend: Err(why.into()),
+            telegram: telegram::TelegramConfig {
+                api_url: "https://api.telegram.org".into(),
+                public_url: "http://127.0.0.1:8402".into(),
+                sealed: sealed::SecretBox::ephemeral(),
+            },
+        }
     }
 }

@@ -79,12 +79,24 @@ impl Agentbox {
         let llm_token = self.llm.token(&gateway.account_id).await.map_err(|e| failed("the LLM token", e))?;
         let models: Vec<&str> = self.llm.models().iter().map(|(alias, _)| alias).collect();
         let svc_url = backend.svc_url();
-        let files = crate::files::sandbox_files(template, &models, svc_catalogue::catalogue(), &svc_url);
+        let chat = match self.telegram.sandbox_channel(&gateway.account_id).await {
+            Ok(chat) => chat,
+            Err(e) => {
+                tracing::warn!(gateway = id, error = %e, "the account's chat bot could not be read; starting without it");
+                None
+            }
+        };
+        let groups = chat.as_ref().map(|(_, groups)| groups.as_slice());
+        let files = crate::files::sandbox_files(template, &models, svc_catalogue::catalogue(), &svc_url, groups);
         backend.write_files(id, &files).await.map_err(|e| failed("writing the sandbox's files", e))?;
         backend.note(id, &format!("wrote the agent's config, workspace and {} skills", files.len() - 4)).await;
         self.advance(id, "configuring", "starting").await?;
 
-        let env = environment(gateway, &snapshot, &svc_url, key.secret, llm_token);
+        let mut env = environment(gateway, &snapshot, &svc_url, key.secret, llm_token);
+        if let Some((token, _)) = chat {
+            env.push(("TELEGRAM_BOT_TOKEN".to_owned(), token));
+            backend.note(id, "chat bot wired: the agent long-polls svc for its messages").await;
+        }
         let process = ProcSpec { argv: snapshot.command.clone(), env };
         let pid = backend.spawn(id, &process).await.map_err(|e| failed("starting the gateway", e))?;
         self.store.set_gateway_pid(id, pid).await.map_err(|e| failed("recording the process", e))?;

@@ -179,6 +179,11 @@ impl From<svc_agentbox::AgentboxError> for ApiError {
             err @ (E::NotPrepared | E::Unavailable(_)) => ApiError::NotEnabled(err.to_string()),
             err @ E::Capacity { .. } => ApiError::Capacity(err.to_string()),
             E::InsufficientCredits { balance, price } => ApiError::InsufficientCredits { balance, price },
+            err @ E::InvalidBotToken => {
+                ApiError::field(vec!["body".into(), "bot_token".into()], err.to_string(), "value_error")
+            }
+            err @ E::BotTaken => ApiError::Conflict(err.to_string()),
+            E::ChatPlatform(cause) => ApiError::Upstream { vendor: "chat platform", cause },
             err @ (E::Backend(_) | E::Store(_) | E::Llm(_)) => ApiError::Internal(format!("agentbox: {err}")),
         }
     }

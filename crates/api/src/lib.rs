@@ -10,7 +10,8 @@
 //! - [`credits`]: the credit channel (`/api/svc-tools/*`); [`preview`]: free previews.
 //! - [`rate`]: rate limits per client; [`limits`]: who the client is, and the rate headers.
 //! - [`handlers`]: route handlers by catalogue id.
-//! - [`agentbox_logs`]: a sandboxed gateway's log, as server-sent events.
+//! - [`agentbox_logs`]: a sandboxed gateway's log, as server-sent events; [`agentbox_telegram`]:
+//!   the chat-bot relay and the Bot-API shim the sandboxed agent polls.
 //! - [`answer`]: what routes answer with (JSON encoded ahead of time, 402 challenges).
 //! - [`encoding`]: gzip for answers encoded ahead of time.
 //! - [`edge`]: request ids, tracing, CORS and the panic guard, around every route.
@@ -21,6 +22,7 @@
 //! - [`serve`]: accepting connections, with timeouts and a cap.
 
 pub mod agentbox_logs;
+pub mod agentbox_telegram;
 pub mod answer;
 pub mod call;
 pub mod challenge;
@@ -166,6 +168,7 @@ pub fn app_with(state: AppState, handlers: Handlers, extra: Router<AppState>) ->
     let router = router
         .merge(svc_llm::http::router(state.llm.clone()))
         .merge(agentbox_logs::router())
+        .merge(agentbox_telegram::router())
         .merge(extra)
         .fallback(|| async { ApiError::NotFound })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed { allow: "GET" } });

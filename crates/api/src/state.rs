@@ -100,13 +100,7 @@ impl AppState {
             publish: SignalAnswers::publish,
         }));
         let llm = Arc::new(svc_llm::Llm::new(llm, store.clone(), clock.clone(), paywall.clone(), limiter.clone())?);
-        let agentbox = Arc::new(svc_agentbox::Agentbox::new(
-            agentbox.config,
-            store.clone(),
-            clock.clone(),
-            agentbox.backend,
-            llm.clone(),
-        ));
+        let agentbox = Arc::new(svc_agentbox::Agentbox::new(agentbox, store.clone(), clock.clone(), llm.clone()));
         Ok(AppState(Arc::new(App {
             store,
             clock,

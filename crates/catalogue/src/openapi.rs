@@ -236,6 +236,34 @@ pub fn logs_operation() -> Value {
     })
 }
 
+/// `POST /api/agentbox/telegram/webhook/{token_hash}`: the chat platform's deliveries.
+pub fn telegram_relay_operation() -> Value {
+    json!({
+        "operationId": "agentbox.telegram_webhook",
+        "tags": ["agentbox"],
+        "summary": "Inbound chat-bot updates, as the chat platform delivers them.",
+        "description": "Set by svc as the bot's webhook when its config is saved; not for clients. Authenticated by \
+            the secret svc gave the platform (`X-Telegram-Bot-Api-Secret-Token`), compared in constant time. \
+            Answered at once; each update is kept (once per `update_id`) until the agent confirms it.",
+        "security": [],
+        "parameters": [
+            { "name": "token_hash", "in": "path", "required": true, "schema": { "type": "string" },
+              "description": "SHA-256 of the bot's token, hex." },
+            { "name": "X-Telegram-Bot-Api-Secret-Token", "in": "header", "required": true, "schema": { "type": "string" } },
+        ],
+        "requestBody": { "required": true, "content": { "application/json": { "schema": {
+            "type": "object", "required": ["update_id"], "properties": { "update_id": { "type": "integer" } } } } } },
+        "responses": {
+            "200": { "description": "Kept.", "content": { "application/json": { "schema": {
+                "type": "object", "properties": { "ok": { "type": "boolean" } } } } } },
+            "401": error_response("The secret does not match this bot's webhook."),
+            "404": error_response("No bot is relayed at this hash."),
+            "413": error_response("An update larger than 1 MiB."),
+            "422": error_response("Not an update with an integer update_id."),
+        },
+    })
+}
+
 /// The whole document.
 pub fn document(catalogue: &Catalogue) -> Value {
     let mut schemas = generator();
@@ -253,6 +281,10 @@ pub fn document(catalogue: &Catalogue) -> Value {
         }
     }
     paths.insert(crate::routes::agentbox::LOGS_PATH.to_owned(), json!({ "get": logs_operation() }));
+    paths.insert(
+        format!("{}/webhook/{{token_hash}}", crate::routes::agentbox::TELEGRAM_PATH),
+        json!({ "post": telegram_relay_operation() }),
+    );
     insert_component::<ErrorBody>(&mut schemas);
     insert_component::<HttpValidationError>(&mut schemas);
     insert_component::<PaymentRequired>(&mut schemas);

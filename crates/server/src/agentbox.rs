@@ -8,6 +8,12 @@ use std::time::Duration;
 
 use svc_agentbox::local::{LocalBackend, LocalConfig};
 use svc_agentbox::remote::{RemoteBackend, RemoteConfig};
+use svc_agentbox::sealed::SecretBox;
+use svc_agentbox::telegram::TelegramConfig;
+
+use anyhow::Context as _;
+
+use crate::upstreams::SimulatedMarket;
 use svc_agentbox::{AgentboxConfig, AgentboxSetup, Backend};
 use svc_domain::Money;
 
@@ -56,13 +62,77 @@ pub fn root(file: &AgentboxFile, data_dir: &Path) -> PathBuf {
     file.root.clone().unwrap_or_else(|| data_dir.join("agentbox"))
 }
 
-/// The sandboxes service's settings and backend, for svc listening on `listening`. A machine
-/// that cannot run sandboxes (no bubblewrap, say) still serves everything else; the sandbox
-/// routes then answer 503 with the reason.
-pub fn build(file: &AgentboxFile, data_dir: &Path, listening: SocketAddr, public_url: Option<&str>) -> AgentboxSetup {
-    if file.enabled == Some(false) {
-        return AgentboxSetup::unavailable("they are turned off in the config file ([agentbox] enabled = false)");
+/// The sandboxes service's settings, backend and chat channel, for svc listening on
+/// `listening`. A machine that cannot run sandboxes (no bubblewrap, say) still serves
+/// everything else; the sandbox routes then answer 503 with the reason.
+pub async fn build(
+    file: &AgentboxFile,
+    data_dir: &Path,
+    listening: SocketAddr,
+    public_url: Option<&str>,
+    production: bool,
+    market: &mut SimulatedMarket,
+) -> anyhow::Result<AgentboxSetup> {
+    let svc_address = public_url.map_or_else(|| format!("http://{}", loopback(listening)), str::to_owned);
+    let telegram = TelegramConfig {
+        api_url: match std::env::var("SVC_TELEGRAM_API_URL") {
+            Ok(url) => url,
+            Err(_) if production => "https://api.telegram.org".to_owned(),
+            Err(_) => {
+                tracing::warn!(
+                    "SIMULATED CHAT PLATFORM: bots talk to the simulated market's Bot API; set SVC_TELEGRAM_API_URL (or --production) for the real one"
+                );
+                format!("{}/telegram", market.base().await?)
+            }
+        },
+        public_url: svc_address,
+        sealed: secrets_key(data_dir, production)?,
+    };
+    let (config, backend) = backend(file, data_dir, listening, public_url);
+    Ok(AgentboxSetup { config, backend, telegram })
+}
+
+/// The key that seals secrets at rest: `SVC_SECRETS_KEY` (64 hex digits, environment only);
+/// on a development run without it, a key kept in `<data dir>/secrets.key`, made on first use.
+fn secrets_key(data_dir: &Path, production: bool) -> anyhow::Result<SecretBox> {
+    if let Ok(hex_key) = std::env::var("SVC_SECRETS_KEY") {
+        return SecretBox::from_hex(&hex_key).context("SVC_SECRETS_KEY must be 64 hex digits (32 bytes)");
     }
+    anyhow::ensure!(!production, "--production needs SVC_SECRETS_KEY (64 hex digits) to seal chat-bot tokens at rest");
+    let path = data_dir.join("secrets.key");
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        return SecretBox::from_hex(&text).with_context(|| format!("{} is not 64 hex digits", path.display()));
+    }
+    std::fs::create_dir_all(data_dir).with_context(|| format!("creating {}", data_dir.display()))?;
+    let key = format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .with_context(|| format!("creating {}", path.display()))?;
+    file.write_all(key.as_bytes())?;
+    tracing::warn!(path = %path.display(), "SVC_SECRETS_KEY is not set: chat-bot tokens are sealed with a key kept beside the data");
+    SecretBox::from_hex(&key).context("the new key")
+}
+
+fn loopback(listening: SocketAddr) -> SocketAddr {
+    if listening.ip().is_unspecified() {
+        SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), listening.port())
+    } else {
+        listening
+    }
+}
+
+/// The sandboxes' settings and backend.
+fn backend(
+    file: &AgentboxFile,
+    data_dir: &Path,
+    listening: SocketAddr,
+    public_url: Option<&str>,
+) -> (AgentboxConfig, Result<Arc<dyn Backend>, String>) {
     let root = root(file, data_dir);
     let snapshot = file.snapshot.clone().unwrap_or_else(|| root.join("snapshot"));
     let budget = file.memory_budget_mb.unwrap_or_else(|| machine_memory_mb().saturating_sub(2048));
@@ -78,46 +148,38 @@ pub fn build(file: &AgentboxFile, data_dir: &Path, listening: SocketAddr, public
     config.health_timeout = secs(file.health_timeout_secs, config.health_timeout);
     config.probe_interval = secs(file.probe_interval_secs, config.probe_interval);
     config.stop_grace = secs(file.stop_grace_secs, config.stop_grace);
-    match file.backend.as_deref().unwrap_or("local") {
-        "local" => {}
-        "remote" => {
-            let backend = remote(file, public_url, &config.node);
-            if let Err(why) = &backend {
-                tracing::warn!("agent sandboxes are off: {why}");
-            }
-            return AgentboxSetup { config, backend };
-        }
-        other => {
-            let why = format!("[agentbox] backend = {other:?}: use \"local\" or \"remote\"");
-            tracing::warn!("agent sandboxes are off: {why}");
-            return AgentboxSetup { config, backend: Err(why) };
-        }
+    if file.enabled == Some(false) {
+        return (config, Err("they are turned off in the config file ([agentbox] enabled = false)".into()));
     }
-    let shim = match std::env::current_exe() {
-        Ok(exe) => exe,
-        Err(e) => return AgentboxSetup { config, backend: Err(format!("svc cannot find its own binary: {e}")) },
+    let backend = match file.backend.as_deref().unwrap_or("local") {
+        "local" => local(file, root, snapshot, loopback(listening), config.stop_grace),
+        "remote" => remote(file, public_url, &config.node),
+        other => Err(format!("[agentbox] backend = {other:?}: use \"local\" or \"remote\"")),
     };
-    let api_addr = if listening.ip().is_unspecified() {
-        SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), listening.port())
-    } else {
-        listening
-    };
+    if let Err(why) = &backend {
+        tracing::warn!("agent sandboxes are off: {why}");
+    }
+    (config, backend)
+}
+
+/// The local backend: bubblewrap on this machine, bridged to svc at `api_addr`.
+fn local(
+    file: &AgentboxFile,
+    root: PathBuf,
+    snapshot: PathBuf,
+    api_addr: SocketAddr,
+    stop_grace: Duration,
+) -> Result<Arc<dyn Backend>, String> {
+    let shim = std::env::current_exe().map_err(|e| format!("svc cannot find its own binary: {e}"))?;
     let local = LocalConfig {
         root,
         snapshot,
         shim,
         bwrap: file.bwrap.clone().unwrap_or_else(|| PathBuf::from("bwrap")),
         api_addr,
-        stop_grace: config.stop_grace,
+        stop_grace,
     };
-    let backend = match LocalBackend::new(local) {
-        Ok(backend) => Ok(Arc::new(backend) as Arc<dyn Backend>),
-        Err(e) => {
-            tracing::warn!("agent sandboxes are off: {e}");
-            Err(e.to_string())
-        }
-    };
-    AgentboxSetup { config, backend }
+    LocalBackend::new(local).map(|b| Arc::new(b) as Arc<dyn Backend>).map_err(|e| e.to_string())
 }
 
 /// The remote backend from the file, `SVC_AGENTBOX_REMOTE_KEY` and svc's public address.

@@ -182,7 +182,15 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             .context("connecting to Redis for shared rate limits (SVC_REDIS_URL)")?,
         None => svc_limits::Limiter::default(),
     };
-    let agentbox = agentbox::build(&file.agentbox, &args.store.data_dir, local, args.public_url.as_deref());
+    let agentbox = agentbox::build(
+        &file.agentbox,
+        &args.store.data_dir,
+        local,
+        args.public_url.as_deref(),
+        args.payments.production,
+        &mut market,
+    )
+    .await?;
     let services =
         Services { store: store.clone(), clock, config, offer, facilitator, upstreams, limiter, llm, agentbox };
     let state = AppState::new(services).context("configuring the LLM proxy")?;

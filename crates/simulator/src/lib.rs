@@ -8,7 +8,7 @@
 
 mod faults;
 pub mod sandboxes;
-mod vendors;
+pub mod vendors;
 pub mod world;
 
 use std::collections::HashSet;
@@ -73,6 +73,8 @@ pub struct Simulator {
     pub llm_gate: LlmGate,
     /// What the fake LLM received.
     llm_received: vendors::llm::Received,
+    /// The fake chat platform (Bot API): its webhooks and what bots sent.
+    pub bot_api: vendors::telegram::FakeBotApi,
 }
 
 impl Simulator {
@@ -84,6 +86,7 @@ impl Simulator {
             perpdex_nonces: Arc::default(),
             llm_gate: LlmGate::default(),
             llm_received: Arc::default(),
+            bot_api: vendors::telegram::FakeBotApi::default(),
         }
     }
 

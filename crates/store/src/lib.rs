@@ -26,6 +26,7 @@ pub mod llm;
 pub mod payments;
 pub mod responses;
 pub mod signals;
+pub mod telegram;
 pub mod tokens;
 pub mod usage;
 
@@ -41,6 +42,7 @@ pub use agentbox::{GatewayCreated, GatewayRecord, NewGateway};
 pub use llm::{FinishedLlmCall, LlmAccount, LlmCallRecord, LlmUsage, NewLlmCall};
 pub use payments::{ANSWER_WITHHELD, NewPayment, PaymentRecord, PaymentStatus, Reservation};
 pub use responses::PaidResponse;
+pub use telegram::{BotSaved, TelegramBot};
 pub use tokens::TokenStat;
 pub use usage::Usage;
 

@@ -752,3 +752,48 @@ async fn a_gateway_period_is_billed_once_and_never_past_the_balance(store: Store
     assert_eq!(store.gateway_credits_burnt("gw_b").await.expect("burnt"), 200, "period 0 taken once");
     assert_eq!(store.account("acc-b").await.expect("read").expect("account").balance, 50);
 }
+
+fn telegram_bot(account_id: &str, token_hash: &str) -> svc_store::TelegramBot {
+    svc_store::TelegramBot {
+        account_id: account_id.into(),
+        token_hash: token_hash.into(),
+        token_sealed: vec![1, 2, 3, 0, 255],
+        bot_id: 4242,
+        username: "svc_test_bot".into(),
+        secret_hash: "ab".repeat(32),
+        allowed_groups: "[]".into(),
+        relay_status: "set".into(),
+        created_at: 1_000,
+        updated_at: 1_000,
+    }
+}
+
+conformance!(a_bot_belongs_to_one_account_and_its_updates_are_kept_once_until_confirmed);
+async fn a_bot_belongs_to_one_account_and_its_updates_are_kept_once_until_confirmed(store: Store) {
+    use svc_store::BotSaved;
+    funded(&store, "acc-t1", 0).await;
+    funded(&store, "acc-t2", 0).await;
+    assert_eq!(store.save_telegram_bot(&telegram_bot("acc-t1", "hash-a")).await.expect("save"), BotSaved::Saved);
+    assert_eq!(
+        store.save_telegram_bot(&telegram_bot("acc-t2", "hash-a")).await.expect("save"),
+        BotSaved::TakenByAnother
+    );
+    assert_eq!(store.save_telegram_bot(&telegram_bot("acc-t1", "hash-b")).await.expect("replace"), BotSaved::Saved);
+    assert_eq!(store.save_telegram_bot(&telegram_bot("acc-t2", "hash-a")).await.expect("freed"), BotSaved::Saved);
+    let bot = store.telegram_bot("acc-t1").await.expect("read").expect("bot");
+    assert_eq!((bot.token_hash.as_str(), bot.token_sealed.as_slice()), ("hash-b", &[1u8, 2, 3, 0, 255][..]));
+    assert_eq!(store.telegram_bot_by_hash("hash-a").await.expect("read").expect("bot").account_id, "acc-t2");
+    store.set_telegram_relay_status("acc-t1", "failed: refused").await.expect("status");
+    assert_eq!(store.telegram_bot("acc-t1").await.expect("read").expect("bot").relay_status, "failed: refused");
+
+    assert!(store.add_telegram_update("hash-b", 7, "{\"update_id\":7}", 1).await.expect("add"));
+    assert!(!store.add_telegram_update("hash-b", 7, "{\"update_id\":7}", 2).await.expect("again"), "once");
+    assert!(store.add_telegram_update("hash-b", 9, "{\"update_id\":9}", 3).await.expect("add"));
+    assert!(store.add_telegram_update("hash-a", 7, "{}", 3).await.expect("another bot's 7"));
+    let ids = |rows: Vec<(i64, String)>| rows.into_iter().map(|r| r.0).collect::<Vec<_>>();
+    assert_eq!(ids(store.telegram_updates("hash-b", 0, 100).await.expect("read")), [7, 9]);
+    assert_eq!(ids(store.telegram_updates("hash-b", 0, 1).await.expect("read")), [7]);
+    assert_eq!(store.confirm_telegram_updates("hash-b", 8).await.expect("confirm"), 1);
+    assert_eq!(ids(store.telegram_updates("hash-b", 0, 100).await.expect("read")), [9]);
+    assert_eq!(ids(store.telegram_updates("hash-a", 0, 100).await.expect("read")), [7]);
+}

@@ -1,6 +1,8 @@
 //! Agent sandbox routes: templates, and the account's one gateway.
 
-use svc_catalogue::routes::agentbox::{GatewayView, StartRequest, TemplateList};
+use svc_catalogue::routes::agentbox::{
+    GatewayView, StartRequest, TelegramConfigRequest, TelegramConfigView, TemplateList,
+};
 use svc_catalogue::routes::common::NoInput;
 
 use super::account::signed_in;
@@ -13,6 +15,22 @@ pub(super) fn register(handlers: &mut Handlers) {
     handlers.add_for_caller("agentbox.gateway", gateway);
     handlers.add_for_caller("agentbox.start", start);
     handlers.add_for_caller("agentbox.stop", stop);
+    handlers.add_for_caller("agentbox.telegram_config", telegram_config);
+    handlers.add_for_caller("agentbox.telegram_config_set", set_telegram_config);
+}
+
+/// `GET /api/agentbox/telegram/config`.
+async fn telegram_config(state: AppState, caller: Caller, _: NoInput) -> Result<TelegramConfigView, ApiError> {
+    Ok(state.agentbox.telegram().view(&signed_in(caller)?.id).await?)
+}
+
+/// `PUT /api/agentbox/telegram/config`.
+async fn set_telegram_config(
+    state: AppState,
+    caller: Caller,
+    input: TelegramConfigRequest,
+) -> Result<TelegramConfigView, ApiError> {
+    Ok(state.agentbox.telegram().configure(&signed_in(caller)?.id, &input).await?)
 }
 
 /// `GET /api/agentbox/templates`.

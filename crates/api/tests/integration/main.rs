@@ -19,6 +19,7 @@ mod robustness;
 mod signals;
 mod social;
 mod support;
+mod telegram;
 mod upstream;
 mod validation;
 mod walk;

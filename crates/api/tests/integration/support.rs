@@ -34,6 +34,8 @@ pub struct TestApp {
     pub clock: FixedClock,
     /// The simulated market every vendor adapter is pointed at.
     pub sim: Simulator,
+    /// Its address.
+    pub sim_base: String,
     _dir: tempfile::TempDir,
 }
 
@@ -104,6 +106,42 @@ impl Reply {
     }
 }
 
+/// The app over `store`, its vendors at the simulator at `base`.
+async fn build(store: Store, clock: FixedClock, base: &str, setup: Setup) -> (axum::Router, AppState) {
+    let facilitator = (setup.facilitator)(clock.clone());
+    let mut upstreams = UpstreamsConfig::all_at(base);
+    // The simulated perp exchange trades only for its approved test agent.
+    upstreams.vendor_mut(svc_upstream::Vendor::Perpdex).key = Some(svc_simulator::PERPDEX_AGENT_KEY.into());
+    (setup.upstreams)(&mut upstreams);
+    let upstreams = Arc::new(Upstreams::new(&upstreams, Arc::new(clock.clone())).expect("upstreams"));
+    let mut agentbox = svc_agentbox::AgentboxSetup::unavailable("sandboxes are not set up in these tests");
+    agentbox.telegram = svc_agentbox::telegram::TelegramConfig {
+        api_url: format!("{base}/telegram"),
+        public_url: PUBLIC_URL.to_owned(),
+        sealed: svc_agentbox::sealed::SecretBox::from_hex(&"42".repeat(32)).expect("key"),
+    };
+    let services = Services {
+        store,
+        clock: Arc::new(clock),
+        config: setup.config,
+        offer: setup.offer,
+        facilitator,
+        upstreams,
+        limiter: match &setup.redis {
+            Some((url, namespace)) => svc_limits::Limiter::redis(url, namespace).await.expect("redis"),
+            None => svc_limits::Limiter::default(),
+        },
+        llm: (setup.llm)(svc_llm::LlmConfig::simulated(base)),
+        agentbox,
+    };
+    let state = AppState::new(services).expect("LLM configuration");
+    let router = svc_api::app(state.clone(), setup.handlers).expect("handlers match the catalogue");
+    (router, state)
+}
+
+/// The address svc tells the chat platform to deliver to, in these tests.
+pub const PUBLIC_URL: &str = "http://svc.test";
+
 impl TestApp {
     pub async fn new() -> Self {
         Self::with_config(ApiConfig::default()).await
@@ -118,31 +156,18 @@ impl TestApp {
         let store = Store::open_sqlite_file(&dir.path().join("svc.db")).await.expect("open sqlite");
         store.migrate().await.expect("migrate");
         let clock = FixedClock::at_ms(NOW_MS);
-        let facilitator = (setup.facilitator)(clock.clone());
         let sim = Simulator::new(svc_simulator::DEFAULT_SEED, Arc::new(clock.clone()));
         let (base, _) = sim.spawn().await.expect("simulator");
-        let mut upstreams = UpstreamsConfig::all_at(&base);
-        // The simulated perp exchange trades only for its approved test agent.
-        upstreams.vendor_mut(svc_upstream::Vendor::Perpdex).key = Some(svc_simulator::PERPDEX_AGENT_KEY.into());
-        (setup.upstreams)(&mut upstreams);
-        let upstreams = Arc::new(Upstreams::new(&upstreams, Arc::new(clock.clone())).expect("upstreams"));
-        let services = Services {
-            store: store.clone(),
-            clock: Arc::new(clock.clone()),
-            config: setup.config,
-            offer: setup.offer,
-            facilitator,
-            upstreams,
-            limiter: match &setup.redis {
-                Some((url, namespace)) => svc_limits::Limiter::redis(url, namespace).await.expect("redis"),
-                None => svc_limits::Limiter::default(),
-            },
-            llm: (setup.llm)(svc_llm::LlmConfig::simulated(&base)),
-            agentbox: svc_agentbox::AgentboxSetup::unavailable("sandboxes are not set up in these tests"),
-        };
-        let state = AppState::new(services).expect("LLM configuration");
-        let router = svc_api::app(state.clone(), setup.handlers).expect("handlers match the catalogue");
-        TestApp { router, state, store, clock, sim, _dir: dir }
+        let (router, state) = build(store.clone(), clock.clone(), &base, setup).await;
+        TestApp { router, state, store, clock, sim, sim_base: base, _dir: dir }
+    }
+
+    /// svc restarted over the same store, clock and simulated market: nothing in memory kept.
+    pub async fn restart(&mut self) {
+        let setup = Setup::default();
+        let (router, state) = build(self.store.clone(), self.clock.clone(), &self.sim_base, setup).await;
+        self.router = router;
+        self.state = state;
     }
 
     pub async fn send(&self, request: Request<Body>) -> Reply {

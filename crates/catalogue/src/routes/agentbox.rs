@@ -14,6 +14,10 @@ use crate::{InputSource, RouteInput, RouteSpec};
 /// the route table; its OpenAPI entry is [`crate::openapi::logs_operation`].
 pub const LOGS_PATH: &str = "/api/agentbox/gateway/logs";
 
+/// Where the chat-bot relay (`/webhook/{token_hash}`) and the Bot-API shim the agent polls
+/// (`/bot<token>/<method>`) hang, beside the route table.
+pub const TELEGRAM_PATH: &str = "/api/agentbox/telegram";
+
 /// Scopes a key needs to read the gateway: the owner's `gateway`, or the sandbox's own
 /// `gateway:read`.
 const READ: &[&str] = &["gateway", "gateway:read"];
@@ -63,7 +67,131 @@ pub fn routes() -> Vec<RouteSpec> {
             .source(InputSource::OptionalBody),
             MANAGE,
         ),
+        route(
+            RouteSpec::get::<NoInput, TelegramConfigView>(
+                "agentbox.telegram_config",
+                "/api/agentbox/telegram/config",
+                "The account's chat bot: its id and username, the channel policies, the relay's state and the \
+                 updates waiting for the agent. The token is shown masked only.",
+            ),
+            READ,
+        ),
+        route(
+            RouteSpec::put::<TelegramConfigRequest, TelegramConfigView>(
+                "agentbox.telegram_config_set",
+                "/api/agentbox/telegram/config",
+                "Saves the account's chat bot: the token is checked with the platform (getMe), sealed at rest and \
+                 never shown again; svc sets the bot's webhook to its relay, and the agent long-polls svc. The \
+                 gateway picks it up at its next start.",
+            ),
+            MANAGE,
+        ),
     ]
+}
+
+/// Input of `PUT /api/agentbox/telegram/config`.
+#[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
+#[serde(deny_unknown_fields)]
+pub struct TelegramConfigRequest {
+    /// The bot's token from the platform's BotFather (`<bot id>:<secret>`).
+    #[garde(skip)]
+    pub bot_token: String,
+    /// Who may talk to the agent in direct messages: `open` (anyone who finds the bot).
+    #[garde(skip)]
+    pub dm_policy: DmPolicy,
+    /// Which groups the agent answers in: `allowlist` (only `allowed_groups`).
+    #[garde(skip)]
+    pub group_policy: GroupPolicy,
+    /// Group chat ids the agent answers in (at most 50).
+    #[serde(default)]
+    #[garde(inner(length(max = 50)))]
+    pub allowed_groups: Option<Vec<i64>>,
+    /// Not accepted: see the error it gets.
+    #[serde(default)]
+    #[garde(skip)]
+    pub webhook_url: Option<String>,
+    /// Not accepted: see the error it gets.
+    #[serde(default, rename = "webhookUrl")]
+    #[garde(skip)]
+    pub webhook_url_camel: Option<String>,
+}
+
+impl RouteInput for TelegramConfigRequest {
+    fn check(&self) -> Vec<crate::input::FieldError> {
+        let mut errors = Vec::new();
+        for (field, value) in [("webhook_url", &self.webhook_url), ("webhookUrl", &self.webhook_url_camel)] {
+            if value.is_some() {
+                errors.push(crate::input::FieldError::new(
+                    vec!["body".into(), field.into()],
+                    "a webhook URL cannot be set: the agent long-polls, so the platform would post updates to the \
+                     sandbox and get 405, and the agent would hear nothing. svc owns the bot's webhook and relays \
+                     updates itself; leave this out",
+                    "value_error",
+                ));
+            }
+        }
+        let token = self.bot_token.trim();
+        let well_formed = token.split_once(':').is_some_and(|(id, secret)| {
+            !id.is_empty()
+                && id.chars().all(|c| c.is_ascii_digit())
+                && (30..=100).contains(&secret.len())
+                && secret.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        });
+        if !well_formed {
+            errors.push(crate::input::FieldError::new(
+                vec!["body".into(), "bot_token".into()],
+                "a bot token is <bot id>:<secret>, as the platform's BotFather gives it",
+                "value_error",
+            ));
+        }
+        errors
+    }
+}
+
+/// Direct-message policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DmPolicy {
+    /// Anyone who finds the bot may talk to the agent.
+    Open,
+}
+
+/// Group policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum GroupPolicy {
+    /// Only the listed groups.
+    Allowlist,
+}
+
+/// The account's chat bot.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct TelegramConfigView {
+    /// The bot's numeric id.
+    pub bot_id: i64,
+    /// The bot's username (talk to it at t.me/<username>).
+    pub username: String,
+    /// The token, masked: its bot id and last 4 characters.
+    pub token: String,
+    /// `open`.
+    pub dm_policy: String,
+    /// `allowlist`.
+    pub group_policy: String,
+    /// Group chat ids the agent answers in.
+    pub allowed_groups: Vec<i64>,
+    /// svc's relay for the bot.
+    pub relay: TelegramRelayView,
+}
+
+/// svc's relay for a bot.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct TelegramRelayView {
+    /// `set` when the platform's webhook points at svc, else why not (`failed: ...`).
+    pub status: String,
+    /// Where the platform delivers the bot's updates.
+    pub webhook_url: String,
+    /// Updates kept for the agent, not yet confirmed by it.
+    pub pending_updates: u64,
 }
 
 /// The templates.

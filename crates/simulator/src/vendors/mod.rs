@@ -13,6 +13,7 @@ mod orderbookdex;
 mod perpdex;
 mod predmkt;
 pub(crate) mod social;
+pub mod telegram;
 
 use axum::Router;
 use axum::extract::{Request, State};
@@ -38,6 +39,7 @@ pub(crate) fn router(sim: Simulator) -> Router {
         .nest("/social", social::router(sim.clone()))
         .nest("/llm", llm::router(sim.clone()))
         .nest("/anthropic", llm::anthropic(sim.clone()))
+        .nest("/telegram", sim.bot_api.router())
         .layer(axum::middleware::from_fn_with_state(sim, faults))
 }
 
