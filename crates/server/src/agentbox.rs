@@ -79,10 +79,13 @@ pub async fn build(
             Ok(url) => url,
             Err(_) if production => "https://api.telegram.org".to_owned(),
             Err(_) => {
+                let url = format!("{}/telegram", market.base().await?);
                 tracing::warn!(
-                    "SIMULATED CHAT PLATFORM: bots talk to the simulated market's Bot API; set SVC_TELEGRAM_API_URL (or --production) for the real one"
+                    bot_api = %url,
+                    "SIMULATED CHAT PLATFORM: bots talk to the simulated market's Bot API (play a user with POST \
+                     <bot_api>/simulate/<token>/message); set SVC_TELEGRAM_API_URL (or --production) for the real one"
                 );
-                format!("{}/telegram", market.base().await?)
+                url
             }
         },
         public_url: svc_address,

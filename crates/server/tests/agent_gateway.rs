@@ -2,7 +2,9 @@
 //! Node.js 24) in a real sandbox. A message sent through the gateway's own chat endpoint makes
 //! the agent call svc's LLM proxy, whose simulated provider answers with a tool call; the
 //! agent runs it (a `curl` of a svc data route with its injected key) and the provider quotes
-//! the result. Then the gateway is stopped and nothing is left.
+//! the result. A user's direct message, played on the simulated chat platform, goes through
+//! svc's relay and Bot-API shim to the agent, and its answer comes back out to the chat. Then
+//! the gateway is stopped and nothing is left.
 //!
 //! The snapshot is 800 MB from the npm registry, so this test runs where one is prepared:
 //! `SVC_TEST_AGENT_SNAPSHOT=<dir> cargo test -p svc-server --test agent_gateway -- --ignored`
@@ -50,8 +52,15 @@ async fn the_real_agent_gateway_starts_answers_through_the_llm_proxy_calls_svc_a
         .spawn()
         .expect("svc serve");
     let mut lines = BufReader::new(svc.stdout.take().expect("stdout")).lines();
+    let mut simulator = None;
     let base = loop {
         let line = lines.next_line().await.expect("read").expect("svc exited before listening");
+        if simulator.is_none()
+            && let Some(rest) = line.split("simulator=http://").nth(1)
+        {
+            let addr: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '.' || *c == ':').collect();
+            simulator = Some(format!("http://{addr}"));
+        }
         if let Some(rest) = line.split("svc listening on http://").nth(1) {
             let addr: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '.' || *c == ':').collect();
             break format!("http://{addr}");
@@ -63,6 +72,18 @@ async fn the_real_agent_gateway_starts_answers_through_the_llm_proxy_calls_svc_a
         let request = http.get(format!("{base}{path}")).header("X-API-Key", &key);
         async move { request.send().await.expect("send").json::<Value>().await.expect("json") }
     };
+
+    // The account's chat bot, on the simulated Bot API: wired into the gateway at its start.
+    let simulator = simulator.expect("the simulated market's address in svc's log");
+    let bot_token = "7001234567:AAHsimulatedTokenOfTheEndToEndTest_x";
+    let saved = http
+        .put(format!("{base}/api/agentbox/telegram/config"))
+        .header("X-API-Key", &key)
+        .json(&json!({"bot_token": bot_token, "dm_policy": "open", "group_policy": "allowlist"}))
+        .send()
+        .await
+        .expect("config");
+    assert_eq!(saved.status(), 200, "{}", saved.text().await.unwrap_or_default());
 
     let asked = Instant::now();
     let started = http
@@ -116,6 +137,40 @@ async fn the_real_agent_gateway_starts_answers_through_the_llm_proxy_calls_svc_a
     let routes: Vec<&str> =
         credits["entries"].as_array().into_iter().flatten().filter_map(|e| e["route"].as_str()).collect();
     assert!(routes.contains(&"alpha.top_picks_lite"), "{credits}");
+
+    // A user's direct message through the chat platform reaches the agent through svc's relay
+    // and shim; the agent answers through the LLM proxy, and the answer comes back out.
+    let said = http
+        .post(format!("{simulator}/telegram/simulate/{bot_token}/message"))
+        .json(&json!({"chat_id": 555, "text": "hello, agent"}))
+        .send()
+        .await
+        .expect("simulated user")
+        .json::<Value>()
+        .await
+        .expect("json");
+    assert_eq!(said["delivered"], 200, "the relay took it: {said}");
+    let chat_started = Instant::now();
+    let answer = loop {
+        let sent: Value = http
+            .get(format!("{simulator}/telegram/simulate/{bot_token}/sent"))
+            .send()
+            .await
+            .expect("sent")
+            .json()
+            .await
+            .expect("json");
+        let from_agent =
+            sent.as_array().into_iter().flatten().find(|m| m["chat"]["id"] == 555 || m["chat"]["id"] == "555");
+        if let Some(message) = from_agent {
+            break message["text"].as_str().unwrap_or_default().to_owned();
+        }
+        assert!(chat_started.elapsed() < Duration::from_secs(120), "no answer in the chat after 120 s: {sent}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    eprintln!("agent gateway: answered in the chat {:.1} s after the message", chat_started.elapsed().as_secs_f64());
+    assert!(!answer.contains("not running"), "the agent answered, not svc's automatic reply: {answer}");
+    assert!(!answer.is_empty());
 
     let stopped_at = Instant::now();
     http.post(format!("{base}/api/agentbox/gateway/stop")).header("X-API-Key", &key).send().await.expect("stop");

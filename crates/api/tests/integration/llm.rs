@@ -183,6 +183,26 @@ async fn a_tool_result_round_trips_unchanged() {
 }
 
 #[tokio::test]
+async fn after_a_tool_result_the_simulated_model_answers_in_words_even_past_an_agents_own_message() {
+    // An agent that adds a message of its own after each tool result was sent into a loop of
+    // tool calls (hundreds a minute, burning its credits); the model now answers instead.
+    let app = TestApp::new().await;
+    let (_, _, token) = account_with_token(&app, "1").await;
+    let request = json!({
+        "model": "svc-default",
+        "messages": [
+            {"role": "user", "content": "list files"},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "exec", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "a.txt"},
+            {"role": "user", "content": "(agent's own context)"},
+        ],
+        "tools": [{"type": "function", "function": {"name": "exec", "parameters": {"type": "object"}}}],
+    });
+    let reply = chat(&app, &token, &request).await;
+    assert_eq!(reply.json()["choices"][0]["message"]["content"], "The tool answered: a.txt", "{}", reply.text());
+}
+
+#[tokio::test]
 async fn a_scripted_agent_turn_calls_the_named_tool_then_quotes_its_result_past_the_agents_own_messages() {
     let app = TestApp::new().await;
     let (_, _, token) = account_with_token(&app, "1").await;

@@ -3,8 +3,8 @@
 //!
 //! * `Authorization: Bearer simulated-key`; anything else is OpenAI's 401 `invalid_api_key`.
 //! * The answer is made from the request: with `tools` offered (and `tool_choice` not
-//!   `"none"`) and no tool result yet, a call of the named or first tool; after a tool result,
-//!   a sentence quoting it; otherwise `You said: <the last user text>`. The user text
+//!   `"none"`) and no tool result yet, a call of the named or first tool; once a tool has
+//!   answered (wherever in the conversation), a sentence quoting the latest answer; otherwise `You said: <the last user text>`. The user text
 //!   `[empty]` gets an empty completion; a stream for `[slow]` waits a second between chunks
 //!   (for benchmarks that hold many streams open); a stream for `[cut]` stops before its last
 //!   event, as a provider whose connection drops.
@@ -286,7 +286,10 @@ impl Reply {
             return reply;
         }
         let last = messages.last();
-        let after_tool = last.and_then(|m| m.get("role")).and_then(Value::as_str) == Some("tool");
+        // Once any tool has answered, the reply quotes the latest answer: an agent that adds
+        // messages of its own after a tool result must not be sent into a loop of calls.
+        let last_tool = messages.iter().rev().find(|m| m.get("role").and_then(Value::as_str) == Some("tool"));
+        let after_tool = last_tool.is_some();
         let tools = request.get("tools").and_then(Value::as_array).filter(|t| !t.is_empty());
         let choice = request.get("tool_choice");
         if let (Some(tools), false, false) = (tools, after_tool, choice.and_then(Value::as_str) == Some("none")) {
@@ -306,7 +309,7 @@ impl Reply {
                 };
             }
         }
-        let said = last.map(content_text).unwrap_or_default();
+        let said = last_tool.or(last).map(content_text).unwrap_or_default();
         let text = if after_tool {
             format!("The tool answered: {said}")
         } else if said.trim() == "[empty]" {
