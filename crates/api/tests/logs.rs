@@ -68,7 +68,33 @@ async fn a_keys_secret_and_a_sign_in_token_are_never_logged_however_presented() 
         assert!(!reply.text().contains(&llm[llm.len() - 64..]), "the token's signature came back");
     }
 
+    // A chat bot's token (saved, then presented by an agent in the Bot-API shim's path) and
+    // the webhook secret the platform sends back.
+    let bot_token = "7001234567:AAHsecretBotTokenThatMustNotBeLogged";
+    let gateway_key =
+        accounts::issue_key(&app.store, &account.id, "g", &[Scope::Gateway], None, NOW_MS).await.expect("key");
+    let body = format!(r#"{{"bot_token":"{bot_token}","dm_policy":"open","group_policy":"allowlist"}}"#);
+    let saved = app
+        .call_with(&Method::PUT, "/api/agentbox/telegram/config", Some(&body), &[("x-api-key", &gateway_key.secret)])
+        .await;
+    assert_eq!(saved.status, StatusCode::OK, "{}", saved.text());
+    let (relay, webhook_secret) = app.sim.bot_api.webhook(bot_token).expect("webhook");
+    let relay_path = relay.trim_start_matches(support::PUBLIC_URL).to_owned();
+    let update = r#"{"update_id":1,"message":{"message_id":1,"chat":{"id":5,"type":"private"},"date":1,"text":"hi"}}"#;
+    app.call_with(&Method::POST, &relay_path, Some(update), &[("x-telegram-bot-api-secret-token", &webhook_secret)])
+        .await;
+    app.call(&Method::POST, &format!("/api/agentbox/telegram/bot{bot_token}/getUpdates"), Some("{}")).await;
+    app.call(
+        &Method::POST,
+        &format!("/api/agentbox/telegram/bot{bot_token}/sendMessage"),
+        Some(r#"{"chat_id":5,"text":"x"}"#),
+    )
+    .await;
+
     let text = String::from_utf8(logs.0.lock().expect("logs").clone()).expect("utf-8 logs");
+    assert!(!text.contains("AAHsecretBotToken"), "a chat bot's token reached the logs");
+    assert!(!text.contains(&webhook_secret), "the webhook secret reached the logs");
+    assert!(text.contains("bot<redacted>/getUpdates"), "the shim's calls are logged, redacted");
     assert!(text.contains("request finished"), "the requests were logged: {text}");
     assert!(text.contains("request_id="), "their lines carry the request's span: {text}");
     assert!(!text.contains(&secret[5..]), "a key secret reached the logs");

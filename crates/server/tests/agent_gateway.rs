@@ -89,7 +89,7 @@ async fn the_real_agent_gateway_starts_answers_through_the_llm_proxy_calls_svc_a
     let started = http
         .post(format!("{base}/api/agentbox/gateway/start"))
         .header("X-API-Key", &key)
-        .json(&json!({"template": "analyst"}))
+        .json(&json!({"template": "trader"}))
         .send()
         .await
         .expect("start")
