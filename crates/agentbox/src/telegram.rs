@@ -33,6 +33,8 @@ pub use svc_catalogue::routes::agentbox::TELEGRAM_PATH;
 pub const MAX_UPDATE_BYTES: usize = 1 << 20;
 /// The longest long poll served.
 const MAX_POLL: Duration = Duration::from_secs(50);
+/// How long an update waits for its agent, as the platform keeps undelivered updates.
+const KEEP_MS: i64 = 24 * 3_600_000;
 /// At most one automatic "your agent is not running" reply per chat this often.
 const REPLY_EVERY_MS: i64 = 10 * 60_000;
 
@@ -201,7 +203,7 @@ impl Telegram {
     /// `POST /api/agentbox/telegram/webhook/{token_hash}`: keeps a delivered update. Answers at
     /// once; the agent picks it up through the shim. While the account's agent is not running,
     /// the chat gets one short automatic reply (at most one per 10 minutes) and the update is
-    /// kept for when it runs.
+    /// kept for when it runs, for up to 24 hours (as the platform keeps undelivered ones).
     pub async fn relay(&self, hash: &str, secret: Option<&str>, body: &[u8]) -> Result<(), RelayRefusal> {
         let bot = self.store.telegram_bot_by_hash(hash).await.ok().flatten().ok_or(RelayRefusal::UnknownBot)?;
         let presented = hex::encode(Sha256::digest(secret.unwrap_or("").as_bytes()));
@@ -213,6 +215,9 @@ impl Telegram {
         let id = update["update_id"].as_i64().ok_or(RelayRefusal::Malformed)?;
         let now = self.clock.now_ms();
         let text = String::from_utf8_lossy(body);
+        if let Err(e) = self.store.drop_stale_telegram_updates(hash, now - KEEP_MS).await {
+            tracing::warn!(error = %e, "could not drop stale chat updates");
+        }
         match self.store.add_telegram_update(hash, id, &text, now).await {
             Ok(true) => self.arrival(hash).notify_waiters(),
             Ok(false) => return Ok(()),

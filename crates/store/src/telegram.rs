@@ -164,4 +164,10 @@ impl Store {
         const SQL: &str = "DELETE FROM telegram_updates WHERE token_hash = $1 AND update_id < $2";
         self.write(SQL, vec![Arg::Text(token_hash.to_owned()), Arg::Int(offset)]).await
     }
+
+    /// Forgets updates of a bot received before `before_ms`: what its agent never came for.
+    pub async fn drop_stale_telegram_updates(&self, token_hash: &str, before_ms: i64) -> Result<u64, StoreError> {
+        const SQL: &str = "DELETE FROM telegram_updates WHERE token_hash = $1 AND received_at < $2";
+        self.write(SQL, vec![Arg::Text(token_hash.to_owned()), Arg::Int(before_ms)]).await
+    }
 }

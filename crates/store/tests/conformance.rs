@@ -796,4 +796,7 @@ async fn a_bot_belongs_to_one_account_and_its_updates_are_kept_once_until_confir
     assert_eq!(store.confirm_telegram_updates("hash-b", 8).await.expect("confirm"), 1);
     assert_eq!(ids(store.telegram_updates("hash-b", 0, 100).await.expect("read")), [9]);
     assert_eq!(ids(store.telegram_updates("hash-a", 0, 100).await.expect("read")), [7]);
+    assert_eq!(store.drop_stale_telegram_updates("hash-b", 4).await.expect("drop"), 1, "9 came at 3");
+    assert!(store.telegram_updates("hash-b", 0, 100).await.expect("read").is_empty());
+    assert_eq!(ids(store.telegram_updates("hash-a", 0, 100).await.expect("read")), [7], "another bot's stay");
 }
