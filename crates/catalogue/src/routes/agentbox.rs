@@ -169,7 +169,7 @@ pub enum GroupPolicy {
 pub struct TelegramConfigView {
     /// The bot's numeric id.
     pub bot_id: i64,
-    /// The bot's username (talk to it at t.me/<username>).
+    /// The bot's username (talk to it at `t.me/<username>`).
     pub username: String,
     /// The token, masked: its bot id and last 4 characters.
     pub token: String,
