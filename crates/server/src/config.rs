@@ -75,6 +75,9 @@ pub enum AgentboxCommand {
         /// Reinstall even when the snapshot holds these versions already.
         #[arg(long)]
         force: bool,
+        /// The config file whose `[agentbox]` table names the snapshot (or its root).
+        #[arg(long, env = "SVC_CONFIG")]
+        config: Option<PathBuf>,
         #[command(flatten)]
         store: StoreArgs,
     },

@@ -50,10 +50,15 @@ async fn main() -> anyhow::Result<()> {
         Command::Accounts(command) => operator::accounts(command).await,
         Command::Credits(command) => operator::credits(command).await,
         Command::Keys(command) => operator::keys(command).await,
-        Command::Agentbox(config::AgentboxCommand::Prepare { dir, npm, force, store }) => {
+        Command::Agentbox(config::AgentboxCommand::Prepare { dir, npm, force, config, store }) => {
             init_logging(LogFormat::Text);
-            let file = config::FileConfig::default();
-            let dir = dir.unwrap_or_else(|| agentbox::root(&file.agentbox, &store.data_dir).join("snapshot"));
+            let file = match &config {
+                Some(path) => config::FileConfig::read(path)?,
+                None => config::FileConfig::default(),
+            };
+            let dir = dir
+                .or(file.agentbox.snapshot.clone())
+                .unwrap_or_else(|| agentbox::root(&file.agentbox, &store.data_dir).join("snapshot"));
             let snapshot = svc_agentbox::snapshot::prepare(&dir, &npm, force)
                 .await
                 .with_context(|| format!("preparing the agent snapshot in {}", dir.display()))?;
