@@ -180,7 +180,12 @@ impl Agentbox {
             memory_mb: needed,
             now_ms: now,
         };
-        if let GatewayCreated::Active(active) = self.store.create_gateway(&new).await? {
+        let created = match self.store.create_gateway(&new).await {
+            // The account's gateway ended between the refusal and the look at it: try once more.
+            Err(svc_store::StoreError::Contended(_)) => self.store.create_gateway(&new).await?,
+            other => other?,
+        };
+        if let GatewayCreated::Active(active) = created {
             return Err(already_active(*active));
         }
         // Two starts of different accounts may both have passed the check above; the one

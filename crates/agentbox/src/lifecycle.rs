@@ -207,10 +207,15 @@ impl Agentbox {
             }
         }
         let key = self.store.gateway(id).await.ok().flatten().and_then(|g| g.key_id).or(gateway.key_id.clone());
-        if let Some(key) = key
-            && let Err(e) = self.store.revoke_api_key(&gateway.account_id, &key, self.clock.now_ms()).await
-        {
-            tracing::error!(gateway = id, error = %e, "could not revoke the gateway's key");
+        if let Some(key) = key {
+            if let Err(e) = self.store.revoke_api_key(&gateway.account_id, &key, self.clock.now_ms()).await {
+                tracing::error!(gateway = id, error = %e, "could not revoke the gateway's key");
+            }
+            // The sandbox held the account's LLM token too: a new one, so the old one (which a
+            // stranger in the chat could have talked the agent into revealing) stops working.
+            if let Err(e) = self.llm.rotate(&gateway.account_id).await {
+                tracing::error!(gateway = id, error = %e, "could not rotate the account's LLM token");
+            }
         }
         if let Ok(backend) = self.backend()
             && let Err(e) = backend.destroy(id).await
@@ -269,7 +274,9 @@ impl Agentbox {
             if !kept.contains(&id) {
                 tracing::warn!(sandbox = %id, "removing a sandbox no gateway owns");
                 let _ = backend.terminate(&id, Duration::from_secs(1)).await;
-                backend.destroy(&id).await?;
+                if let Err(e) = backend.destroy(&id).await {
+                    tracing::error!(sandbox = %id, error = %e, "could not remove a sandbox no gateway owns");
+                }
             }
         }
         Ok(())

@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::FutureExt as _;
@@ -39,6 +39,10 @@ const SHIM_MOUNT: &str = "/opt/svc/svc";
 const RUN_MOUNT: &str = "/run/agentbox";
 /// The longest unix socket path the kernel takes.
 const MAX_SOCKET_PATH: usize = 107;
+/// The most connections one sandbox may hold open to svc at once.
+const MAX_EGRESS_CONNECTIONS: usize = 64;
+/// The largest file a sandbox may write (its log included), in 512-byte blocks: 1 GiB.
+const MAX_FILE_BLOCKS: u64 = 2 * 1024 * 1024;
 /// A sandbox id as svc makes them, for the longest-path check.
 const LONGEST_ID: &str = "gw_0123456789abcdef0123";
 
@@ -127,13 +131,21 @@ impl LocalBackend {
         let _ = std::fs::remove_file(&path);
         let listener = UnixListener::bind(&path).map_err(|e| BackendError::io("opening the sandbox's way out", e))?;
         let target = self.config.api_addr;
+        // A cap on the sandbox's open connections to svc, so one agent cannot use up svc's
+        // descriptors and connection slots for everyone.
+        let open = Arc::new(tokio::sync::Semaphore::new(MAX_EGRESS_CONNECTIONS));
         let task = tokio::spawn(async move {
             while let Ok((mut inside, _)) = listener.accept().await {
+                let Ok(permit) = Arc::clone(&open).try_acquire_owned() else {
+                    drop(inside);
+                    continue;
+                };
                 tokio::spawn(async move {
                     if let Ok(mut svc) = TcpStream::connect(target).await {
                         let _ = svc.set_nodelay(true);
                         let _ = tokio::io::copy_bidirectional(&mut inside, &mut svc).await;
                     }
+                    drop(permit);
                 });
             }
         });
@@ -248,6 +260,17 @@ impl LocalBackend {
     }
 }
 
+/// Connects to a socket the sandbox made, in a directory it can write: only when the path is
+/// a socket itself, never a link the agent planted to reach some other socket of the host.
+async fn connect_socket(path: &Path) -> std::io::Result<UnixStream> {
+    use std::os::unix::fs::FileTypeExt as _;
+    let kind = tokio::fs::symlink_metadata(path).await?.file_type();
+    if !kind.is_socket() {
+        return Err(std::io::Error::other("not a socket"));
+    }
+    UnixStream::connect(path).await
+}
+
 /// `program` as a path: as given when it has a slash, else found on `PATH`.
 fn find_program(program: &Path) -> Option<PathBuf> {
     if program.components().count() > 1 {
@@ -331,26 +354,22 @@ impl Backend for LocalBackend {
             let err_log = log.try_clone().map_err(|e| BackendError::io("opening the sandbox's log", e))?;
             let bwrap_args = self.bwrap_args(id, process);
             let groups = self.cgroups.groups(id);
-            // The first process joins the sandbox's cgroups, then becomes bubblewrap: every
-            // process of the sandbox starts inside its caps.
-            let mut command = if groups.is_empty() {
-                let mut c = tokio::process::Command::new(&self.config.bwrap);
-                c.args(&bwrap_args);
-                c
-            } else {
-                let mut c = tokio::process::Command::new("/bin/sh");
-                c.arg("-c")
-                    .arg(
-                        "n=$1; shift; while [ \"$n\" -gt 0 ]; do echo $$ > \"$1/cgroup.procs\" || exit 125; \
-                         shift; n=$((n-1)); done; exec \"$@\"",
-                    )
-                    .arg("sh")
-                    .arg(groups.len().to_string())
-                    .args(&groups)
-                    .arg(&self.config.bwrap)
-                    .args(&bwrap_args);
-                c
-            };
+            // The first process caps the size of any file the sandbox writes (its log too),
+            // joins the sandbox's cgroups, then becomes bubblewrap: every process of the
+            // sandbox starts inside its caps.
+            let mut command = tokio::process::Command::new("/bin/sh");
+            command
+                .arg("-c")
+                .arg(
+                    "ulimit -f \"$1\" || exit 125; shift; n=$1; shift; while [ \"$n\" -gt 0 ]; do \
+                     echo $$ > \"$1/cgroup.procs\" || exit 125; shift; n=$((n-1)); done; exec \"$@\"",
+                )
+                .arg("sh")
+                .arg(MAX_FILE_BLOCKS.to_string())
+                .arg(groups.len().to_string())
+                .args(&groups)
+                .arg(&self.config.bwrap)
+                .args(&bwrap_args);
             command
                 .env_clear()
                 .envs(process.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
@@ -394,8 +413,7 @@ impl Backend for LocalBackend {
             }
             let socket = self.dir(id).join("run").join(GATEWAY_SOCKET);
             let exchange = async {
-                let stream =
-                    UnixStream::connect(&socket).await.map_err(|e| BackendError::io("reaching the gateway", e))?;
+                let stream = connect_socket(&socket).await.map_err(|e| BackendError::io("reaching the gateway", e))?;
                 let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
                     .await
                     .map_err(|e| BackendError::io("reaching the gateway", e))?;
@@ -539,7 +557,7 @@ impl Backend for LocalBackend {
                 .read_to_end(&mut buf)
                 .await
                 .map_err(|e| BackendError::io("reading the log", e))?;
-            Ok(split_lines(&buf, from))
+            Ok(split_lines_forced(&buf, from, max_bytes))
         }
         .boxed()
     }
@@ -547,6 +565,17 @@ impl Backend for LocalBackend {
     fn log_len<'a>(&'a self, id: &'a str) -> BoxFuture<'a, u64> {
         async move { tokio::fs::metadata(self.log_path(id)).await.map(|m| m.len()).unwrap_or(0) }.boxed()
     }
+}
+
+/// [`split_lines`], except that a read filled by one line with no end yet is sent as it is,
+/// so a line longer than a read cannot stall the stream.
+pub(crate) fn split_lines_forced(buf: &[u8], from: u64, max_bytes: usize) -> LogChunk {
+    let chunk = split_lines(buf, from);
+    if chunk.lines.is_empty() && buf.len() >= max_bytes && !buf.is_empty() {
+        let end = from + buf.len() as u64;
+        return LogChunk { lines: vec![(end, String::from_utf8_lossy(buf).into_owned())], next: end };
+    }
+    chunk
 }
 
 /// The whole lines of `buf` (read from position `from`), each with the position after it; a
@@ -574,6 +603,9 @@ mod tests {
         assert_eq!(chunk.lines, vec![(14, "one".to_owned()), (19, "two".to_owned())]);
         assert_eq!(chunk.next, 19);
         assert_eq!(split_lines(b"", 5), LogChunk { lines: vec![], next: 5 });
+        let long = split_lines_forced(b"abcdef", 0, 6);
+        assert_eq!(long.lines, vec![(6, "abcdef".to_owned())], "a read-filling line is sent in pieces");
+        assert_eq!(split_lines_forced(b"abc", 0, 6).lines, vec![], "a short partial line still waits");
     }
 
     #[test]

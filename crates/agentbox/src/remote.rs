@@ -21,12 +21,14 @@ use serde_json::{Value, json};
 
 use crate::backend::{Backend, BackendError, FileSpec, LogChunk, ProcSpec, SandboxSpec, SandboxStatus};
 use crate::files::HOME;
-use crate::local::split_lines;
+use crate::local::split_lines_forced;
 
 /// Where the gateway's output goes inside a remote sandbox.
 const LOG: &str = "/home/agent/.svc/gateway.log";
 /// Where its process id is kept there.
 const PID: &str = "/home/agent/.svc/pid";
+/// The most of a command's answer svc reads (its output is base64 inside JSON envelopes).
+const MAX_COMMAND_OUTPUT: usize = 4 << 20;
 /// How often a running sandbox's lifetime is renewed.
 const RENEW_EVERY: Duration = Duration::from_secs(60);
 
@@ -142,7 +144,14 @@ impl RemoteBackend {
         if !response.status().is_success() {
             return Err(BackendError(format!("the sandbox refused a command: {}", response.status())));
         }
-        let body = response.bytes().await.map_err(|e| BackendError::io("reading a command's output", e))?;
+        let mut response = response;
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|e| BackendError::io("reading a command's output", e))? {
+            body.extend_from_slice(&chunk);
+            if body.len() > MAX_COMMAND_OUTPUT {
+                return Err(BackendError("a command in the sandbox said more than svc reads".into()));
+            }
+        }
         parse_process_stream(&body)
     }
 
@@ -153,22 +162,6 @@ impl RemoteBackend {
         env: &[(String, String)],
     ) -> Result<(i64, Vec<u8>), BackendError> {
         self.run(sandbox, &["/bin/sh", "-c", script], env).await
-    }
-
-    async fn read_file(&self, sandbox: &Sandbox, path: &str) -> Result<Vec<u8>, BackendError> {
-        let response = self
-            .http
-            .get(format!("{}/files", sandbox.envd))
-            .query(&[("path", path), ("username", "user")])
-            .header("X-Access-Token", &sandbox.token)
-            .send()
-            .await
-            .map_err(|e| BackendError::io("reading a file in the sandbox", e))?;
-        match response.status().as_u16() {
-            200 => Ok(response.bytes().await.map_err(|e| BackendError::io("reading a file", e))?.to_vec()),
-            404 => Ok(Vec::new()),
-            status => Err(BackendError(format!("the sandbox refused a file read: {status}"))),
-        }
     }
 
     /// Renews the sandbox's lifetime, at most once a minute.
@@ -429,18 +422,24 @@ impl Backend for RemoteBackend {
     ) -> BoxFuture<'a, Result<LogChunk, BackendError>> {
         async move {
             let Ok(sandbox) = self.sandbox(id) else { return Ok(LogChunk { lines: Vec::new(), next: from }) };
-            let log = self.read_file(&sandbox, LOG).await?;
-            let start = usize::try_from(from).unwrap_or(usize::MAX).min(log.len());
-            let end = start.saturating_add(max_bytes).min(log.len());
-            Ok(split_lines(&log[start..end], start as u64))
+            // Only the part asked for crosses: the log is the agent's to grow.
+            let env = [
+                ("SVC_LOG_FROM".to_owned(), (from + 1).to_string()),
+                ("SVC_LOG_MAX".to_owned(), max_bytes.to_string()),
+            ];
+            let script = format!("tail -c +\"$SVC_LOG_FROM\" {LOG} 2>/dev/null | head -c \"$SVC_LOG_MAX\"");
+            let (_, out) = self.sh(&sandbox, &script, &env).await?;
+            let out = &out[..out.len().min(max_bytes)];
+            Ok(split_lines_forced(out, from, max_bytes))
         }
         .boxed()
     }
 
     fn log_len<'a>(&'a self, id: &'a str) -> BoxFuture<'a, u64> {
         async move {
-            match self.sandbox(id) {
-                Ok(sandbox) => self.read_file(&sandbox, LOG).await.map_or(0, |log| log.len() as u64),
+            let Ok(sandbox) = self.sandbox(id) else { return 0 };
+            match self.sh(&sandbox, &format!("wc -c < {LOG} 2>/dev/null || echo 0"), &[]).await {
+                Ok((_, out)) => String::from_utf8_lossy(&out).trim().parse().unwrap_or(0),
                 Err(_) => 0,
             }
         }

@@ -67,8 +67,27 @@ pub enum RelayRefusal {
     UnknownBot,
     /// The secret header is missing or wrong (401).
     BadSecret,
-    /// The body is not an update (400).
+    /// The body is not an update (422).
     Malformed,
+    /// The store could not keep it (503): the platform delivers it again.
+    NotKept,
+}
+
+/// What the shim does with a method, decided before any body is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShimMethod {
+    /// Serve `getUpdates` from the kept updates of the bot with this token hash.
+    GetUpdates {
+        /// The bot's token hash.
+        hash: String,
+    },
+    /// Answer this (status, body) at once.
+    Answer(u16, Vec<u8>),
+    /// Forward to the platform as this method.
+    Forward {
+        /// The method's name, as asked.
+        method: String,
+    },
 }
 
 /// An answer of the Bot-API shim: status, JSON body.
@@ -205,7 +224,14 @@ impl Telegram {
     /// the chat gets one short automatic reply (at most one per 10 minutes) and the update is
     /// kept for when it runs, for up to 24 hours (as the platform keeps undelivered ones).
     pub async fn relay(&self, hash: &str, secret: Option<&str>, body: &[u8]) -> Result<(), RelayRefusal> {
-        let bot = self.store.telegram_bot_by_hash(hash).await.ok().flatten().ok_or(RelayRefusal::UnknownBot)?;
+        let bot = match self.store.telegram_bot_by_hash(hash).await {
+            Ok(Some(bot)) => bot,
+            Ok(None) => return Err(RelayRefusal::UnknownBot),
+            Err(e) => {
+                tracing::error!(error = %e, "could not look up a chat bot");
+                return Err(RelayRefusal::NotKept);
+            }
+        };
         let presented = hex::encode(Sha256::digest(secret.unwrap_or("").as_bytes()));
         let matches: bool = presented.as_bytes().ct_eq(bot.secret_hash.as_bytes()).into();
         if secret.is_none() || !matches {
@@ -221,7 +247,10 @@ impl Telegram {
         match self.store.add_telegram_update(hash, id, &text, now).await {
             Ok(true) => self.arrival(hash).notify_waiters(),
             Ok(false) => return Ok(()),
-            Err(e) => tracing::error!(error = %e, "could not keep a chat update"),
+            Err(e) => {
+                tracing::error!(error = %e, "could not keep a chat update");
+                return Err(RelayRefusal::NotKept);
+            }
         }
         let running = matches!(self.store.active_gateway(&bot.account_id).await, Ok(Some(g)) if g.state == "running");
         if !running && let Some(chat) = update["message"]["chat"]["id"].as_i64() {
@@ -252,31 +281,40 @@ impl Telegram {
         Arc::clone(arrivals.entry(hash.to_owned()).or_default())
     }
 
-    /// The Bot-API shim: `method` of bot `token`, with `params` (JSON or form, already read)
-    /// and the raw `body` and its `content_type` for forwarding.
-    pub async fn bot_api(
-        &self,
-        token: &str,
-        method: &str,
-        params: &Value,
-        body: &[u8],
-        content_type: &str,
-    ) -> ShimAnswer {
+    /// The Bot-API shim's decision for `method` of bot `token`: an unknown token is the
+    /// platform's 401; method names are matched as the platform matches them (in any case);
+    /// the ones that would take the bot away from svc (`setWebhook`, `logOut`, `close`) are
+    /// refused, `deleteWebhook` does nothing, and names that are not plain words go nowhere.
+    pub async fn shim_method(&self, token: &str, method: &str) -> Result<ShimMethod, ShimAnswer> {
         let hash = token_hash(token);
-        let Ok(Some(_bot)) = self.store.telegram_bot_by_hash(&hash).await else {
-            return refusal(401, "Unauthorized");
-        };
-        match method {
-            "getUpdates" => self.get_updates(&hash, params).await,
-            "deleteWebhook" => {
-                (200, br#"{"ok":true,"result":true,"description":"svc owns this bot's webhook"}"#.to_vec())
+        match self.store.telegram_bot_by_hash(&hash).await {
+            Ok(Some(_)) => {}
+            Ok(None) => return Err(refusal(401, "Unauthorized")),
+            Err(e) => {
+                tracing::error!(error = %e, "could not look up a chat bot");
+                return Err(refusal(503, "Service Unavailable"));
             }
-            "setWebhook" => refusal(409, "svc owns this bot's webhook; the agent long-polls svc instead"),
-            _ => self.forward(token, method, body, content_type).await,
         }
+        if method.is_empty() || !method.chars().all(|c| c.is_ascii_alphanumeric()) {
+            return Err(refusal(404, "Not Found: method not found"));
+        }
+        Ok(match method.to_ascii_lowercase().as_str() {
+            "getupdates" => ShimMethod::GetUpdates { hash },
+            "deletewebhook" => ShimMethod::Answer(
+                200,
+                br#"{"ok":true,"result":true,"description":"svc owns this bot's webhook"}"#.to_vec(),
+            ),
+            "setwebhook" | "logout" | "close" => {
+                let (status, body) = refusal(409, "svc owns this bot's webhook; the agent long-polls svc instead");
+                ShimMethod::Answer(status, body)
+            }
+            _ => ShimMethod::Forward { method: method.to_owned() },
+        })
     }
 
-    async fn get_updates(&self, hash: &str, params: &Value) -> ShimAnswer {
+    /// `getUpdates` of the bot with token hash `hash`: kept updates from `offset` on, waiting
+    /// up to `timeout` seconds (50 at most) for one when there are none.
+    pub async fn get_updates(&self, hash: &str, params: &Value) -> ShimAnswer {
         let number = |key: &str| params[key].as_i64().or_else(|| params[key].as_str().and_then(|s| s.parse().ok()));
         let offset = number("offset").unwrap_or(0);
         let limit = u32::try_from(number("limit").unwrap_or(100).clamp(1, 100)).unwrap_or(100);
@@ -308,8 +346,20 @@ impl Telegram {
         }
     }
 
-    async fn forward(&self, token: &str, method: &str, body: &[u8], content_type: &str) -> ShimAnswer {
-        let mut request = self.http.post(self.method_url(token, method)).body(body.to_vec());
+    /// Forwards a method call to the platform as it came: its query, body and content type.
+    pub async fn forward(
+        &self,
+        token: &str,
+        method: &str,
+        query: Option<&str>,
+        body: &[u8],
+        content_type: &str,
+    ) -> ShimAnswer {
+        let mut url = self.method_url(token, method);
+        if let Some(query) = query {
+            url = format!("{url}?{query}");
+        }
+        let mut request = self.http.post(url).body(body.to_vec());
         if !content_type.is_empty() {
             request = request.header("content-type", content_type);
         }

@@ -7,33 +7,35 @@
 //!   to instead of the platform (its `apiRoot`), answering in the platform's own shape.
 
 use axum::Router;
-use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, post};
 use serde_json::{Value, json};
-use svc_agentbox::telegram::{MAX_UPDATE_BYTES, RelayRefusal, TELEGRAM_PATH};
+use svc_agentbox::telegram::{MAX_UPDATE_BYTES, RelayRefusal, ShimMethod, TELEGRAM_PATH};
 
 use crate::error::ApiError;
 use crate::state::AppState;
 
-/// The relay and the shim.
+/// The relay and the shim. The relay reads at most one update's worth; the shim checks the
+/// token before it reads a body at all.
 pub fn router() -> Router<AppState> {
     Router::new()
         .route(&format!("{TELEGRAM_PATH}/webhook/{{token_hash}}"), post(relay))
         .route(&format!("{TELEGRAM_PATH}/{{bot}}/{{method}}"), any(shim))
-        .layer(axum::extract::DefaultBodyLimit::max(MAX_UPDATE_BYTES * 50))
 }
 
-async fn relay(State(state): State<AppState>, Path(hash): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
-    if body.len() > MAX_UPDATE_BYTES {
+async fn relay(State(state): State<AppState>, Path(hash): Path<String>, request: axum::extract::Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let Ok(body) = axum::body::to_bytes(body, MAX_UPDATE_BYTES).await else {
         return ApiError::PayloadTooLarge { limit: MAX_UPDATE_BYTES }.into_response();
-    }
-    let secret = headers.get("x-telegram-bot-api-secret-token").and_then(|v| v.to_str().ok());
+    };
+    let secret = parts.headers.get("x-telegram-bot-api-secret-token").and_then(|v| v.to_str().ok());
     match state.agentbox.telegram().relay(&hash, secret, &body).await {
         Ok(()) => (StatusCode::OK, axum::Json(json!({"ok": true}))).into_response(),
         Err(RelayRefusal::UnknownBot) => ApiError::Missing("no bot is relayed here".into()).into_response(),
+        // The platform retries what is not answered 2xx: nothing is lost.
+        Err(RelayRefusal::NotKept) => ApiError::Unavailable("could not keep a chat update".into()).into_response(),
         Err(RelayRefusal::BadSecret) => {
             ApiError::Unauthorized("The secret token does not match this bot's webhook.").into_response()
         }
@@ -46,36 +48,65 @@ async fn relay(State(state): State<AppState>, Path(hash): Path<String>, headers:
     }
 }
 
+/// The largest parameters of a `getUpdates` call.
+const MAX_POLL_PARAMS: usize = 64 * 1024;
+/// The largest body forwarded to the platform (its own limit for uploads).
+const MAX_FORWARD: usize = 50 * 1024 * 1024;
+
 async fn shim(
     State(state): State<AppState>,
     Path((bot, method)): Path<(String, String)>,
     RawQuery(query): RawQuery,
-    headers: HeaderMap,
-    body: Bytes,
+    request: axum::extract::Request,
 ) -> Response {
+    let telegram = state.agentbox.telegram();
+    // Who is asking comes first: an unknown token reads no body.
     let Some(token) = bot.strip_prefix("bot") else {
         return ApiError::NotFound.into_response();
     };
-    let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
-    // Parameters as the platform takes them: query string, form or JSON body.
+    let answer = match telegram.shim_method(token, &method).await {
+        Err((status, body)) => (status, body),
+        Ok(ShimMethod::GetUpdates { hash }) => {
+            let content_type = content_type(request.headers());
+            let Ok(body) = axum::body::to_bytes(request.into_body(), MAX_POLL_PARAMS).await else {
+                return ApiError::PayloadTooLarge { limit: MAX_POLL_PARAMS }.into_response();
+            };
+            telegram.get_updates(&hash, &params(query.as_deref(), &content_type, &body)).await
+        }
+        Ok(ShimMethod::Answer(status, body)) => (status, body),
+        Ok(ShimMethod::Forward { method }) => {
+            let content_type = content_type(request.headers());
+            let Ok(body) = axum::body::to_bytes(request.into_body(), MAX_FORWARD).await else {
+                return ApiError::PayloadTooLarge { limit: MAX_FORWARD }.into_response();
+            };
+            telegram.forward(token, &method, query.as_deref(), &body, &content_type).await
+        }
+    };
+    let status = StatusCode::from_u16(answer.0).unwrap_or(StatusCode::BAD_GATEWAY);
+    (status, [(header::CONTENT_TYPE, "application/json")], answer.1).into_response()
+}
+
+fn content_type(headers: &HeaderMap) -> String {
+    headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned()
+}
+
+/// Parameters as the platform takes them: query string, form or JSON body.
+fn params(query: Option<&str>, content_type: &str, body: &[u8]) -> Value {
     let mut params = serde_json::Map::new();
     let mut add_pairs = |text: &str| {
         for (key, value) in serde_urlencoded::from_str::<Vec<(String, String)>>(text).unwrap_or_default() {
             params.insert(key, Value::from(value));
         }
     };
-    if let Some(query) = &query {
+    if let Some(query) = query {
         add_pairs(query);
     }
     if content_type.starts_with("application/x-www-form-urlencoded") {
-        add_pairs(&String::from_utf8_lossy(&body));
+        add_pairs(&String::from_utf8_lossy(body));
     } else if content_type.starts_with("application/json")
-        && let Ok(Value::Object(fields)) = serde_json::from_slice::<Value>(&body)
+        && let Ok(Value::Object(fields)) = serde_json::from_slice::<Value>(body)
     {
         params.extend(fields);
     }
-    let (status, answer) =
-        state.agentbox.telegram().bot_api(token, &method, &Value::Object(params), &body, &content_type).await;
-    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
-    (status, [(header::CONTENT_TYPE, "application/json")], answer).into_response()
+    Value::Object(params)
 }

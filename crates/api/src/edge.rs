@@ -253,13 +253,16 @@ mod tests {
 /// on svc's Bot-API shim it is hidden.
 fn logged_path(path: &str) -> std::borrow::Cow<'_, str> {
     let shim = svc_catalogue::routes::agentbox::TELEGRAM_PATH;
-    match path.strip_prefix(shim).and_then(|rest| rest.strip_prefix("/bot")) {
-        Some(rest) => {
-            let method = rest.split_once('/').map_or("", |(_, method)| method);
-            std::borrow::Cow::Owned(format!("{shim}/bot<redacted>/{method}"))
-        }
-        None => std::borrow::Cow::Borrowed(path),
+    let Some(rest) = path.strip_prefix(shim).and_then(|rest| rest.strip_prefix('/')) else {
+        return std::borrow::Cow::Borrowed(path);
+    };
+    // Everything there but the config and the relay is the shim, whatever its spelling
+    // (`%62ot…` routes there too): only the method is kept.
+    if rest == "config" || rest.starts_with("webhook/") {
+        return std::borrow::Cow::Borrowed(path);
     }
+    let method = rest.rsplit_once('/').map_or("", |(_, method)| method);
+    std::borrow::Cow::Owned(format!("{shim}/bot<redacted>/{method}"))
 }
 
 #[cfg(test)]
@@ -274,6 +277,11 @@ mod logged_path_tests {
         );
         assert_eq!(logged_path("/api/agentbox/telegram/bot7001:AAHsecret"), "/api/agentbox/telegram/bot<redacted>/");
         assert_eq!(logged_path("/api/agentbox/telegram/config"), "/api/agentbox/telegram/config");
+        assert_eq!(
+            logged_path("/api/agentbox/telegram/%62ot7001:AAHsecret/getMe"),
+            "/api/agentbox/telegram/bot<redacted>/getMe"
+        );
+        assert_eq!(logged_path("/api/agentbox/telegram/webhook/abc"), "/api/agentbox/telegram/webhook/abc");
         assert_eq!(logged_path("/api/x402/alpha/top-picks"), "/api/x402/alpha/top-picks");
     }
 }

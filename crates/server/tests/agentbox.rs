@@ -313,9 +313,19 @@ async fn a_gateway_starts_runs_in_its_sandbox_streams_its_logs_and_stops_leaving
     assert!(events.iter().any(|(_, l)| l == "stand-in gateway stopping"), "SIGTERM reached it: {events:?}");
     assert_eq!(events.last().map(|e| e.0.as_str()), Some("end"));
 
-    // The key is revoked, the sandbox gone, no process left.
+    // The key is revoked, the LLM token it held rotated, the sandbox gone, no process left.
     let (status, _) = svc.call("GET", "/api/agentbox/gateway", &sandbox_key, None).await;
     assert_eq!(status, 401);
+    let llm_token = env["SVC_LLM_TOKEN"].as_str().expect("llm token");
+    let chat = svc
+        .http
+        .post(format!("{}/api/v1/llm/chat/completions", svc.base))
+        .bearer_auth(llm_token)
+        .json(&serde_json::json!({"model": "svc-default", "messages": [{"role": "user", "content": "hi"}]}))
+        .send()
+        .await
+        .expect("chat");
+    assert_eq!(chat.status(), 401, "the sandbox's LLM token stops working with it");
     assert!(world.sandboxes().is_empty(), "{:?}", world.sandboxes());
     assert_eq!(processes_naming(&format!("sandboxes/{id}")), 0);
     assert!(!Path::new("/sys/fs/cgroup/memory/svc-agentbox").join(&id).exists());

@@ -9,7 +9,8 @@
 //! * Its "shell" knows the few commands a backend runs: starting a detached process
 //!   (`nohup setsid`) makes the sandbox's gateway live and log a line; a `curl` of
 //!   `$SVC_PROBE_URL` answers 200 while it lives; `kill -0` tells whether it lives; `kill -TERM`
-//!   stops it; `printf … "$SVC_NOTE" >> log` appends to its log. Anything else exits 127.
+//!   stops it; `printf … "$SVC_NOTE" >> log` appends to its log; `tail -c +$SVC_LOG_FROM … |
+//!   head -c $SVC_LOG_MAX` and `wc -c` read it. Anything else exits 127.
 //!   [`FakeSandboxes::crash`] ends a gateway as a crash would.
 
 use std::collections::HashMap;
@@ -296,6 +297,16 @@ fn shell(sandbox: &mut FakeSandbox, script: &str, args: &[String], env: HashMap<
         sandbox.alive = true;
         sandbox.files.insert("/home/agent/.svc/pid".into(), b"4242\n".to_vec());
         return (0, "4242\n".into());
+    }
+    if script.contains("SVC_LOG_FROM") {
+        let log = sandbox.files.get(LOG).cloned().unwrap_or_default();
+        let number = |key: &str| env.get(key).and_then(|v| v.parse::<usize>().ok()).unwrap_or(0);
+        let from = number("SVC_LOG_FROM").saturating_sub(1).min(log.len());
+        let end = from.saturating_add(number("SVC_LOG_MAX")).min(log.len());
+        return (0, String::from_utf8_lossy(&log[from..end]).into_owned());
+    }
+    if script.starts_with("wc -c") {
+        return (0, sandbox.files.get(LOG).map_or(0, Vec::len).to_string());
     }
     if script.contains("SVC_NOTE") {
         log(env.get("SVC_NOTE").map_or("", String::as_str));

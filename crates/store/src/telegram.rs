@@ -170,4 +170,11 @@ impl Store {
         const SQL: &str = "DELETE FROM telegram_updates WHERE token_hash = $1 AND received_at < $2";
         self.write(SQL, vec![Arg::Text(token_hash.to_owned()), Arg::Int(before_ms)]).await
     }
+
+    /// How many updates of a bot wait for its agent.
+    pub async fn pending_telegram_updates(&self, token_hash: &str) -> Result<u64, StoreError> {
+        const SQL: &str = "SELECT COUNT(*) FROM telegram_updates WHERE token_hash = $1";
+        let count: i64 = with_pool!(&self.db, |p| sqlx::query_scalar(SQL).bind(token_hash).fetch_one(p).await)?;
+        crate::to_u64(count, "pending updates")
+    }
 }

@@ -163,7 +163,7 @@ async fn the_relay_takes_only_its_bots_secret_keeps_each_update_once_and_replies
     assert_eq!(sent.len(), 1, "{sent:?}");
     assert!(sent[0]["text"].as_str().is_some_and(|t| t.contains("not running")));
     let oversized = deliver(&app, TOKEN, Some(&secret), &update(43, &"x".repeat(2 << 20))).await;
-    assert_eq!(oversized.status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_error(&oversized, StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large");
 }
 
 #[tokio::test]
@@ -211,7 +211,31 @@ async fn the_shim_long_polls_confirms_by_offset_forwards_the_rest_and_owns_the_w
         shim(&app, TOKEN, "setWebhook", &json!({"url": "https://x.example"})).await.status,
         StatusCode::CONFLICT
     );
-    // A token svc does not relay is the platform's 401.
+    // Method names match in any case, as the platform's do: no way around the refusal.
+    for method in ["setwebhook", "SETWEBHOOK", "logOut", "close"] {
+        assert_eq!(
+            shim(&app, TOKEN, method, &json!({"url": "https://x.example"})).await.status,
+            StatusCode::CONFLICT,
+            "{method}"
+        );
+    }
+    assert!(
+        app.sim.bot_api.webhook(TOKEN).is_some_and(|(url, _)| url.starts_with(PUBLIC_URL)),
+        "the webhook is still svc's"
+    );
+    assert!(!app.sim.bot_api.calls(TOKEN).iter().any(|c| c.eq_ignore_ascii_case("setwebhook") && c != "setWebhook"));
+    let odd = app.call(&Method::POST, &format!("/api/agentbox/telegram/bot{TOKEN}/..%2FgetMe"), Some("{}")).await;
+    assert_eq!(odd.status, StatusCode::NOT_FOUND, "only plain method names: {}", odd.text());
+    // A token svc does not relay is the platform's 401, before any body is read.
+    let big = "x".repeat(8 << 20);
+    let unknown = app
+        .call(
+            &Method::POST,
+            "/api/agentbox/telegram/bot7009:AAHunknownXXXXXXXXXXXXXXXXXXXXXXXXXX/sendMessage",
+            Some(&big),
+        )
+        .await;
+    assert_eq!(unknown.status, StatusCode::UNAUTHORIZED);
     let stranger = shim(&app, "7009999999:AAHanotherTokenNobodyConfiguredXXXXX", "getUpdates", &json!({})).await;
     assert_eq!((stranger.status, stranger.json()["ok"].clone()), (StatusCode::UNAUTHORIZED, json!(false)));
 }
