@@ -173,6 +173,10 @@ impl LocalBackend {
         let path = |p: &Path| p.to_string_lossy().into_owned();
         let mut args: Vec<String> = [
             "--unshare-all",
+            // Its own user namespace, in which no further one can be made: the agent cannot
+            // build namespaces of its own to reach for privileges the sandbox withholds.
+            "--unshare-user",
+            "--disable-userns",
             "--uid",
             "1000",
             "--gid",

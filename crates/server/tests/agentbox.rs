@@ -285,6 +285,8 @@ async fn a_gateway_starts_runs_in_its_sandbox_streams_its_logs_and_stops_leaving
     assert_eq!(bad, 422, "{body}");
 
     // Inside: its own user, host name and loopback; svc's variables and nothing of the host's.
+    let nested = inside(&world, &id, "/call-unshare").await;
+    assert_eq!(nested["unshared"], false, "no namespaces of its own inside: {nested}");
     let who = inside(&world, &id, "/whoami").await;
     assert_eq!((who["uid"].as_u64(), who["hostname"].as_str()), (Some(1000), Some("svc-agent")), "{who}");
     let env = inside(&world, &id, "/env").await;
