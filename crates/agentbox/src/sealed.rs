@@ -8,6 +8,8 @@ use ring::rand::{SecureRandom, SystemRandom};
 /// Seals and opens secrets with one key.
 pub struct SecretBox {
     key: LessSafeKey,
+    /// The same key material, for values derived from it ([`SecretBox::derive`]).
+    mac: ring::hmac::Key,
     rng: SystemRandom,
 }
 
@@ -21,7 +23,11 @@ impl SecretBox {
     pub fn new(key: &[u8; 32]) -> Self {
         let unbound =
             UnboundKey::new(&AES_256_GCM, key).unwrap_or_else(|_| unreachable!("32 bytes is AES-256's key size"));
-        SecretBox { key: LessSafeKey::new(unbound), rng: SystemRandom::new() }
+        SecretBox {
+            key: LessSafeKey::new(unbound),
+            mac: ring::hmac::Key::new(ring::hmac::HMAC_SHA256, key),
+            rng: SystemRandom::new(),
+        }
     }
 
     /// A box over a fresh random key: for tests, and processes that keep nothing.
@@ -49,6 +55,12 @@ impl SecretBox {
         let mut out = nonce.to_vec();
         out.extend(sealed);
         out
+    }
+
+    /// A secret derived from the key for `label`, hex: the same for the same label on every
+    /// replica and every call, and nothing anyone without the key can compute.
+    pub fn derive(&self, label: &str) -> String {
+        hex::encode(ring::hmac::sign(&self.mac, label.as_bytes()).as_ref())
     }
 
     /// The plain value of `sealed`, sealed with this key and `context`.
@@ -84,5 +96,9 @@ mod tests {
         assert!(sealed_box.open(&tampered, "telegram:acct_1").is_err());
         assert!(sealed_box.open(&[1, 2, 3], "x").is_err());
         assert!(SecretBox::from_hex("abc").is_none() && SecretBox::from_hex(&"zz".repeat(32)).is_none());
+        let derived = sealed_box.derive("telegram-webhook:abc");
+        assert_eq!(derived, sealed_box.derive("telegram-webhook:abc"), "stable");
+        assert_ne!(derived, sealed_box.derive("telegram-webhook:abd"));
+        assert_ne!(derived, SecretBox::ephemeral().derive("telegram-webhook:abc"), "keyed");
     }
 }

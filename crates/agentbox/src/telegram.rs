@@ -31,6 +31,8 @@ use crate::sealed::SecretBox;
 pub use svc_catalogue::routes::agentbox::TELEGRAM_PATH;
 /// The largest update the relay takes.
 pub const MAX_UPDATE_BYTES: usize = 1 << 20;
+/// The largest file forwarded from the platform (its own download limit).
+const MAX_FILE_BYTES: usize = 20 * 1024 * 1024;
 /// The longest long poll served.
 const MAX_POLL: Duration = Duration::from_secs(50);
 /// How long an update waits for its agent, as the platform keeps undelivered updates.
@@ -155,7 +157,9 @@ impl Telegram {
             Err((_, why)) => return Err(AgentboxError::ChatPlatform(why)),
         };
         let hash = token_hash(token);
-        let secret = format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
+        // Derived, not random: two saves at once (or on two replicas) send the platform the
+        // same secret they keep, so the relay never ends up refusing its own bot.
+        let secret = self.config.sealed.derive(&format!("telegram-webhook:{hash}"));
         let now = self.clock.now_ms();
         let groups = input.allowed_groups.clone().unwrap_or_default();
         let bot = TelegramBot {
@@ -344,6 +348,36 @@ impl Telegram {
             let _ = tokio::time::timeout(Duration::from_secs(1).min(deadline - tokio::time::Instant::now()), notified)
                 .await;
         }
+    }
+
+    /// A file a user sent, as the platform serves it (`/file/bot<token>/<path>`): the agent
+    /// downloads photos and documents here. At most the platform's own 20 MB.
+    pub async fn forward_file(&self, token: &str, path: &str) -> ShimAnswer {
+        match self.store.telegram_bot_by_hash(&token_hash(token)).await {
+            Ok(Some(_)) => {}
+            Ok(None) => return refusal(401, "Unauthorized"),
+            Err(_) => return refusal(503, "Service Unavailable"),
+        }
+        if path.split('/').any(|part| part.is_empty() || part == "." || part == "..") {
+            return refusal(404, "Not Found");
+        }
+        let url = format!("{}/file/bot{token}/{path}", self.config.api_url.trim_end_matches('/'));
+        let mut response = match self.http.get(url).send().await {
+            Ok(response) => response,
+            Err(e) => {
+                tracing::warn!("the chat platform could not be reached: {}", e.without_url());
+                return refusal(502, "Bad Gateway: the chat platform could not be reached");
+            }
+        };
+        let status = response.status().as_u16();
+        let mut body = Vec::new();
+        while let Ok(Some(chunk)) = response.chunk().await {
+            body.extend_from_slice(&chunk);
+            if body.len() > MAX_FILE_BYTES {
+                return refusal(413, "Request Entity Too Large: files are at most 20 MB");
+            }
+        }
+        (status, body)
     }
 
     /// Forwards a method call to the platform as it came: its query, body and content type.

@@ -4,7 +4,8 @@
 //!   authenticated by the secret it sends back (`X-Telegram-Bot-Api-Secret-Token`); answered at
 //!   once, the update kept for the agent.
 //! - `/api/agentbox/telegram/bot<token>/<method>`: the Bot-API shim the sandboxed agent talks
-//!   to instead of the platform (its `apiRoot`), answering in the platform's own shape.
+//!   to instead of the platform (its `apiRoot`), answering in the platform's own shape; and
+//!   `/api/agentbox/telegram/file/bot<token>/<path>`, the files users send.
 
 use axum::Router;
 use axum::extract::{Path, RawQuery, State};
@@ -23,6 +24,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route(&format!("{TELEGRAM_PATH}/webhook/{{token_hash}}"), post(relay))
         .route(&format!("{TELEGRAM_PATH}/{{bot}}/{{method}}"), any(shim))
+        .route(&format!("{TELEGRAM_PATH}/file/{{bot}}/{{*path}}"), axum::routing::get(file))
 }
 
 async fn relay(State(state): State<AppState>, Path(hash): Path<String>, request: axum::extract::Request) -> Response {
@@ -84,6 +86,16 @@ async fn shim(
     };
     let status = StatusCode::from_u16(answer.0).unwrap_or(StatusCode::BAD_GATEWAY);
     (status, [(header::CONTENT_TYPE, "application/json")], answer.1).into_response()
+}
+
+async fn file(State(state): State<AppState>, Path((bot, path)): Path<(String, String)>) -> Response {
+    let Some(token) = bot.strip_prefix("bot") else {
+        return ApiError::NotFound.into_response();
+    };
+    let (status, body) = state.agentbox.telegram().forward_file(token, &path).await;
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
+    let kind = if status.is_success() { "application/octet-stream" } else { "application/json" };
+    (status, [(header::CONTENT_TYPE, kind)], body).into_response()
 }
 
 fn content_type(headers: &HeaderMap) -> String {

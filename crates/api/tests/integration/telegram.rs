@@ -83,6 +83,19 @@ async fn a_bot_is_checked_sealed_shown_masked_and_its_webhook_pointed_at_the_rel
     assert_ne!(stored.secret_hash, secret, "the webhook secret is kept as a hash");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn saves_at_once_leave_the_relay_taking_what_the_platform_sends() {
+    let app = TestApp::new().await;
+    let (_, key) = app.account_with_credits("1", &[Scope::Gateway]).await;
+    let body = config(TOKEN);
+    let saves = (0..8).map(|_| put_config(&app, &key, &body));
+    for reply in futures::future::join_all(saves).await {
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    }
+    let (_, secret) = app.sim.bot_api.webhook(TOKEN).expect("webhook");
+    assert_eq!(deliver(&app, TOKEN, Some(&secret), &update(1, "hi")).await.status, StatusCode::OK);
+}
+
 #[tokio::test]
 async fn a_bad_token_the_wrong_policies_or_a_webhook_url_are_422s_that_say_why() {
     let app = TestApp::new().await;
@@ -211,6 +224,11 @@ async fn the_shim_long_polls_confirms_by_offset_forwards_the_rest_and_owns_the_w
         shim(&app, TOKEN, "setWebhook", &json!({"url": "https://x.example"})).await.status,
         StatusCode::CONFLICT
     );
+    // The files users send come through too, and only for a known bot.
+    let file = app.get(&format!("/api/agentbox/telegram/file/bot{TOKEN}/photos/file_1.jpg")).await;
+    assert_eq!((file.status, file.text()), (StatusCode::OK, "simulated file photos/file_1.jpg".to_owned()));
+    let stranger_file = app.get("/api/agentbox/telegram/file/bot7009:AAHunknownXXXXXXXXXXXXXXXXXXXXXXXXXX/x.jpg").await;
+    assert_eq!(stranger_file.status, StatusCode::UNAUTHORIZED);
     // Method names match in any case, as the platform's do: no way around the refusal.
     for method in ["setwebhook", "SETWEBHOOK", "logOut", "close"] {
         assert_eq!(

@@ -45,6 +45,7 @@ impl FakeBotApi {
             .route("/simulate/{token}/message", post(simulate_message))
             .route("/simulate/{token}/sent", get(simulate_sent))
             .route("/{bot}/{method}", post(method).get(method))
+            .route("/file/{bot}/{*path}", get(file))
             .with_state(self.clone())
     }
 
@@ -177,6 +178,14 @@ async fn method(
         "getMyCommands" => ok(json!([])),
         _ => refused(StatusCode::NOT_FOUND, "Not Found: method not found"),
     }
+}
+
+/// `/file/bot<token>/<path>`: a user's file, made up from its path.
+async fn file(Path((bot, path)): Path<(String, String)>) -> Response {
+    if !bot.strip_prefix("bot").is_some_and(valid) {
+        return refused(StatusCode::UNAUTHORIZED, "Unauthorized");
+    }
+    format!("simulated file {path}").into_response()
 }
 
 async fn simulate_message(State(fake): State<FakeBotApi>, Path(token): Path<String>, body: Bytes) -> Response {
