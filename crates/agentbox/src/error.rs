@@ -58,6 +58,9 @@ pub enum AgentboxError {
     /// The chat platform could not be asked.
     #[error("the chat platform failed: {0}")]
     ChatPlatform(String),
+    /// The account holds as many log streams open as it may.
+    #[error("this account has {max} log streams open already; close one first", max = crate::MAX_LOG_STREAMS)]
+    TooManyStreams,
     /// The sandbox backend failed.
     #[error("sandbox backend: {0}")]
     Backend(#[from] crate::backend::BackendError),

@@ -105,6 +105,29 @@ pub struct Agentbox {
     health: Mutex<HashMap<String, bool>>,
     /// The chat-bot channel.
     telegram: telegram::Telegram,
+    /// Log streams open, by account.
+    log_streams: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+/// Log streams one account may hold open at once.
+pub const MAX_LOG_STREAMS: usize = 4;
+
+/// An open log stream, counted against its account until dropped.
+pub struct LogStreamSlot {
+    streams: Arc<Mutex<HashMap<String, usize>>>,
+    account: String,
+}
+
+impl Drop for LogStreamSlot {
+    fn drop(&mut self) {
+        let mut streams = self.streams.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(n) = streams.get_mut(&self.account) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                streams.remove(&self.account);
+            }
+        }
+    }
 }
 
 impl Agentbox {
@@ -112,7 +135,17 @@ impl Agentbox {
     pub fn new(setup: AgentboxSetup, store: Store, clock: Arc<dyn Clock>, llm: Arc<svc_llm::Llm>) -> Self {
         let AgentboxSetup { config, backend, telegram } = setup;
         let telegram = telegram::Telegram::new(telegram, store.clone(), clock.clone());
-        Agentbox { config, store, clock, backend, llm, drivers: Mutex::default(), health: Mutex::default(), telegram }
+        Agentbox {
+            config,
+            store,
+            clock,
+            backend,
+            llm,
+            drivers: Mutex::default(),
+            health: Mutex::default(),
+            telegram,
+            log_streams: Arc::default(),
+        }
     }
 
     /// The settings.
@@ -224,6 +257,18 @@ impl Agentbox {
     pub async fn log_target(&self, account_id: &str) -> Result<GatewayRecord, AgentboxError> {
         self.backend()?;
         self.store.latest_gateway(account_id).await?.ok_or(AgentboxError::NoGateway(NO_GATEWAY))
+    }
+
+    /// A slot for one more log stream of `account_id`, while it holds fewer than
+    /// [`MAX_LOG_STREAMS`].
+    pub fn open_log_stream(&self, account_id: &str) -> Result<LogStreamSlot, AgentboxError> {
+        let mut streams = self.log_streams.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let n = streams.entry(account_id.to_owned()).or_default();
+        if *n >= MAX_LOG_STREAMS {
+            return Err(AgentboxError::TooManyStreams);
+        }
+        *n += 1;
+        Ok(LogStreamSlot { streams: Arc::clone(&self.log_streams), account: account_id.to_owned() })
     }
 
     /// Log lines of gateway `id` from position `from`.

@@ -60,6 +60,30 @@ pub struct Telegram {
     arrivals: Mutex<HashMap<String, Arc<Notify>>>,
     /// When each chat last got an automatic reply, by (token hash, chat).
     replied: Mutex<HashMap<(String, i64), i64>>,
+    /// Long polls waiting, by token hash.
+    polls: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+/// Long polls one bot may hold at once; the platform allows one, and a gateway restarting its
+/// poll may briefly hold two.
+const MAX_POLLS: usize = 2;
+
+/// A long poll counted while it waits.
+struct PollSlot {
+    polls: Arc<Mutex<HashMap<String, usize>>>,
+    hash: String,
+}
+
+impl Drop for PollSlot {
+    fn drop(&mut self) {
+        let mut polls = self.polls.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(n) = polls.get_mut(&self.hash) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                polls.remove(&self.hash);
+            }
+        }
+    }
 }
 
 /// Why the relay refused a delivery.
@@ -119,7 +143,15 @@ impl Telegram {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .unwrap_or_default();
-        Telegram { config, store, clock, http, arrivals: Mutex::default(), replied: Mutex::default() }
+        Telegram {
+            config,
+            store,
+            clock,
+            http,
+            arrivals: Mutex::default(),
+            replied: Mutex::default(),
+            polls: Arc::default(),
+        }
     }
 
     fn method_url(&self, token: &str, method: &str) -> String {
@@ -323,6 +355,18 @@ impl Telegram {
         let offset = number("offset").unwrap_or(0);
         let limit = u32::try_from(number("limit").unwrap_or(100).clamp(1, 100)).unwrap_or(100);
         let wait = Duration::from_secs(u64::try_from(number("timeout").unwrap_or(0).max(0)).unwrap_or(0)).min(MAX_POLL);
+        let _slot = {
+            let mut polls = self.polls.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let n = polls.entry(hash.to_owned()).or_default();
+            if *n >= MAX_POLLS {
+                return refusal(
+                    409,
+                    "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running",
+                );
+            }
+            *n += 1;
+            PollSlot { polls: Arc::clone(&self.polls), hash: hash.to_owned() }
+        };
         if offset > 0
             && let Err(e) = self.store.confirm_telegram_updates(hash, offset).await
         {

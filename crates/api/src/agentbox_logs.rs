@@ -43,6 +43,7 @@ async fn logs(
     )
     .await??;
     let gateway = state.agentbox.log_target(&account.id).await?;
+    let slot = state.agentbox.open_log_stream(&account.id)?;
     let from = match header("last-event-id") {
         Some(id) => id.trim().parse::<u64>().map_err(|_| {
             ApiError::field(
@@ -55,9 +56,12 @@ async fn logs(
     };
     let agentbox = state.agentbox.clone();
     let id = gateway.id;
+    let slot = std::sync::Arc::new(slot);
     let stream = futures::stream::unfold((from, false), move |(pos, done)| {
         let agentbox = agentbox.clone();
         let id = id.clone();
+        // Held as long as the stream: the account's count drops when the client goes.
+        let _slot = std::sync::Arc::clone(&slot);
         async move {
             if done {
                 return None;

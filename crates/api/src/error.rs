@@ -183,6 +183,7 @@ impl From<svc_agentbox::AgentboxError> for ApiError {
                 ApiError::field(vec!["body".into(), "bot_token".into()], err.to_string(), "value_error")
             }
             err @ E::BotTaken => ApiError::Conflict(err.to_string()),
+            err @ E::TooManyStreams => ApiError::Capacity(err.to_string()),
             E::ChatPlatform(cause) => ApiError::Upstream { vendor: "chat platform", cause },
             err @ (E::Backend(_) | E::Store(_) | E::Llm(_)) => ApiError::Internal(format!("agentbox: {err}")),
         }

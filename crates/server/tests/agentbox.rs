@@ -409,6 +409,26 @@ async fn accounts_each_run_their_own_gateway_on_port_18789_and_see_only_their_ow
         assert_eq!(status, 422, "{body}: {answer}");
     }
 
+    // An account holds at most four log streams at once; one more is refused, and a closed
+    // one frees its place.
+    let mut open = Vec::new();
+    for _ in 0..4 {
+        let response =
+            svc.http.get(format!("{}/api/agentbox/gateway/logs", svc.base)).header("X-API-Key", &bob).send().await;
+        let response = response.expect("logs");
+        assert_eq!(response.status(), 200);
+        open.push(response);
+    }
+    let (status, body) = svc.call("GET", "/api/agentbox/gateway/logs", &bob, None).await;
+    assert_eq!((status, body["code"].as_str()), (503, Some("no_capacity")), "{body}");
+    let alices =
+        svc.http.get(format!("{}/api/agentbox/gateway/logs", svc.base)).header("X-API-Key", &alice).send().await;
+    assert_eq!(alices.expect("logs").status(), 200, "counted per account");
+    drop(open);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let again = svc.http.get(format!("{}/api/agentbox/gateway/logs", svc.base)).header("X-API-Key", &bob).send().await;
+    assert_eq!(again.expect("logs").status(), 200, "freed when a client goes");
+
     // Stopping one leaves the other running.
     assert_eq!(svc.call("POST", "/api/agentbox/gateway/stop", &bob, None).await.0, 200);
     svc.wait_for(&bob, "stopped").await;

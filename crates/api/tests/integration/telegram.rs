@@ -198,6 +198,17 @@ async fn the_shim_long_polls_confirms_by_offset_forwards_the_rest_and_owns_the_w
     assert_eq!(delivered.status, StatusCode::OK);
     assert_eq!(got.json()["result"][0]["update_id"], 7);
     assert!(started.elapsed() < Duration::from_secs(5), "woken, not timed out: {:?}", started.elapsed());
+    // Two polls of one bot may wait at once (a gateway restarting its poll); a third is the
+    // platform's 409, as a second poller is there.
+    let waiting = json!({"offset": 100, "timeout": 2});
+    let (first, second, third) =
+        tokio::join!(shim(&app, TOKEN, "getUpdates", &waiting), shim(&app, TOKEN, "getUpdates", &waiting), async {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            shim(&app, TOKEN, "getUpdates", &waiting).await
+        });
+    assert_eq!((first.status, second.status), (StatusCode::OK, StatusCode::OK));
+    assert_eq!(third.status, StatusCode::CONFLICT, "{}", third.text());
+    assert_eq!(shim(&app, TOKEN, "getUpdates", &json!({"offset": 100})).await.status, StatusCode::OK, "freed after");
     // The offset confirms: what is below it is gone, what is not stays.
     deliver(&app, TOKEN, Some(&secret), &update(8, "pong")).await;
     let after = shim(&app, TOKEN, "getUpdates", &json!({"offset": 8})).await.json();
