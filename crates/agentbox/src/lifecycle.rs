@@ -270,6 +270,7 @@ impl Agentbox {
                 }
             }
         }
+        self.revoke_leftover_keys().await;
         for id in backend.sandboxes().await? {
             if !kept.contains(&id) {
                 tracing::warn!(sandbox = %id, "removing a sandbox no gateway owns");
@@ -280,6 +281,21 @@ impl Agentbox {
             }
         }
         Ok(())
+    }
+
+    /// Revokes the keys of ended gateways whose revocation failed when they ended.
+    pub async fn revoke_leftover_keys(&self) {
+        match self.store.unrevoked_gateway_keys(1000).await {
+            Ok(keys) => {
+                for (account, key) in keys {
+                    tracing::warn!(account = %account, key = %key, "revoking the key of an ended gateway");
+                    if let Err(e) = self.store.revoke_api_key(&account, &key, self.clock.now_ms()).await {
+                        tracing::error!(key = %key, error = %e, "could not revoke the key of an ended gateway");
+                    }
+                }
+            }
+            Err(e) => tracing::error!(error = %e, "could not look for keys of ended gateways"),
+        }
     }
 
     /// Moves the gateway on; when it was not where expected, a stop came first.

@@ -211,6 +211,15 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if let Err(e) = state.agentbox.reconcile().await {
         tracing::error!(error = %e, "could not reconcile agent sandboxes");
     }
+    // Keys of ended gateways whose revocation failed are revoked again, every 10 minutes.
+    let agentbox = state.agentbox.clone();
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(std::time::Duration::from_secs(600));
+        loop {
+            every.tick().await;
+            agentbox.revoke_leftover_keys().await;
+        }
+    });
     let app = svc_api::app(state, svc_api::handlers::all())?;
     let limits = svc_api::serve::ConnectionLimits {
         header_read: std::time::Duration::from_secs(args.header_timeout_secs.max(1)),

@@ -300,4 +300,14 @@ impl Store {
             with_pool!(&self.db, |p| sqlx::query_scalar(SQL).bind(GATEWAY_PRODUCT).bind(&pattern).fetch_one(p).await)?;
         to_u64(sum, "credits burnt")
     }
+
+    /// Keys minted for gateways that have ended but are still live (a revocation that failed):
+    /// `(account_id, key_id)`.
+    pub async fn unrevoked_gateway_keys(&self, limit: u32) -> Result<Vec<(String, String)>, StoreError> {
+        const SQL: &str = "SELECT g.account_id, g.key_id FROM agentbox_gateways g JOIN api_keys k ON k.id = g.key_id \
+                           WHERE g.state IN ('stopped', 'failed') AND k.revoked_at IS NULL LIMIT $1";
+        let rows: Vec<(String, String)> =
+            with_pool!(&self.db, |p| sqlx::query_as(SQL).bind(i64::from(limit)).fetch_all(p).await)?;
+        Ok(rows)
+    }
 }

@@ -738,6 +738,33 @@ async fn an_account_has_one_active_gateway_and_its_moves_are_compare_and_set(sto
     assert_eq!(on_node, ["gw_3"]);
 }
 
+conformance!(the_keys_of_ended_gateways_left_live_are_found);
+async fn the_keys_of_ended_gateways_left_live_are_found(store: Store) {
+    funded(&store, "acc-k", 0).await;
+    let key = |id: &str| NewApiKey {
+        id: id.into(),
+        account_id: "acc-k".into(),
+        name: "gateway".into(),
+        prefix: "svck_x".into(),
+        hash: format!("hash-{id}"),
+        scopes: "gateway:read".into(),
+        created_at: 1,
+        expires_at: None,
+    };
+    for (gateway, key_id) in [("gw_k1", "key_k1"), ("gw_k2", "key_k2")] {
+        store.create_api_key(&key(key_id)).await.expect("key");
+        store.create_gateway(&new_gateway(gateway, "acc-k", 1)).await.expect("gateway");
+        store.set_gateway_key(gateway, key_id).await.expect("set key");
+        store.end_gateway(gateway, "stopped", None, 2).await.expect("end");
+    }
+    store.revoke_api_key("acc-k", "key_k1", 3).await.expect("revoke");
+    assert_eq!(store.unrevoked_gateway_keys(10).await.expect("find"), [("acc-k".to_owned(), "key_k2".to_owned())]);
+    store.create_api_key(&key("key_k3")).await.expect("key");
+    store.create_gateway(&new_gateway("gw_k3", "acc-k", 4)).await.expect("running one");
+    store.set_gateway_key("gw_k3", "key_k3").await.expect("set key");
+    assert_eq!(store.unrevoked_gateway_keys(10).await.expect("find").len(), 1, "a running gateway's key stays");
+}
+
 conformance!(a_gateway_period_is_billed_once_and_never_past_the_balance);
 async fn a_gateway_period_is_billed_once_and_never_past_the_balance(store: Store) {
     funded(&store, "acc-b", 250).await;
