@@ -67,7 +67,7 @@ fn gateway_config(
     let model_list: Vec<_> =
         models.iter().map(|id| json!({"id": id, "name": id, "contextWindow": 128000, "maxTokens": 4096})).collect();
     let skill_names: Vec<&str> = skills.iter().map(|(name, _)| *name).collect();
-    let config = json!({
+    let mut config = json!({
         "gateway": {
             "mode": "local",
             "port": GATEWAY_PORT,
@@ -101,7 +101,6 @@ fn gateway_config(
             }
         },
     });
-    let mut config = config;
     if let Some(groups) = chat_groups {
         // The bot long-polls svc's Bot-API shim (never the platform, and never a webhook of
         // its own: the platform would post to the sandbox and get 405).

@@ -11,7 +11,8 @@
 //!   E2B-compatible service.
 //! - [`templates`]: the agents; [`files`]: the config, workspace and skills a sandbox gets.
 //! - [`snapshot`]: the prepared agent gateway install sandboxes mount.
-//! - [`telegram`]: the chat-bot channel (relay and Bot-API shim); [`sealed`]: secrets at rest.
+//! - [`telegram`]: the chat-bot channel (relay and Bot-API shim); [`sealed`]: secrets at rest;
+//!   [`slots`]: per-key caps on what is held open.
 //! - [`error`]: the one error type, [`AgentboxError`].
 
 pub mod backend;
@@ -23,6 +24,7 @@ pub mod local;
 pub mod remote;
 pub mod sealed;
 pub mod shim;
+pub mod slots;
 pub mod snapshot;
 pub mod telegram;
 pub mod templates;
@@ -106,29 +108,11 @@ pub struct Agentbox {
     /// The chat-bot channel.
     telegram: telegram::Telegram,
     /// Log streams open, by account.
-    log_streams: Arc<Mutex<HashMap<String, usize>>>,
+    log_streams: slots::Slots,
 }
 
 /// Log streams one account may hold open at once.
 pub const MAX_LOG_STREAMS: usize = 4;
-
-/// An open log stream, counted against its account until dropped.
-pub struct LogStreamSlot {
-    streams: Arc<Mutex<HashMap<String, usize>>>,
-    account: String,
-}
-
-impl Drop for LogStreamSlot {
-    fn drop(&mut self) {
-        let mut streams = self.streams.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(n) = streams.get_mut(&self.account) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                streams.remove(&self.account);
-            }
-        }
-    }
-}
 
 impl Agentbox {
     /// The service from its `setup` (settings, backend or why there is none, chat channel).
@@ -144,7 +128,7 @@ impl Agentbox {
             drivers: Mutex::default(),
             health: Mutex::default(),
             telegram,
-            log_streams: Arc::default(),
+            log_streams: slots::Slots::new(MAX_LOG_STREAMS),
         }
     }
 
@@ -261,14 +245,8 @@ impl Agentbox {
 
     /// A slot for one more log stream of `account_id`, while it holds fewer than
     /// [`MAX_LOG_STREAMS`].
-    pub fn open_log_stream(&self, account_id: &str) -> Result<LogStreamSlot, AgentboxError> {
-        let mut streams = self.log_streams.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let n = streams.entry(account_id.to_owned()).or_default();
-        if *n >= MAX_LOG_STREAMS {
-            return Err(AgentboxError::TooManyStreams);
-        }
-        *n += 1;
-        Ok(LogStreamSlot { streams: Arc::clone(&self.log_streams), account: account_id.to_owned() })
+    pub fn open_log_stream(&self, account_id: &str) -> Result<slots::Slot, AgentboxError> {
+        self.log_streams.take(account_id).ok_or(AgentboxError::TooManyStreams)
     }
 
     /// Log lines of gateway `id` from position `from`.

@@ -27,6 +27,7 @@ use tokio::sync::Notify;
 
 use crate::AgentboxError;
 use crate::sealed::SecretBox;
+use crate::slots::Slots;
 
 pub use svc_catalogue::routes::agentbox::TELEGRAM_PATH;
 /// The largest update the relay takes.
@@ -61,30 +62,12 @@ pub struct Telegram {
     /// When each chat last got an automatic reply, by (token hash, chat).
     replied: Mutex<HashMap<(String, i64), i64>>,
     /// Long polls waiting, by token hash.
-    polls: Arc<Mutex<HashMap<String, usize>>>,
+    polls: Slots,
 }
 
 /// Long polls one bot may hold at once; the platform allows one, and a gateway restarting its
 /// poll may briefly hold two.
 const MAX_POLLS: usize = 2;
-
-/// A long poll counted while it waits.
-struct PollSlot {
-    polls: Arc<Mutex<HashMap<String, usize>>>,
-    hash: String,
-}
-
-impl Drop for PollSlot {
-    fn drop(&mut self) {
-        let mut polls = self.polls.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(n) = polls.get_mut(&self.hash) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                polls.remove(&self.hash);
-            }
-        }
-    }
-}
 
 /// Why the relay refused a delivery.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,7 +133,7 @@ impl Telegram {
             http,
             arrivals: Mutex::default(),
             replied: Mutex::default(),
-            polls: Arc::default(),
+            polls: Slots::new(MAX_POLLS),
         }
     }
 
@@ -317,20 +300,25 @@ impl Telegram {
         Arc::clone(arrivals.entry(hash.to_owned()).or_default())
     }
 
+    /// The hash of `token` when svc relays its bot; the platform's own 401 when not.
+    async fn known(&self, token: &str) -> Result<String, ShimAnswer> {
+        let hash = token_hash(token);
+        match self.store.telegram_bot_by_hash(&hash).await {
+            Ok(Some(_)) => Ok(hash),
+            Ok(None) => Err(refusal(401, "Unauthorized")),
+            Err(e) => {
+                tracing::error!(error = %e, "could not look up a chat bot");
+                Err(refusal(503, "Service Unavailable"))
+            }
+        }
+    }
+
     /// The Bot-API shim's decision for `method` of bot `token`: an unknown token is the
     /// platform's 401; method names are matched as the platform matches them (in any case);
     /// the ones that would take the bot away from svc (`setWebhook`, `logOut`, `close`) are
     /// refused, `deleteWebhook` does nothing, and names that are not plain words go nowhere.
     pub async fn shim_method(&self, token: &str, method: &str) -> Result<ShimMethod, ShimAnswer> {
-        let hash = token_hash(token);
-        match self.store.telegram_bot_by_hash(&hash).await {
-            Ok(Some(_)) => {}
-            Ok(None) => return Err(refusal(401, "Unauthorized")),
-            Err(e) => {
-                tracing::error!(error = %e, "could not look up a chat bot");
-                return Err(refusal(503, "Service Unavailable"));
-            }
-        }
+        let hash = self.known(token).await?;
         if method.is_empty() || !method.chars().all(|c| c.is_ascii_alphanumeric()) {
             return Err(refusal(404, "Not Found: method not found"));
         }
@@ -355,17 +343,11 @@ impl Telegram {
         let offset = number("offset").unwrap_or(0);
         let limit = u32::try_from(number("limit").unwrap_or(100).clamp(1, 100)).unwrap_or(100);
         let wait = Duration::from_secs(u64::try_from(number("timeout").unwrap_or(0).max(0)).unwrap_or(0)).min(MAX_POLL);
-        let _slot = {
-            let mut polls = self.polls.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            let n = polls.entry(hash.to_owned()).or_default();
-            if *n >= MAX_POLLS {
-                return refusal(
-                    409,
-                    "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running",
-                );
-            }
-            *n += 1;
-            PollSlot { polls: Arc::clone(&self.polls), hash: hash.to_owned() }
+        let Some(_slot) = self.polls.take(hash) else {
+            return refusal(
+                409,
+                "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running",
+            );
         };
         if offset > 0
             && let Err(e) = self.store.confirm_telegram_updates(hash, offset).await
@@ -397,10 +379,8 @@ impl Telegram {
     /// A file a user sent, as the platform serves it (`/file/bot<token>/<path>`): the agent
     /// downloads photos and documents here. At most the platform's own 20 MB.
     pub async fn forward_file(&self, token: &str, path: &str) -> ShimAnswer {
-        match self.store.telegram_bot_by_hash(&token_hash(token)).await {
-            Ok(Some(_)) => {}
-            Ok(None) => return refusal(401, "Unauthorized"),
-            Err(_) => return refusal(503, "Service Unavailable"),
+        if let Err(refused) = self.known(token).await {
+            return refused;
         }
         if path.split('/').any(|part| part.is_empty() || part == "." || part == "..") {
             return refusal(404, "Not Found");

@@ -56,12 +56,11 @@ async fn logs(
     };
     let agentbox = state.agentbox.clone();
     let id = gateway.id;
-    let slot = std::sync::Arc::new(slot);
     let stream = futures::stream::unfold((from, false), move |(pos, done)| {
         let agentbox = agentbox.clone();
         let id = id.clone();
-        // Held as long as the stream: the account's count drops when the client goes.
-        let _slot = std::sync::Arc::clone(&slot);
+        // Held by the stream: the account's slot comes back when the client goes.
+        let _held = &slot;
         async move {
             if done {
                 return None;

@@ -73,7 +73,7 @@ pub async fn build(
     production: bool,
     market: &mut SimulatedMarket,
 ) -> anyhow::Result<AgentboxSetup> {
-    let svc_address = public_url.map_or_else(|| format!("http://{}", loopback(listening)), str::to_owned);
+    let svc_address = public_url.map_or_else(|| format!("http://{}", crate::reachable(listening)), str::to_owned);
     let telegram = TelegramConfig {
         api_url: match std::env::var("SVC_TELEGRAM_API_URL") {
             Ok(url) => url,
@@ -121,14 +121,6 @@ fn secrets_key(data_dir: &Path, production: bool) -> anyhow::Result<SecretBox> {
     SecretBox::from_hex(&key).context("the new key")
 }
 
-fn loopback(listening: SocketAddr) -> SocketAddr {
-    if listening.ip().is_unspecified() {
-        SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), listening.port())
-    } else {
-        listening
-    }
-}
-
 /// The sandboxes' settings and backend.
 fn backend(
     file: &AgentboxFile,
@@ -155,7 +147,7 @@ fn backend(
         return (config, Err("they are turned off in the config file ([agentbox] enabled = false)".into()));
     }
     let backend = match file.backend.as_deref().unwrap_or("local") {
-        "local" => local(file, root, snapshot, loopback(listening), config.stop_grace),
+        "local" => local(file, root, snapshot, crate::reachable(listening), config.stop_grace),
         "remote" => remote(file, public_url, &config.node),
         other => Err(format!("[agentbox] backend = {other:?}: use \"local\" or \"remote\"")),
     };

@@ -142,14 +142,16 @@ fn sign_in_site(public_url: Option<&str>, listening: SocketAddr, production: boo
         None if production => {
             anyhow::bail!("--production needs SVC_PUBLIC_URL: sign-in messages must name the site users reach")
         }
-        None => {
-            let host = if listening.ip().is_unspecified() {
-                SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), listening.port())
-            } else {
-                listening
-            };
-            Ok(Site::from_url(&format!("http://{host}"))?)
-        }
+        None => Ok(Site::from_url(&format!("http://{}", reachable(listening)))?),
+    }
+}
+
+/// Where this machine reaches svc listening on `listening`: loopback for an unspecified address.
+pub(crate) fn reachable(listening: SocketAddr) -> SocketAddr {
+    if listening.ip().is_unspecified() {
+        SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), listening.port())
+    } else {
+        listening
     }
 }
 
