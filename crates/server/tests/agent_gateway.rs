@@ -11,11 +11,11 @@
 //! (`.ci/run` prepares one, cached between runs, and runs it).
 
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
+
+mod support;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a prepared agent gateway snapshot in SVC_TEST_AGENT_SNAPSHOT"]
@@ -28,45 +28,12 @@ async fn the_real_agent_gateway_starts_answers_through_the_llm_proxy_calls_svc_a
     let config = dir.path().join("svc.toml");
     std::fs::write(&config, format!("[agentbox]\nsnapshot = \"{}\"\nhealth_timeout_secs = 240\n", snapshot.display()))
         .expect("config");
-    let cli = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_svc"))
-            .args(args)
-            .env("SVC_DATA_DIR", &data)
-            .output()
-            .expect("svc");
-        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
-    };
+    let cli = |args: &[&str]| support::cli(&data, args);
     let account = cli(&["accounts", "create", "--name", "e2e"]);
     cli(&["credits", "grant", &account, "5"]);
     let key = cli(&["keys", "create", &account, "--scopes", "gateway"]);
 
-    let mut svc = tokio::process::Command::new(env!("CARGO_BIN_EXE_svc"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--config"])
-        .arg(&config)
-        .env("SVC_DATA_DIR", &data)
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("svc serve");
-    let mut lines = BufReader::new(svc.stdout.take().expect("stdout")).lines();
-    let mut simulator = None;
-    let base = loop {
-        let line = lines.next_line().await.expect("read").expect("svc exited before listening");
-        if simulator.is_none()
-            && let Some(rest) = line.split("simulator=http://").nth(1)
-        {
-            let addr: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '.' || *c == ':').collect();
-            simulator = Some(format!("http://{addr}"));
-        }
-        if let Some(rest) = line.split("svc listening on http://").nth(1) {
-            let addr: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '.' || *c == ':').collect();
-            break format!("http://{addr}");
-        }
-    };
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let support::Serving { child: mut svc, base, simulator } = support::serve(&data, &config, &[], &[]).await;
     let http = reqwest::Client::new();
     let get = |path: &str| {
         let request = http.get(format!("{base}{path}")).header("X-API-Key", &key);

@@ -4,11 +4,11 @@
 //! through its gateway socket. Needs bubblewrap (the Debian package `bubblewrap`).
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, BufReader};
+
+mod support;
 
 const STANDIN: &str = include_str!("fixtures/standin_gateway.py");
 
@@ -54,13 +54,7 @@ impl World {
 
     /// Runs an operator command; its standard output.
     fn cli(&self, args: &[&str]) -> String {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_svc"))
-            .args(args)
-            .env("SVC_DATA_DIR", self.data())
-            .output()
-            .expect("svc");
-        assert!(out.status.success(), "svc {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+        support::cli(&self.data(), args)
     }
 
     /// An account with `credits` (USD) and an owner's key with `scopes`.
@@ -78,40 +72,10 @@ impl World {
     }
 
     async fn serve_with(&self, env: &[(&str, &str)], args: &[&str]) -> Svc {
-        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_svc"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--config"])
-            .arg(self.dir.path().join("svc.toml"))
-            .args(args)
-            .envs(env.iter().copied())
-            .env("SVC_DATA_DIR", self.data())
-            .env("SVC_HOST_ONLY_SECRET", "host-secret-value")
-            .env("RUST_LOG", "info,sqlx=warn")
-            .env("NO_COLOR", "1")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("svc serve");
-        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-        let addr = tokio::time::timeout(Duration::from_secs(60), async {
-            while let Some(line) = lines.next_line().await.expect("read") {
-                if let Some(rest) = line.split("svc listening on http://").nth(1) {
-                    return rest
-                        .split_whitespace()
-                        .next()
-                        .expect("address")
-                        .trim_end_matches(['"', '\u{1b}'])
-                        .to_owned();
-                }
-            }
-            panic!("svc exited before listening");
-        })
-        .await
-        .expect("svc listens within a minute");
-        // Keep draining its output so it never blocks on a full pipe.
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        let addr: String = addr.chars().filter(|c| c.is_ascii_digit() || *c == '.' || *c == ':').collect();
-        Svc { child, base: format!("http://{addr}"), http: reqwest::Client::new() }
+        let mut env = env.to_vec();
+        env.push(("SVC_HOST_ONLY_SECRET", "host-secret-value"));
+        let serving = support::serve(&self.data(), &self.dir.path().join("svc.toml"), &env, args).await;
+        Svc { child: serving.child, base: serving.base, http: reqwest::Client::new() }
     }
 }
 
