@@ -102,6 +102,8 @@ async fn app(db: &std::path::Path) -> anyhow::Result<axum::Router> {
         upstreams,
         llm: svc_llm::LlmConfig::simulated(&vendors),
         agentbox: svc_agentbox::AgentboxSetup::unavailable("not benchmarked"),
+        sellers: svc_sellers::SellersConfig::default(),
+        sealed: Arc::new(svc_sealed::SecretBox::ephemeral()),
     };
     let state = AppState::new(services)?;
     state.signals.refresh().await?;

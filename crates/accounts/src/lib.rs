@@ -33,12 +33,14 @@ pub enum Scope {
     /// Starting, stopping and watching the account's agent gateway (what an owner's tool
     /// needs; a sandbox's own key never has it).
     Gateway,
+    /// Managing the account's seller agents: their configs, revenue and withdrawals.
+    Agents,
 }
 
 impl Scope {
     /// Every scope, by name.
-    pub const ALL: [Scope; 5] =
-        [Scope::Data, Scope::GatewayRead, Scope::GatewayData, Scope::GatewayWalletWrite, Scope::Gateway];
+    pub const ALL: [Scope; 6] =
+        [Scope::Data, Scope::GatewayRead, Scope::GatewayData, Scope::GatewayWalletWrite, Scope::Gateway, Scope::Agents];
 
     /// The scope's name in keys and requests.
     pub fn as_str(self) -> &'static str {
@@ -48,6 +50,7 @@ impl Scope {
             Scope::GatewayData => "gateway:data",
             Scope::GatewayWalletWrite => "gateway:wallet_write",
             Scope::Gateway => "gateway",
+            Scope::Agents => "agents",
         }
     }
 

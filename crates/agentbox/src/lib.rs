@@ -22,7 +22,7 @@ pub mod files;
 pub mod lifecycle;
 pub mod local;
 pub mod remote;
-pub mod sealed;
+pub use svc_sealed as sealed;
 pub mod shim;
 pub mod slots;
 pub mod snapshot;
@@ -354,7 +354,7 @@ impl AgentboxSetup {
             telegram: telegram::TelegramConfig {
                 api_url: "https://api.telegram.org".into(),
                 public_url: "http://127.0.0.1:8402".into(),
-                sealed: sealed::SecretBox::ephemeral(),
+                sealed: std::sync::Arc::new(sealed::SecretBox::ephemeral()),
             },
         }
     }

@@ -48,7 +48,7 @@ pub struct TelegramConfig {
     /// svc's address as the platform reaches it, for the webhook.
     pub public_url: String,
     /// Seals bot tokens at rest.
-    pub sealed: SecretBox,
+    pub sealed: std::sync::Arc<SecretBox>,
 }
 
 /// The channel.

@@ -126,6 +126,23 @@ pub enum ApiError {
     /// No room for the work on this server now (503); the message says why.
     #[error("{0}")]
     Capacity(String),
+    /// A seller agent's own limit is reached (429), before any payment is asked for.
+    #[error("{detail}")]
+    AgentLimited {
+        /// Which limit, and when to retry.
+        detail: String,
+        /// The limit.
+        limit: u64,
+        /// Seconds until a call is allowed again.
+        reset_secs: u64,
+    },
+    /// A seller's endpoint failed or answered something other than JSON (502); nothing was
+    /// charged.
+    #[error("{0}")]
+    Seller(String),
+    /// A seller's endpoint did not answer in time (504); nothing was charged.
+    #[error("{0}")]
+    SellerTimeout(String),
     /// A payment id reused with another payment (409).
     #[error("payment id used with a different payment")]
     PaymentIdConflict,
@@ -186,6 +203,29 @@ impl From<svc_agentbox::AgentboxError> for ApiError {
             err @ E::TooManyStreams => ApiError::Capacity(err.to_string()),
             E::ChatPlatform(cause) => ApiError::Upstream { vendor: "chat platform", cause },
             err @ (E::Backend(_) | E::Store(_) | E::Llm(_)) => ApiError::Internal(format!("agentbox: {err}")),
+        }
+    }
+}
+
+impl From<svc_sellers::SellerError> for ApiError {
+    fn from(err: svc_sellers::SellerError) -> Self {
+        use svc_sellers::{ForwardError as F, SellerError as E};
+        match err {
+            E::NoAgent => ApiError::Missing("No such agent.".to_owned()),
+            err @ E::NoConfig => ApiError::Missing(err.to_string()),
+            E::Invalid(errors) => ApiError::Validation(InputError { errors }),
+            err @ (E::HoldsBalance { .. } | E::NotConfigured) => ApiError::Conflict(err.to_string()),
+            err @ E::InsufficientBalance { .. } => {
+                ApiError::field(vec!["body".into(), "amount".into()], err.to_string(), "insufficient_balance")
+            }
+            E::Limited { which, limit, reset_secs, .. } => ApiError::AgentLimited {
+                detail: format!("the agent's {which} limit of {limit} calls is reached; try again in {reset_secs} s"),
+                limit,
+                reset_secs,
+            },
+            E::Forward(err @ F::Timeout(_)) => ApiError::SellerTimeout(err.to_string()),
+            E::Forward(err) => ApiError::Seller(err.to_string()),
+            err @ (E::Store(_) | E::Corrupt(_)) => ApiError::Internal(format!("sellers: {err}")),
         }
     }
 }
@@ -262,7 +302,11 @@ impl ApiError {
             ApiError::UpstreamTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
             ApiError::Unauthorized(_) | ApiError::SignIn(_) => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
-            ApiError::PreviewQuota { .. } | ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::PreviewQuota { .. } | ApiError::RateLimited { .. } | ApiError::AgentLimited { .. } => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
+            ApiError::Seller(_) => StatusCode::BAD_GATEWAY,
+            ApiError::SellerTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
             ApiError::InsufficientCredits { .. }
             | ApiError::PaymentRequired { .. }
             | ApiError::SettlementFailed { .. } => StatusCode::PAYMENT_REQUIRED,
@@ -290,7 +334,9 @@ impl ApiError {
             ApiError::SignIn(_) => "sign_in_refused",
             ApiError::Forbidden(_) => "insufficient_scope",
             ApiError::PreviewQuota { .. } => "preview_quota_exceeded",
-            ApiError::RateLimited { .. } => "rate_limited",
+            ApiError::RateLimited { .. } | ApiError::AgentLimited { .. } => "rate_limited",
+            ApiError::Seller(_) => "seller_error",
+            ApiError::SellerTimeout(_) => "seller_timeout",
             ApiError::InsufficientCredits { .. } => "insufficient_credits",
             ApiError::PaymentRequired { .. } => "payment_required",
             ApiError::SettlementFailed { may_have_moved: true, .. } => svc_x402::SETTLEMENT_PENDING,
@@ -404,6 +450,25 @@ impl IntoResponse for ApiError {
                 tracing::error!(error.cause = %cause, "facilitator unavailable");
                 let detail = "The payment could not be verified right now; nothing was charged. Retry shortly.";
                 (status, Json(error_body(detail, "facilitator_unavailable", Map::new()))).into_response()
+            }
+            ApiError::AgentLimited { detail, limit, reset_secs } => {
+                let mut extra = Map::new();
+                extra.insert("retry_after_secs".into(), Value::from(reset_secs));
+                let mut response = (status, Json(error_body(sentence(&detail), "rate_limited", extra))).into_response();
+                let headers = response.headers_mut();
+                headers.insert("ratelimit-limit", HeaderValue::from(limit));
+                headers.insert("ratelimit-remaining", HeaderValue::from(0));
+                headers.insert("ratelimit-reset", HeaderValue::from(reset_secs));
+                headers.insert(header::RETRY_AFTER, HeaderValue::from(reset_secs));
+                response
+            }
+            ApiError::Seller(cause) | ApiError::SellerTimeout(cause) => {
+                let code = if status == StatusCode::GATEWAY_TIMEOUT { "seller_timeout" } else { "seller_error" };
+                let detail = format!(
+                    "{}; nothing was charged, and the same payment can be sent again.",
+                    sentence(&cause).trim_end_matches('.')
+                );
+                (status, Json(error_body(detail, code, Map::new()))).into_response()
             }
             ApiError::PaymentIdConflict => {
                 let detail = "This payment id was used with a different payment; use a new id for a new payment.";

@@ -10,6 +10,7 @@
 //! - [`credits`]: the credit channel (`/api/svc-tools/*`); [`preview`]: free previews.
 //! - [`rate`]: rate limits per client; [`limits`]: who the client is, and the rate headers.
 //! - [`handlers`]: route handlers by catalogue id.
+//! - [`seller_invoke`]: a seller's agent, paid per call through the same paywall.
 //! - [`agentbox_logs`]: a sandboxed gateway's log, as server-sent events; [`agentbox_telegram`]:
 //!   the chat-bot relay and the Bot-API shim the sandboxed agent polls.
 //! - [`answer`]: what routes answer with (JSON encoded ahead of time, 402 challenges).
@@ -38,6 +39,7 @@ pub mod ops;
 pub mod pipeline;
 pub mod preview;
 pub mod rate;
+pub mod seller_invoke;
 pub mod serve;
 pub mod state;
 pub mod x402;
@@ -53,7 +55,7 @@ use svc_catalogue::{HttpMethod, Loc, Operational, RouteSpec};
 pub use error::ApiError;
 pub use handlers::{HandlerMismatch, Handlers};
 pub use pipeline::Channel;
-pub use state::{ApiConfig, AppState, Services};
+pub use state::{ApiConfig, AppState, Services, StateError};
 
 /// The router's form of a path template: parameters renamed by position (`{p0}`, `{p1}`).
 /// The contract names the parameter at one position differently on sibling routes
@@ -86,6 +88,7 @@ fn method_router(
         HttpMethod::Post => MethodFilter::POST,
         HttpMethod::Put => MethodFilter::PUT,
         HttpMethod::Delete => MethodFilter::DELETE,
+        HttpMethod::Patch => MethodFilter::PATCH,
     };
     let handlers = Arc::clone(handlers);
     on(filter, move |State(state): State<AppState>, request: Request| {
@@ -169,6 +172,7 @@ pub fn app_with(state: AppState, handlers: Handlers, extra: Router<AppState>) ->
         .merge(svc_llm::http::router(state.llm.clone()))
         .merge(agentbox_logs::router())
         .merge(agentbox_telegram::router())
+        .merge(seller_invoke::router())
         .merge(extra)
         .fallback(|| async { ApiError::NotFound })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed { allow: "GET" } });

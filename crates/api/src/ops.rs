@@ -9,6 +9,7 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use serde_json::json;
+use svc_catalogue::routes::sellers::MarketplaceAgent;
 use svc_catalogue::{discovery, openapi};
 
 use crate::answer::Answer;
@@ -52,20 +53,33 @@ pub async fn openapi_json(State(state): State<AppState>, headers: HeaderMap) -> 
     crate::encoding::negotiate(json_response(doc.clone()), &headers)
 }
 
+/// Sellers' listed agents, for the discovery documents; a store that fails leaves them out
+/// (the routes are still worth listing).
+async fn listed_agents(state: &AppState) -> Vec<MarketplaceAgent> {
+    state.sellers.all_listed().await.unwrap_or_else(|err| {
+        tracing::warn!(error = %err, "could not list sellers' agents for discovery");
+        Vec::new()
+    })
+}
+
 /// `GET /api/x402/catalogue`.
 pub async fn catalogue(State(state): State<AppState>, headers: HeaderMap) -> Json<serde_json::Value> {
     let config = &state.config;
-    Json(discovery::catalogue_document(state.catalogue, &config.base_url(&headers), |r| config.shown_rate_limit(r)))
+    let agents = listed_agents(&state).await;
+    let base = config.base_url(&headers);
+    Json(discovery::catalogue_document(state.catalogue, &agents, &base, |r| config.shown_rate_limit(r)))
 }
 
 /// `GET /.well-known/x402`.
 pub async fn well_known(State(state): State<AppState>, headers: HeaderMap) -> Json<serde_json::Value> {
-    Json(discovery::well_known(state.catalogue, &state.config.base_url(&headers)))
+    let agents = listed_agents(&state).await;
+    Json(discovery::well_known(state.catalogue, &agents, &state.config.base_url(&headers)))
 }
 
 /// `GET /llms.txt`.
 pub async fn llms_txt(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    let mut response = discovery::llms_txt(state.catalogue, &state.config.base_url(&headers)).into_response();
+    let agents = listed_agents(&state).await;
+    let mut response = discovery::llms_txt(state.catalogue, &agents, &state.config.base_url(&headers)).into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
     response
 }

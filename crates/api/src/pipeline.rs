@@ -135,7 +135,7 @@ async fn caller(state: &AppState, route: &RouteSpec, parts: &Parts) -> Result<Ca
 
 /// Reads a JSON body up to `limit` bytes. An empty body is allowed (the input decides whether
 /// it needed one); a non-empty body must be declared JSON.
-async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes, ApiError> {
+pub(crate) async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes, ApiError> {
     let declared =
         headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok());
     if declared.is_some_and(|n| n > limit) {

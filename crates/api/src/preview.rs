@@ -36,16 +36,10 @@ pub fn requested(query: Option<&str>) -> bool {
 pub(crate) async fn serve(call: Call<'_>, input: ValidInput) -> Response {
     let Call { state, parts, .. } = call;
     let now = state.clock.now_ms();
-    let key = format!("preview:{}", client_label(parts, &state.config.trusted_proxies));
-    let quota = match state.config.previews_per_hour {
-        0 => Decision::unlimited(),
-        quota => state.limiter.hit(&key, quota, HOUR_MS, now).await,
+    let (quota, key) = match take_quota(state, parts, now).await {
+        Ok(taken) => taken,
+        Err(refused) => return refused,
     };
-    if !quota.allowed {
-        let mut response = ApiError::PreviewQuota { reset_secs: quota.reset_secs(now) }.into_response();
-        rate_headers(response.headers_mut(), &quota, now);
-        return response;
-    }
     let units = input.price_units();
     let mut response = match answer(call, input, units, &quota, now).await {
         Ok(body) => {
@@ -62,6 +56,22 @@ pub(crate) async fn serve(call: Call<'_>, input: ValidInput) -> Response {
     };
     rate_headers(response.headers_mut(), &quota, now);
     response
+}
+
+/// Counts one preview against the client's hourly quota: the decision and the counter's key,
+/// or the 429 to answer.
+pub(crate) async fn take_quota(state: &AppState, parts: &Parts, now: i64) -> Result<(Decision, String), Response> {
+    let key = format!("preview:{}", client_label(parts, &state.config.trusted_proxies));
+    let quota = match state.config.previews_per_hour {
+        0 => Decision::unlimited(),
+        quota => state.limiter.hit(&key, quota, HOUR_MS, now).await,
+    };
+    if !quota.allowed {
+        let mut response = ApiError::PreviewQuota { reset_secs: quota.reset_secs(now) }.into_response();
+        rate_headers(response.headers_mut(), &quota, now);
+        return Err(response);
+    }
+    Ok((quota, key))
 }
 
 async fn answer(call: Call<'_>, input: ValidInput, units: u64, quota: &Decision, now: i64) -> Result<Value, ApiError> {

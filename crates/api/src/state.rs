@@ -45,6 +45,8 @@ pub struct App {
     pub llm: Arc<svc_llm::Llm>,
     /// Agent sandboxes.
     pub agentbox: Arc<svc_agentbox::Agentbox>,
+    /// Sellers' agents, their revenue and payouts, the marketplace.
+    pub sellers: Arc<svc_sellers::Sellers>,
 }
 
 impl std::ops::Deref for AppState {
@@ -81,13 +83,18 @@ pub struct Services {
     pub llm: svc_llm::LlmConfig,
     /// Agent sandboxes: settings and backend.
     pub agentbox: svc_agentbox::AgentboxSetup,
+    /// The seller side's settings.
+    pub sellers: svc_sellers::SellersConfig,
+    /// Seals secrets svc must read back (sellers' signing secrets).
+    pub sealed: Arc<svc_sealed::SecretBox>,
 }
 
 impl AppState {
     /// Builds the state the handlers run on; refuses an LLM model table that names a
     /// provider it does not configure.
-    pub fn new(services: Services) -> Result<Self, svc_llm::LlmError> {
-        let Services { store, clock, config, offer, facilitator, upstreams, limiter, llm, agentbox } = services;
+    pub fn new(services: Services) -> Result<Self, StateError> {
+        let Services { store, clock, config, offer, facilitator, upstreams, limiter, llm, agentbox, sellers, sealed } =
+            services;
         let limiter = Arc::new(limiter);
         let catalogue = svc_catalogue::catalogue();
         let paywall = Arc::new(Paywall::new(store.clone(), facilitator, offer, clock.clone()));
@@ -101,6 +108,8 @@ impl AppState {
         }));
         let llm = Arc::new(svc_llm::Llm::new(llm, store.clone(), clock.clone(), paywall.clone(), limiter.clone())?);
         let agentbox = Arc::new(svc_agentbox::Agentbox::new(agentbox, store.clone(), clock.clone(), llm.clone()));
+        let sellers =
+            Arc::new(svc_sellers::Sellers::new(sellers, store.clone(), clock.clone(), sealed, limiter.clone())?);
         Ok(AppState(Arc::new(App {
             store,
             clock,
@@ -114,6 +123,18 @@ impl AppState {
             signals,
             llm,
             agentbox,
+            sellers,
         })))
     }
+}
+
+/// Why the application state could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    /// The LLM proxy's model table names a provider it does not configure.
+    #[error(transparent)]
+    Llm(#[from] svc_llm::LlmError),
+    /// The seller side could not be set up.
+    #[error("sellers: {0}")]
+    Sellers(#[from] svc_sellers::SellerError),
 }

@@ -72,7 +72,8 @@ pub(crate) async fn serve(
 ) -> Result<Response, ApiError> {
     let Call { state, route, parts, .. } = call;
     let price = route.price.price(input.price_units());
-    let challenge = |price| Challenge { state, route, parts, body, price, echo: input.echo() };
+    let challenge =
+        |price| Challenge { state, offered: Offered::Route { route, echo: input.echo() }, parts, body, price };
     let payment = match presented {
         Presented::Payment(payment) => payment,
         Presented::TooLarge(bytes) => {
@@ -110,7 +111,7 @@ async fn serve_paid(
     let Call { state, handlers, route, parts } = call;
     // The handler takes the input; a refusal's challenge still echoes its fields.
     let echo = input.take_echo();
-    let challenge = Challenge { state, route, parts, body, price, echo: &echo };
+    let challenge = Challenge { state, offered: Offered::Route { route, echo: &echo }, parts, body, price };
     let advertised = svc_paywall::echoes_extensions(payment).then(|| challenge.extensions(Schemas::Omitted));
     let sale = Sale { product: route.id, price, discountable: route.billed_as_data, advertised: advertised.as_ref() };
     let work = |buyer: Buyer| async move {
@@ -120,7 +121,17 @@ async fn serve_paid(
         let then = handlers.delivery(route.id, state, &answer, delivering);
         Ok::<_, ApiError>(Sold { json: answer.json.clone(), answer, then })
     };
-    match state.paywall.charge(sale, payment, work).await? {
+    let outcome = state.paywall.charge(sale, payment, work).await?;
+    respond(outcome, &challenge)
+}
+
+/// The answer to a charge's outcome: the work's answer with its settlement, the answer kept for
+/// a retry, a fresh challenge naming why the payment was refused, or the error.
+pub(crate) fn respond<A: Into<Answer>>(
+    outcome: Outcome<A, ApiError>,
+    challenge: &Challenge<'_>,
+) -> Result<Response, ApiError> {
+    match outcome {
         Outcome::Paid { answer, receipt, v1 } => {
             let mut response = paid(answer, payment_response_header(&receipt));
             if v1 {
@@ -146,7 +157,7 @@ async fn serve_paid(
 /// payment's echo compares only what they say (`info`), and copying a route's whole schema
 /// for it would cost every paid call.
 #[derive(Debug, Clone, Copy)]
-enum Schemas {
+pub(crate) enum Schemas {
     Included,
     Omitted,
 }
@@ -160,20 +171,40 @@ static NO_ECHO: std::sync::LazyLock<InputEcho> = std::sync::LazyLock::new(InputE
 /// The v1 name of the settlement header.
 const X_PAYMENT_RESPONSE: &str = "x-payment-response";
 
+/// What a challenge offers.
+#[derive(Clone, Copy)]
+pub(crate) enum Offered<'a> {
+    /// A catalogue route, with the request's fields as received.
+    Route {
+        /// The route.
+        route: &'static RouteSpec,
+        /// The request's fields, for the `bazaar` example.
+        echo: &'a InputEcho,
+    },
+    /// A seller's agent: its own description and input schema, and the body being paid for.
+    Agent {
+        /// One line about it.
+        description: &'a str,
+        /// Its input schema.
+        schema: &'a Value,
+        /// The body being paid for.
+        body: &'a Value,
+    },
+}
+
 /// Builds 402 challenges for one request.
-struct Challenge<'a> {
-    state: &'a AppState,
-    route: &'static RouteSpec,
-    parts: &'a Parts,
-    body: Option<&'a [u8]>,
-    price: Money,
-    echo: &'a InputEcho,
+pub(crate) struct Challenge<'a> {
+    pub(crate) state: &'a AppState,
+    pub(crate) offered: Offered<'a>,
+    pub(crate) parts: &'a Parts,
+    pub(crate) body: Option<&'a [u8]>,
+    pub(crate) price: Money,
 }
 
 impl Challenge<'_> {
     /// The challenge to a request that carried no usable payment, from the cache when seen;
     /// `junk` when it carried a header that is not a payment.
-    fn unpaid(&self, junk: bool) -> ApiError {
+    pub(crate) fn unpaid(&self, junk: bool) -> ApiError {
         let built = self.cached().map(|(body, header)| ApiError::PaymentRequired { body, header, refused: junk });
         built.unwrap_or_else(|err| err)
     }
@@ -181,11 +212,13 @@ impl Challenge<'_> {
     fn cached(&self) -> Result<(Bytes, HeaderValue), ApiError> {
         let body = self.body.unwrap_or_default();
         let build = || self.build(&self.state.paywall.requirements(self.price), "Payment required");
+        // Agents' challenges are built each time: their price and schema are the seller's to change.
+        let Offered::Route { route, .. } = self.offered else { return build() };
         if body.len() > ChallengeCache::MAX_BODY {
             return build();
         }
         let key = ChallengeKey {
-            route: self.route.id,
+            route: route.id,
             price: self.price.atomic(),
             window: self.state.clock.now_ms().div_euclid(svc_accounts::siwx::WINDOW_MS),
             host: self.parts.headers.get(header::HOST).map(|h| h.as_bytes()).unwrap_or_default(),
@@ -203,7 +236,7 @@ impl Challenge<'_> {
 
     /// A challenge naming why the request was not charged (`refused`: its payment was
     /// refused before it verified).
-    fn with_error(&self, accepts: &[PaymentRequirements], why: &str, refused: bool) -> ApiError {
+    pub(crate) fn with_error(&self, accepts: &[PaymentRequirements], why: &str, refused: bool) -> ApiError {
         match self.build(accepts, why) {
             Ok((body, header)) => ApiError::PaymentRequired { body, header, refused },
             Err(err) => err,
@@ -211,20 +244,35 @@ impl Challenge<'_> {
     }
 
     /// The extensions this request's challenge advertises.
-    fn extensions(&self, schemas: Schemas) -> Map<String, Value> {
+    pub(crate) fn extensions(&self, schemas: Schemas) -> Map<String, Value> {
         let mut extensions = Map::new();
         extensions.insert("payment-identifier".into(), payment_identifier_extension());
-        if let Some(schema) = self.state.challenges.bazaar.get(self.route.id) {
-            let schema = match schemas {
-                Schemas::Included => schema,
-                Schemas::Omitted => &Value::Null,
-            };
-            let echo = if self.echo_fits() { self.echo } else { &NO_ECHO };
-            extensions.insert("bazaar".into(), svc_catalogue::discovery::bazaar_extension(self.route, schema, echo));
+        let bazaar = match self.offered {
+            Offered::Route { route, echo } => self.state.challenges.bazaar.get(route.id).map(|schema| {
+                let schema = match schemas {
+                    Schemas::Included => schema,
+                    Schemas::Omitted => &Value::Null,
+                };
+                let echo = if self.echo_fits() { echo } else { &NO_ECHO };
+                svc_catalogue::discovery::bazaar_extension(route, schema, echo)
+            }),
+            Offered::Agent { schema, body, .. } => {
+                let schema = match schemas {
+                    Schemas::Included => schema,
+                    Schemas::Omitted => &Value::Null,
+                };
+                let small = self.body.map_or(0, <[u8]>::len) <= MAX_ECHO_BYTES;
+                let example = if small { body.clone() } else { Value::Object(Map::new()) };
+                Some(svc_catalogue::discovery::bazaar_post_extension(schema, &example))
+            }
+        };
+        if let Some(bazaar) = bazaar {
+            extensions.insert("bazaar".into(), bazaar);
         }
+        let discountable = matches!(self.offered, Offered::Route { route, .. } if route.billed_as_data);
         // A payment echoes the sign-in offer of the challenge it paid, made in an earlier
         // minute perhaps: only the challenge carries it, and echoes of it are not compared.
-        if matches!(schemas, Schemas::Included) && self.route.billed_as_data {
+        if matches!(schemas, Schemas::Included) && discountable {
             let networks = self.state.paywall.offer().networks();
             let chains: Vec<&str> =
                 networks.iter().map(|n| n.network.as_str()).filter(|n| n.starts_with("eip155:")).collect();
@@ -248,9 +296,9 @@ impl Challenge<'_> {
         if self.body.map_or(0, <[u8]>::len) + query <= MAX_ECHO_BYTES {
             return true;
         }
+        let Offered::Route { echo, .. } = self.offered else { return false };
         let size = |fields: &Map<String, Value>| serde_json::to_vec(fields).map_or(usize::MAX, |v| v.len());
-        size(&self.echo.path).saturating_add(size(&self.echo.query)).saturating_add(size(&self.echo.body))
-            <= MAX_ECHO_BYTES
+        size(&echo.path).saturating_add(size(&echo.query)).saturating_add(size(&echo.body)) <= MAX_ECHO_BYTES
     }
 
     /// The challenge's JSON and its base64 header value.
@@ -261,7 +309,10 @@ impl Challenge<'_> {
             error: Some(error.to_owned()),
             resource: ResourceInfo {
                 url: resource_url(self.state, self.parts),
-                description: self.route.description.to_owned(),
+                description: match self.offered {
+                    Offered::Route { route, .. } => route.description.to_owned(),
+                    Offered::Agent { description, .. } => description.to_owned(),
+                },
                 mime_type: "application/json".to_owned(),
             },
             accepts: accepts.to_vec(),

@@ -8,6 +8,7 @@ use schemars::generate::SchemaSettings;
 use serde_json::{Value, json};
 
 use crate::route::{Access, PreviewPolicy, PriceRule, RouteSpec};
+use crate::routes::sellers::MarketplaceAgent;
 use crate::{Catalogue, HttpMethod, Operational};
 
 /// Version of the catalogue document, from the contract.
@@ -67,9 +68,44 @@ pub fn resource(route: &RouteSpec, base_url: &str, rate_limit: Option<u32>) -> V
     })
 }
 
-/// `GET /api/x402/catalogue`: every paid resource, with the rate limit `rate_limit` gives it.
+/// A seller's listed agent as the catalogue lists it: paid per call like a route, priced and
+/// described by its seller.
+pub fn agent_resource(agent: &MarketplaceAgent, base_url: &str) -> Value {
+    let price = agent.price.amount;
+    json!({
+        "id": format!("agent:{}", agent.id),
+        "method": "POST",
+        "url": url(base_url, &agent_path(&agent.id)),
+        "group": "agents",
+        "tag": "marketplace",
+        "description": format!("{}: {}", agent.about.name, agent.about.description),
+        "price": {
+            "usd": price.to_string(),
+            "atomic": price.atomic().to_string(),
+            "max_usd": price.to_string(),
+            "max_atomic": price.atomic().to_string(),
+            "asset": "USDC",
+            "dynamic": false,
+        },
+        "credits": null,
+        "preview": "examples",
+        "rate_limit_per_minute": null,
+        "input_schema": agent.about.input_schema,
+        "output_schema": {"description": "The seller's JSON answer."},
+        "seller_agent": {"category": agent.about.category, "tags": agent.about.tags, "paid_calls": agent.paid_calls},
+    })
+}
+
+/// Where a seller's agent is invoked, relative to the base address.
+fn agent_path(agent_id: &str) -> String {
+    crate::routes::sellers::INVOKE_PATH.replace("{agent_id}", agent_id)
+}
+
+/// `GET /api/x402/catalogue`: every paid resource, with the rate limit `rate_limit` gives it,
+/// then sellers' listed `agents`.
 pub fn catalogue_document(
     catalogue: &Catalogue,
+    agents: &[MarketplaceAgent],
     base_url: &str,
     rate_limit: impl Fn(&RouteSpec) -> Option<u32>,
 ) -> Value {
@@ -78,6 +114,7 @@ pub fn catalogue_document(
         .iter()
         .filter(|r| r.access == Access::Paid)
         .map(|r| resource(r, base_url, rate_limit(r)))
+        .chain(agents.iter().map(|a| agent_resource(a, base_url)))
         .collect();
     json!({
         "version": CATALOGUE_VERSION,
@@ -88,9 +125,14 @@ pub fn catalogue_document(
 }
 
 /// `GET /.well-known/x402`: the manifest indexers look for, pointing at the full catalogue.
-pub fn well_known(catalogue: &Catalogue, base_url: &str) -> Value {
-    let resources: Vec<String> =
-        catalogue.routes().iter().filter(|r| r.access == Access::Paid).map(|r| url(base_url, r.path)).collect();
+pub fn well_known(catalogue: &Catalogue, agents: &[MarketplaceAgent], base_url: &str) -> Value {
+    let resources: Vec<String> = catalogue
+        .routes()
+        .iter()
+        .filter(|r| r.access == Access::Paid)
+        .map(|r| url(base_url, r.path))
+        .chain(agents.iter().map(|a| url(base_url, &agent_path(&a.id))))
+        .collect();
     json!({
         "version": CATALOGUE_VERSION,
         "x402Version": 2,
@@ -104,8 +146,8 @@ pub fn well_known(catalogue: &Catalogue, base_url: &str) -> Value {
     })
 }
 
-/// `GET /llms.txt`: how an agent pays, previews, and what each route costs.
-pub fn llms_txt(catalogue: &Catalogue, base_url: &str) -> String {
+/// `GET /llms.txt`: how an agent pays, previews, and what each route and listed agent costs.
+pub fn llms_txt(catalogue: &Catalogue, agents: &[MarketplaceAgent], base_url: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# svc\n");
     let _ = writeln!(
@@ -164,6 +206,13 @@ pub fn llms_txt(catalogue: &Catalogue, base_url: &str) -> String {
         let method = route.method.as_str();
         let _ = writeln!(out, "- {method} {} — {price} — {}", route.path, route.description);
     }
+    if !agents.is_empty() {
+        let _ = writeln!(out, "\n## Sellers' agents (x402, price per call in USD; body as each input_schema says)\n");
+        for agent in agents {
+            let (name, price, description) = (&agent.about.name, agent.price.amount, &agent.about.description);
+            let _ = writeln!(out, "- POST {} — {price} — {name}: {description}", agent_path(&agent.id));
+        }
+    }
     out
 }
 
@@ -208,6 +257,37 @@ pub fn bazaar_schema(route: &RouteSpec) -> Value {
             },
         },
         "required": ["input"],
+    })
+}
+
+/// The `bazaar` extension of a JSON `POST` whose input schema is not a catalogue type (a
+/// seller agent's invoke): `info` shows `body`, the request being paid for, and `schema` is the
+/// same envelope [`bazaar_schema`] gives catalogue routes, around `input_schema`.
+pub fn bazaar_post_extension(input_schema: &Value, body: &Value) -> Value {
+    json!({
+        "info": {
+            "input": {"type": "http", "method": "POST", "bodyType": "json", "body": body},
+            "output": {"type": "json"},
+        },
+        "schema": {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {
+                "input": {
+                    "type": "object",
+                    "properties": {
+                        "type": {"type": "string", "const": "http"},
+                        "method": {"type": "string", "enum": ["POST"]},
+                        "bodyType": {"type": "string", "enum": ["json"]},
+                        "body": input_schema,
+                    },
+                    "required": ["type", "method", "bodyType", "body"],
+                    "additionalProperties": false,
+                },
+                "output": {"type": "object", "properties": {"type": {"type": "string"}}, "required": ["type"]},
+            },
+            "required": ["input"],
+        },
     })
 }
 

@@ -199,6 +199,7 @@ fn method_key(m: HttpMethod) -> &'static str {
         HttpMethod::Post => "post",
         HttpMethod::Put => "put",
         HttpMethod::Delete => "delete",
+        HttpMethod::Patch => "patch",
     }
 }
 
@@ -264,6 +265,43 @@ pub fn telegram_relay_operation() -> Value {
     })
 }
 
+/// `POST /x402/agents/{agent_id}/invoke`: a seller agent's paid invoke. Its body schema and
+/// price are the seller's, so the operation names where to read them.
+pub fn invoke_operation() -> Value {
+    json!({
+        "operationId": "sellers.invoke",
+        "tags": ["marketplace"],
+        "summary": "Invokes a seller's agent, paid per call over x402.",
+        "description": "The body must match the agent's input schema (GET /marketplace/agents/{agent_id} shows it; a \
+            422 comes before any payment is asked for), and the agent's limits are checked before the challenge (429 \
+            with Retry-After). Without a payment: 402 with the agent's price. With one: the call is forwarded to the \
+            seller, signed, and only a successful JSON answer is settled and returned; a seller error, timeout or \
+            oversized answer is a 502 or 504 that charges nothing. `?preview=true`: the agent's examples and price, \
+            free, without calling the seller.",
+        "security": [{ "x402": [] }],
+        "parameters": [
+            { "name": "agent_id", "in": "path", "required": true, "schema": { "type": "string" } },
+            { "name": "preview", "in": "query", "required": false, "schema": { "type": "boolean" },
+              "description": "Examples and price only, free (5 per hour per IP)." },
+        ],
+        "requestBody": { "required": true, "content": { "application/json": { "schema": {
+            "type": "object", "description": "As the agent's input_schema says (default: {query: string})." } } } },
+        "responses": {
+            "200": { "description": "The seller's answer, as it sent it.", "content": { "application/json": {
+                "schema": { "description": "The seller's JSON." } } } },
+            "402": { "description": "Payment required: the x402 challenge, priced by the seller.",
+                "content": { "application/json": { "schema": { "$ref": "#/components/schemas/PaymentRequired" } } } },
+            "404": error_response("No agent sells invokes at this id (unknown, disabled or deleted)."),
+            "413": error_response("A body larger than the limit."),
+            "422": { "description": "The body does not match the agent's input schema.",
+                "content": { "application/json": { "schema": { "$ref": "#/components/schemas/HTTPValidationError" } } } },
+            "429": error_response("The agent's per-minute or daily limit is reached (Retry-After says when to retry)."),
+            "502": error_response("The seller failed or answered something other than JSON; nothing was charged."),
+            "504": error_response("The seller did not answer in time; nothing was charged."),
+        },
+    })
+}
+
 /// The whole document.
 pub fn document(catalogue: &Catalogue) -> Value {
     let mut schemas = generator();
@@ -285,6 +323,7 @@ pub fn document(catalogue: &Catalogue) -> Value {
         format!("{}/webhook/{{token_hash}}", crate::routes::agentbox::TELEGRAM_PATH),
         json!({ "post": telegram_relay_operation() }),
     );
+    paths.insert(crate::routes::sellers::INVOKE_PATH.to_owned(), json!({ "post": invoke_operation() }));
     insert_component::<ErrorBody>(&mut schemas);
     insert_component::<HttpValidationError>(&mut schemas);
     insert_component::<PaymentRequired>(&mut schemas);

@@ -24,6 +24,8 @@ pub enum HttpMethod {
     Put,
     /// Removes what the path names; inputs in the path.
     Delete,
+    /// Changes some fields of what the path names, from the JSON body.
+    Patch,
 }
 
 impl HttpMethod {
@@ -34,6 +36,7 @@ impl HttpMethod {
             HttpMethod::Post => "POST",
             HttpMethod::Put => "PUT",
             HttpMethod::Delete => "DELETE",
+            HttpMethod::Patch => "PATCH",
         }
     }
 }

@@ -216,7 +216,7 @@ pub fn render(skill: &Skill, catalogue: &Catalogue) -> String {
                 "curl -s -X {method} \"{API_URL_PLACEHOLDER}{}\" -H \"X-API-Key: ${API_TOKEN_ENV}\"",
                 call_path(route)
             ),
-            HttpMethod::Post | HttpMethod::Put => format!(
+            HttpMethod::Post | HttpMethod::Put | HttpMethod::Patch => format!(
                 "curl -s -X {method} \"{API_URL_PLACEHOLDER}{}\" -H \"X-API-Key: ${API_TOKEN_ENV}\" \
                  -H 'Content-Type: application/json' -d '{{...}}'",
                 call_path(route)

@@ -61,9 +61,9 @@ impl std::fmt::Debug for Paywall {
 /// What is sold to one payment.
 #[derive(Debug, Clone, Copy)]
 pub struct Sale<'a> {
-    /// What the payment buys (a route id): recorded with the payment, and an answer is only
-    /// ever given again, or given late, for the very product that was paid.
-    pub product: &'static str,
+    /// What the payment buys (a route id, `seller:<agent id>`): recorded with the payment, and
+    /// an answer is only ever given again, or given late, for the very product that was paid.
+    pub product: &'a str,
     /// The list price.
     pub price: Money,
     /// Whether the payer's volume discount applies (data calls do; credit purchases do not).

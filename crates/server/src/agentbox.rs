@@ -8,10 +8,8 @@ use std::time::Duration;
 
 use svc_agentbox::local::{LocalBackend, LocalConfig};
 use svc_agentbox::remote::{RemoteBackend, RemoteConfig};
-use svc_agentbox::sealed::SecretBox;
 use svc_agentbox::telegram::TelegramConfig;
-
-use anyhow::Context as _;
+use svc_sealed::SecretBox;
 
 use crate::upstreams::SimulatedMarket;
 use svc_agentbox::{AgentboxConfig, AgentboxSetup, Backend};
@@ -71,6 +69,7 @@ pub async fn build(
     listening: SocketAddr,
     public_url: Option<&str>,
     production: bool,
+    sealed: Arc<SecretBox>,
     market: &mut SimulatedMarket,
 ) -> anyhow::Result<AgentboxSetup> {
     let svc_address = public_url.map_or_else(|| format!("http://{}", crate::reachable(listening)), str::to_owned);
@@ -89,36 +88,10 @@ pub async fn build(
             }
         },
         public_url: svc_address,
-        sealed: secrets_key(data_dir, production)?,
+        sealed,
     };
     let (config, backend) = backend(file, data_dir, listening, public_url);
     Ok(AgentboxSetup { config, backend, telegram })
-}
-
-/// The key that seals secrets at rest: `SVC_SECRETS_KEY` (64 hex digits, environment only);
-/// on a development run without it, a key kept in `<data dir>/secrets.key`, made on first use.
-fn secrets_key(data_dir: &Path, production: bool) -> anyhow::Result<SecretBox> {
-    if let Ok(hex_key) = std::env::var("SVC_SECRETS_KEY") {
-        return SecretBox::from_hex(&hex_key).context("SVC_SECRETS_KEY must be 64 hex digits (32 bytes)");
-    }
-    anyhow::ensure!(!production, "--production needs SVC_SECRETS_KEY (64 hex digits) to seal chat-bot tokens at rest");
-    let path = data_dir.join("secrets.key");
-    if let Ok(text) = std::fs::read_to_string(&path) {
-        return SecretBox::from_hex(&text).with_context(|| format!("{} is not 64 hex digits", path.display()));
-    }
-    std::fs::create_dir_all(data_dir).with_context(|| format!("creating {}", data_dir.display()))?;
-    let key = format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
-    use std::io::Write as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path)
-        .with_context(|| format!("creating {}", path.display()))?;
-    file.write_all(key.as_bytes())?;
-    tracing::warn!(path = %path.display(), "SVC_SECRETS_KEY is not set: chat-bot tokens are sealed with a key kept beside the data");
-    SecretBox::from_hex(&key).context("the new key")
 }
 
 /// The sandboxes' settings and backend.

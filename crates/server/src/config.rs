@@ -39,6 +39,9 @@ pub enum Command {
     /// Operators: make API keys for accounts.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Operators: sellers' payouts, settled by hand where svc sends nothing on chain.
+    #[command(subcommand)]
+    Payouts(PayoutsCommand),
     /// The signal engine's accuracy.
     #[command(subcommand)]
     Signals(SignalsCommand),
@@ -145,6 +148,43 @@ pub enum CreditsCommand {
         /// number); default: a new one each run.
         #[arg(long)]
         reference: Option<String>,
+        /// Storage.
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+/// `svc payouts ...`.
+#[derive(Debug, Subcommand)]
+pub enum PayoutsCommand {
+    /// List payouts in a status (default: `queued`, the ones waiting to be paid).
+    List {
+        /// `queued`, `sending`, `sent`, `paid` or `failed`.
+        #[arg(long, default_value = "queued")]
+        status: String,
+        /// Storage.
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Record that a queued payout was paid, by the transaction that paid it.
+    MarkPaid {
+        /// Payout id (`wd_...`).
+        id: String,
+        /// The transaction hash that paid it.
+        #[arg(long)]
+        tx: String,
+        /// Storage.
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Record that a queued payout will not be paid: its amount goes back to the agent's
+    /// balance.
+    Fail {
+        /// Payout id (`wd_...`).
+        id: String,
+        /// Why, shown to the seller.
+        #[arg(long)]
+        reason: String,
         /// Storage.
         #[command(flatten)]
         store: StoreArgs,
@@ -494,6 +534,9 @@ pub struct FileConfig {
     /// Agent sandboxes.
     #[serde(default)]
     pub agentbox: crate::agentbox::AgentboxFile,
+    /// Sellers: the platform fee, price bounds, endpoints.
+    #[serde(default)]
+    pub sellers: crate::sellers::SellersFile,
 }
 
 /// The `[limits]` table: operators' limits, the contract's values when unset. 0 turns a

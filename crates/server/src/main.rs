@@ -8,6 +8,8 @@ mod llm;
 mod operator;
 mod pay;
 mod payments;
+mod secrets;
+mod sellers;
 mod upstreams;
 
 use std::net::SocketAddr;
@@ -50,6 +52,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Accounts(command) => operator::accounts(command).await,
         Command::Credits(command) => operator::credits(command).await,
         Command::Keys(command) => operator::keys(command).await,
+        Command::Payouts(command) => operator::payouts(command).await,
         Command::Agentbox(config::AgentboxCommand::Prepare { dir, npm, force, config, store }) => {
             init_logging(LogFormat::Text);
             let file = match &config {
@@ -189,18 +192,33 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             .context("connecting to Redis for shared rate limits (SVC_REDIS_URL)")?,
         None => svc_limits::Limiter::default(),
     };
+    let sealed = secrets::load(&args.store.data_dir, args.payments.production)?;
     let agentbox = agentbox::build(
         &file.agentbox,
         &args.store.data_dir,
         local,
         args.public_url.as_deref(),
         args.payments.production,
+        sealed.clone(),
         &mut market,
     )
     .await?;
-    let services =
-        Services { store: store.clone(), clock, config, offer, facilitator, upstreams, limiter, llm, agentbox };
-    let state = AppState::new(services).context("configuring the LLM proxy")?;
+    let base_url = args.public_url.clone().unwrap_or_else(|| format!("http://{}", reachable(local)));
+    let sellers = sellers::build(&file.sellers, base_url, &offer, args.payments.production)?;
+    let services = Services {
+        store: store.clone(),
+        clock,
+        config,
+        offer,
+        facilitator,
+        upstreams,
+        limiter,
+        llm,
+        agentbox,
+        sellers,
+        sealed,
+    };
+    let state = AppState::new(services).context("configuring the LLM proxy and sellers")?;
     // Settlements left pending and reservations left by a stopped process are settled from
     // what the chain says.
     tokio::spawn(svc_paywall::reconcile::run(state.paywall.clone(), std::time::Duration::from_secs(15)));
@@ -213,6 +231,18 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if let Err(e) = state.agentbox.reconcile().await {
         tracing::error!(error = %e, "could not reconcile agent sandboxes");
     }
+    // Seller calls a stopped process left between the seller's answer and the earning are
+    // settled from their payments' records, every minute.
+    let sellers = state.sellers.clone();
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(std::time::Duration::from_secs(60));
+        loop {
+            every.tick().await;
+            if let Err(e) = sellers.sweep().await {
+                tracing::warn!(error = %e, "could not sweep seller calls");
+            }
+        }
+    });
     // Keys of ended gateways whose revocation failed are revoked again, every 10 minutes.
     let agentbox = state.agentbox.clone();
     tokio::spawn(async move {

@@ -7,7 +7,7 @@ use anyhow::Context as _;
 use svc_accounts::{self as accounts, Scope};
 use svc_domain::{Clock as _, Money, SystemClock};
 
-use crate::config::{AccountsCommand, CreditsCommand, KeysCommand};
+use crate::config::{AccountsCommand, CreditsCommand, KeysCommand, PayoutsCommand};
 use crate::open_store;
 
 /// `svc accounts create`.
@@ -60,5 +60,53 @@ pub(crate) async fn keys(command: KeysCommand) -> anyhow::Result<()> {
     let key = accounts::issue_key(&store, &account, &name, &scopes, expires_at, now).await?;
     eprintln!("key {} ({}); this is the only time the secret is shown:", key.record.id, key.record.prefix);
     writeln!(std::io::stdout(), "{}", key.secret)?;
+    Ok(())
+}
+
+/// `svc payouts ...`.
+pub(crate) async fn payouts(command: PayoutsCommand) -> anyhow::Result<()> {
+    let mut out = std::io::stdout();
+    match command {
+        PayoutsCommand::List { status, store } => {
+            let store = open_store(&store).await?;
+            for w in store.withdrawals_in(&status, 1000).await? {
+                let amount = Money::from_atomic(u64::try_from(w.amount).unwrap_or(0));
+                let tx = w.tx_hash.as_deref().unwrap_or("-");
+                writeln!(
+                    out,
+                    "{}\t{}\t{amount} USDC\t{}\t{}\t{}\t{tx}",
+                    w.id, w.agent_id, w.network, w.destination, w.status
+                )?;
+            }
+        }
+        PayoutsCommand::MarkPaid { id, tx, store } => {
+            anyhow::ensure!(
+                tx.len() == 66 && tx.starts_with("0x") && tx[2..].bytes().all(|b| b.is_ascii_hexdigit()),
+                "--tx must be a transaction hash (0x and 64 hex digits)"
+            );
+            let store = open_store(&store).await?;
+            let step = svc_store::WithdrawalMove {
+                from: "queued",
+                to: "paid",
+                tx_hash: Some(&tx),
+                error: None,
+                now_ms: SystemClock.now_ms(),
+            };
+            anyhow::ensure!(store.move_withdrawal(&id, step).await?, "no queued payout {id}");
+            writeln!(out, "{id} paid by {tx}")?;
+        }
+        PayoutsCommand::Fail { id, reason, store } => {
+            let store = open_store(&store).await?;
+            let step = svc_store::WithdrawalMove {
+                from: "queued",
+                to: "failed",
+                tx_hash: None,
+                error: Some(&reason),
+                now_ms: SystemClock.now_ms(),
+            };
+            anyhow::ensure!(store.move_withdrawal(&id, step).await?, "no queued payout {id}");
+            writeln!(out, "{id} failed; its amount is back in the agent's balance")?;
+        }
+    }
     Ok(())
 }

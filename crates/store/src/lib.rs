@@ -18,6 +18,7 @@
 //! - [`accounts`]: accounts, API keys and the credit ledger.
 //! - [`signals`]: snapshots of the signal engine.
 //! - [`llm`]: the LLM proxy's token versions, top-up settings and calls.
+//! - [`sellers`]: sellers' agents, their paid calls, payouts and daily counts.
 
 pub mod accounts;
 pub mod agentbox;
@@ -25,6 +26,7 @@ mod batch;
 pub mod llm;
 pub mod payments;
 pub mod responses;
+pub mod sellers;
 pub mod signals;
 pub mod telegram;
 pub mod tokens;
@@ -42,6 +44,9 @@ pub use agentbox::{GatewayCreated, GatewayRecord, NewGateway};
 pub use llm::{FinishedLlmCall, LlmAccount, LlmCallRecord, LlmUsage, NewLlmCall};
 pub use payments::{ANSWER_WITHHELD, NewPayment, PaymentRecord, PaymentStatus, Reservation};
 pub use responses::PaidResponse;
+pub use sellers::{
+    AgentListing, NewSellerCall, NewWithdrawal, SellerAgent, ServedCall, Withdrawal, WithdrawalMove, WithdrawalTaken,
+};
 pub use telegram::{BotSaved, TelegramBot};
 pub use tokens::TokenStat;
 pub use usage::Usage;

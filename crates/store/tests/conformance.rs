@@ -827,3 +827,165 @@ async fn a_bot_belongs_to_one_account_and_its_updates_are_kept_once_until_confir
     assert!(store.telegram_updates("hash-b", 0, 100).await.expect("read").is_empty());
     assert_eq!(ids(store.telegram_updates("hash-a", 0, 100).await.expect("read")), [7], "another bot's stay");
 }
+
+fn listing(description: &str) -> svc_store::AgentListing {
+    svc_store::AgentListing {
+        name: "Flow explainer".into(),
+        category: "research".into(),
+        tags: "[\"flows\"]".into(),
+        description: description.into(),
+        examples: "[]".into(),
+        capabilities: "[]".into(),
+        input_schema: "{\"type\":\"object\"}".into(),
+        endpoint: "https://agent.example.com/".into(),
+        timeout_ms: 30_000,
+    }
+}
+
+/// A seller's agent selling at `price`, owned by account `account`.
+async fn selling_agent(store: &Store, id: &str, account: &str, price: u64) {
+    store.create_account(account, account, None, 1_000).await.expect("account");
+    store
+        .create_seller_agent(id, account, &listing("Answers questions about flows."), &[9, 9], 1_000)
+        .await
+        .expect("agent");
+    assert!(store.set_seller_config(id, account, "{}", true, price, 1_000).await.expect("config"));
+}
+
+fn seller_call<'a>(id: &'a str, agent: &'a str, nonce: &'a str, price: u64, fee: u64) -> svc_store::NewSellerCall<'a> {
+    svc_store::NewSellerCall {
+        id,
+        agent_id: agent,
+        network: "eip155:8453",
+        payer: PAYER,
+        nonce,
+        price,
+        fee,
+        now_ms: 2_000,
+    }
+}
+
+conformance!(an_agent_is_its_owners_alone_and_a_deleted_one_is_gone_but_kept);
+async fn an_agent_is_its_owners_alone_and_a_deleted_one_is_gone_but_kept(store: Store) {
+    selling_agent(&store, "agt_1", "acc-s1", 50_000).await;
+    store.create_account("acc-s2", "acc-s2", None, 1_000).await.expect("account");
+    assert!(!store.update_seller_agent("agt_1", "acc-s2", &listing("mine now"), 2_000).await.expect("update"));
+    assert!(!store.set_seller_config("agt_1", "acc-s2", "{}", false, 1, 2_000).await.expect("config"));
+    assert!(!store.set_seller_secret("agt_1", "acc-s2", &[1], 2_000).await.expect("secret"));
+    assert!(!store.delete_seller_agent("agt_1", "acc-s2", 2_000).await.expect("delete"));
+    let agent = store.seller_agent("agt_1").await.expect("read").expect("agent");
+    assert_eq!((agent.account_id.as_str(), agent.price, agent.x402_enabled), ("acc-s1", 50_000, true));
+    assert_eq!(agent.secret_sealed, vec![9, 9]);
+    assert!(
+        store
+            .update_seller_agent("agt_1", "acc-s1", &listing("Explains flows, step by step."), 3_000)
+            .await
+            .expect("update")
+    );
+    assert_eq!(store.seller_agents("acc-s1").await.expect("list").len(), 1);
+    assert!(store.seller_agents("acc-s2").await.expect("list").is_empty());
+    assert!(store.delete_seller_agent("agt_1", "acc-s1", 4_000).await.expect("delete"));
+    assert!(store.seller_agent("agt_1").await.expect("read").is_none());
+    assert!(store.seller_agents("acc-s1").await.expect("list").is_empty());
+}
+
+conformance!(a_call_earns_once_settled_or_not_and_is_listed_by_paid_calls);
+async fn a_call_earns_once_settled_or_not_and_is_listed_by_paid_calls(store: Store) {
+    selling_agent(&store, "agt_e", "acc-e", 50_000).await;
+    assert!(store.listable_seller_agents(None, (20, 2000)).await.expect("list").is_empty(), "no paid call yet");
+    store.record_seller_call(&seller_call("sc_1", "agt_e", "0x01", 50_000, 5_000)).await.expect("record");
+    store
+        .record_seller_call(&seller_call("sc_1b", "agt_e", "0x01", 50_000, 5_000))
+        .await
+        .expect("a second record is a no-op");
+    store.record_seller_call(&seller_call("sc_2", "agt_e", "0x02", 50_000, 0)).await.expect("record");
+    let key = |nonce| ("eip155:8453", PAYER, nonce);
+    assert!(store.earn_seller_call(key("0x01"), true, 3_000).await.expect("earn"));
+    assert!(!store.earn_seller_call(key("0x01"), true, 3_000).await.expect("earn"), "once");
+    assert!(store.earn_seller_call(key("0x02"), false, 3_000).await.expect("earn"));
+    let agent = store.seller_agent("agt_e").await.expect("read").expect("agent");
+    assert_eq!((agent.balance, agent.unsettled, agent.total_earned, agent.paid_calls), (45_000, 50_000, 95_000, 2));
+    assert_eq!(store.seller_earned_since("agt_e", 0).await.expect("since"), (95_000, 2));
+    assert_eq!(store.seller_earned_since("agt_e", 2_001).await.expect("since"), (0, 0));
+    let listed = store.listable_seller_agents(Some("research"), (20, 2000)).await.expect("list");
+    assert_eq!(listed.len(), 1);
+    assert!(store.listable_seller_agents(Some("trading"), (20, 2000)).await.expect("list").is_empty());
+    assert!(store.listable_seller_agents(None, (40, 2000)).await.expect("list").is_empty(), "description too short");
+    // A call left served is found with its payment's fate; a dropped one earns if its payment comes back.
+    store.record_seller_call(&seller_call("sc_3", "agt_e", "0x03", 50_000, 0)).await.expect("record");
+    let served = store.served_seller_calls(10_000, 10).await.expect("served");
+    assert_eq!(served.len(), 1);
+    assert_eq!((served[0].nonce.as_str(), served[0].payment_status.as_deref()), ("0x03", None));
+    assert!(store.drop_seller_call(key("0x03"), 4_000).await.expect("drop"));
+    assert!(store.served_seller_calls(10_000, 10).await.expect("served").is_empty());
+    assert!(store.earn_seller_call(key("0x03"), true, 5_000).await.expect("late earn"));
+    assert_eq!(store.seller_agent("agt_e").await.expect("read").expect("agent").balance, 95_000);
+    let fee_above_price = seller_call("sc_4", "agt_e", "0x04", 1, 2);
+    assert!(matches!(store.record_seller_call(&fee_above_price).await, Err(StoreError::OutOfRange(_))));
+}
+
+conformance!(fifty_concurrent_withdrawals_take_exactly_the_balance_and_a_failed_one_gives_it_back);
+async fn fifty_concurrent_withdrawals_take_exactly_the_balance_and_a_failed_one_gives_it_back(store: Store) {
+    selling_agent(&store, "agt_w", "acc-w", 10).await;
+    for n in 0..10u8 {
+        let nonce = format!("0x{n:02x}");
+        store.record_seller_call(&seller_call(&format!("sc_{n}"), "agt_w", &nonce, 10, 0)).await.expect("record");
+        assert!(store.earn_seller_call(("eip155:8453", PAYER, &nonce), true, 3_000).await.expect("earn"));
+    }
+    assert_eq!(store.seller_agent("agt_w").await.expect("read").expect("agent").balance, 100);
+    let attempts = (0..50).map(|n| {
+        let store = store.clone();
+        tokio::spawn(async move {
+            let id = format!("wd_{n}");
+            let withdrawal = svc_store::NewWithdrawal {
+                id: &id,
+                agent_id: "agt_w",
+                amount: 3,
+                destination: "0x209693bc6afc0c5328ba36faf03c514ef312287c",
+                network: "eip155:8453",
+                status: "queued",
+                automatic: false,
+                now_ms: 4_000,
+            };
+            store.create_withdrawal(&withdrawal).await.expect("withdraw")
+        })
+    });
+    let taken = futures::future::join_all(attempts).await;
+    let ok = taken.iter().filter(|t| matches!(t, Ok(svc_store::WithdrawalTaken::Taken))).count();
+    assert_eq!(ok, 33, "100 / 3");
+    assert_eq!(store.seller_agent("agt_w").await.expect("read").expect("agent").balance, 1);
+    assert_eq!(store.pending_withdrawals("agt_w").await.expect("pending"), 99);
+    let queued = store.withdrawals_in("queued", 100).await.expect("queued");
+    assert_eq!(queued.len(), 33);
+    let failed = svc_store::WithdrawalMove {
+        from: "queued",
+        to: "failed",
+        tx_hash: None,
+        error: Some("refused"),
+        now_ms: 5_000,
+    };
+    assert!(store.move_withdrawal(&queued[0].id, failed).await.expect("fail"));
+    assert!(!store.move_withdrawal(&queued[0].id, failed).await.expect("fail"), "once");
+    assert_eq!(store.seller_agent("agt_w").await.expect("read").expect("agent").balance, 4, "given back");
+    let paid =
+        svc_store::WithdrawalMove { from: "queued", to: "paid", tx_hash: Some("0xtx"), error: None, now_ms: 5_000 };
+    assert!(store.move_withdrawal(&queued[1].id, paid).await.expect("paid"));
+    assert_eq!(store.withdrawal(&queued[1].id).await.expect("read").expect("row").tx_hash.as_deref(), Some("0xtx"));
+    assert_eq!(store.pending_withdrawals("agt_w").await.expect("pending"), 93);
+    assert!(!store.delete_seller_agent("agt_w", "acc-w", 6_000).await.expect("delete"), "money is still on it");
+}
+
+conformance!(a_daily_limit_counts_across_callers_and_gives_back);
+async fn a_daily_limit_counts_across_callers_and_gives_back(store: Store) {
+    let attempts = (0..20).map(|_| {
+        let store = store.clone();
+        tokio::spawn(async move { store.take_daily_call("agt_d", 7, 5).await.expect("take") })
+    });
+    let taken = futures::future::join_all(attempts).await.into_iter().filter(|t| matches!(t, Ok(true))).count();
+    assert_eq!(taken, 5);
+    assert_eq!(store.daily_calls("agt_d", 7).await.expect("count"), 5);
+    store.give_back_daily_call("agt_d", 7).await.expect("give back");
+    assert!(store.take_daily_call("agt_d", 7, 5).await.expect("take"));
+    assert!(store.take_daily_call("agt_d", 8, 5).await.expect("a new day"));
+    assert_eq!(store.daily_calls("agt_d", 9).await.expect("count"), 0);
+}

@@ -11,6 +11,7 @@ mod perps;
 mod predmkt;
 mod pricing;
 mod public;
+mod sellers;
 mod signals;
 mod social;
 
@@ -265,5 +266,6 @@ pub fn all() -> Handlers {
     social::register(&mut handlers);
     signals::register(&mut handlers);
     pricing::register(&mut handlers);
+    sellers::register(&mut handlers);
     handlers
 }

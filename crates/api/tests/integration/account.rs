@@ -7,10 +7,7 @@ use svc_accounts::Scope;
 use svc_chain_evm::Payer;
 use svc_domain::rfc3339;
 
-use crate::support::{NOW_MS, PAYER_KEY, Reply, TestApp, assert_error};
-
-/// The site of the test app's configuration (the default listen address).
-const SITE: &str = "127.0.0.1:8402";
+use crate::support::{NOW_MS, PAYER_KEY, Reply, SITE, TestApp, assert_error};
 
 async fn post(app: &TestApp, uri: &str, body: &str, auth: Option<&str>) -> Reply {
     post_as(app, uri, body, auth, SITE).await
@@ -33,22 +30,11 @@ async fn get(app: &TestApp, uri: &str, auth: &str) -> Reply {
 
 /// A fresh nonce's message, signed by `wallet`, issued at `issued_at_ms`.
 async fn signed_message(app: &TestApp, wallet: &Payer, issued_at_ms: i64) -> (String, String) {
-    let reply = post(app, "/api/auth/nonce", "", None).await;
-    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
-    let template = reply.json()["message_template"].as_str().expect("template").to_owned();
-    let message = template
-        .replace("{address}", &wallet.address().to_checksum(None))
-        .replace("{issued_at}", &rfc3339(issued_at_ms));
-    let signature = wallet.sign_message(&message).expect("sign");
-    (message, signature)
+    app.signed_message(wallet, issued_at_ms).await
 }
 
 async fn sign_in(app: &TestApp, wallet: &Payer) -> String {
-    let (message, signature) = signed_message(app, wallet, NOW_MS).await;
-    let reply =
-        post(app, "/api/auth/verify", &json!({"message": message, "signature": signature}).to_string(), None).await;
-    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
-    reply.json()["token"].as_str().expect("token").to_owned()
+    app.sign_in(wallet).await
 }
 
 fn payer() -> Payer {

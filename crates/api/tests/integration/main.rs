@@ -16,6 +16,7 @@ mod predmkt;
 mod preview;
 mod rate;
 mod robustness;
+mod sellers;
 mod signals;
 mod social;
 mod support;

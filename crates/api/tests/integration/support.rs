@@ -21,6 +21,9 @@ use tower::ServiceExt as _;
 /// 2026-11-22T10:00:00Z.
 pub const NOW_MS: i64 = 1_795_341_600_000;
 
+/// The site of the test app's sign-in configuration (the default listen address).
+pub const SITE: &str = "127.0.0.1:8402";
+
 /// The paying wallet of [`TestApp::pay`] (a well-known test key; never funded anywhere).
 pub const PAYER_KEY: &str = "0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318";
 
@@ -58,6 +61,8 @@ pub struct Setup {
     pub redis: Option<(String, String)>,
     /// Adjusts the LLM proxy's settings (its providers at the simulator).
     pub llm: Box<dyn FnOnce(svc_llm::LlmConfig) -> svc_llm::LlmConfig>,
+    /// Adjusts the seller side's settings (endpoints on 127.0.0.1 are always allowed).
+    pub sellers: Box<dyn FnOnce(svc_sellers::SellersConfig) -> svc_sellers::SellersConfig>,
 }
 
 impl Default for Setup {
@@ -72,6 +77,7 @@ impl Default for Setup {
             upstreams: Box::new(|_| {}),
             redis: None,
             llm: Box::new(|config| config),
+            sellers: Box::new(|config| config),
         }
     }
 }
@@ -118,7 +124,7 @@ async fn build(store: Store, clock: FixedClock, base: &str, setup: Setup) -> (ax
     agentbox.telegram = svc_agentbox::telegram::TelegramConfig {
         api_url: format!("{base}/telegram"),
         public_url: PUBLIC_URL.to_owned(),
-        sealed: svc_agentbox::sealed::SecretBox::from_hex(&"42".repeat(32)).expect("key"),
+        sealed: sealed_box(),
     };
     let services = Services {
         store,
@@ -133,10 +139,21 @@ async fn build(store: Store, clock: FixedClock, base: &str, setup: Setup) -> (ax
         },
         llm: (setup.llm)(svc_llm::LlmConfig::simulated(base)),
         agentbox,
+        sellers: svc_sellers::SellersConfig {
+            base_url: PUBLIC_URL.to_owned(),
+            endpoints: svc_sellers::EndpointPolicy { allow_http_hosts: vec!["127.0.0.1".to_owned()] },
+            ..(setup.sellers)(svc_sellers::SellersConfig::default())
+        },
+        sealed: sealed_box(),
     };
     let state = AppState::new(services).expect("LLM configuration");
     let router = svc_api::app(state.clone(), setup.handlers).expect("handlers match the catalogue");
     (router, state)
+}
+
+/// The sealing key of these tests.
+fn sealed_box() -> Arc<svc_sealed::SecretBox> {
+    Arc::new(svc_sealed::SecretBox::from_hex(&"42".repeat(32)).expect("key"))
 }
 
 /// The address svc tells the chat platform to deliver to, in these tests.
@@ -234,6 +251,27 @@ impl TestApp {
         }
         let key = accounts::issue_key(&self.store, &account.id, "test", scopes, None, NOW_MS).await.expect("key");
         (account.id, key.secret)
+    }
+
+    /// A fresh sign-in nonce's message, signed by `wallet`, issued at `issued_at_ms`.
+    pub async fn signed_message(&self, wallet: &Payer, issued_at_ms: i64) -> (String, String) {
+        let reply = self.call_with(&Method::POST, "/api/auth/nonce", Some(""), &[("host", SITE)]).await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+        let template = reply.json()["message_template"].as_str().expect("template").to_owned();
+        let message = template
+            .replace("{address}", &wallet.address().to_checksum(None))
+            .replace("{issued_at}", &svc_domain::rfc3339(issued_at_ms));
+        let signature = wallet.sign_message(&message).expect("sign");
+        (message, signature)
+    }
+
+    /// A sign-in token for `wallet`, as a wallet signs in.
+    pub async fn sign_in(&self, wallet: &Payer) -> String {
+        let (message, signature) = self.signed_message(wallet, NOW_MS).await;
+        let body = serde_json::json!({"message": message, "signature": signature}).to_string();
+        let reply = self.call_with(&Method::POST, "/api/auth/verify", Some(&body), &[("host", SITE)]).await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+        reply.json()["token"].as_str().expect("token").to_owned()
     }
 
     /// The account's credit balance, in USDC atomic units.

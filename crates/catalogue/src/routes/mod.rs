@@ -22,6 +22,7 @@ pub mod common;
 pub mod infra;
 pub mod predmkt;
 pub mod public;
+pub mod sellers;
 pub mod signals;
 pub mod social;
 
@@ -38,6 +39,7 @@ pub fn all() -> Vec<RouteSpec> {
         public::routes(),
         account::routes(),
         agentbox::routes(),
+        sellers::routes(),
     ]
     .into_iter()
     .flatten()

@@ -1,6 +1,7 @@
-//! Secrets svc must read back (a chat bot's token), sealed at rest with AES-256-GCM (ring):
-//! a random 96-bit nonce per seal, stored before the ciphertext. The key comes from the
-//! environment; a sealed value is useless without it, so a leaked database holds no token.
+//! Secrets svc must read back (a chat bot's token, a seller agent's signing secret), sealed at
+//! rest with AES-256-GCM (ring): a random 96-bit nonce per seal, stored before the ciphertext.
+//! The key comes from the environment; a sealed value is useless without it, so a leaked
+//! database holds no secret.
 
 use ring::aead::{AES_256_GCM, Aad, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
 use ring::rand::{SecureRandom, SystemRandom};

@@ -1,0 +1,346 @@
+//! What a paid invoke needs, step by step, in the order the HTTP layer takes them: the agent as
+//! sold ([`Sellers::invocable`]), the body against its schema ([`Sellers::check_body`]), its
+//! limits before any challenge ([`Sellers::peek_limits`], then [`Sellers::take_limits`] for a
+//! paid call), the work the paywall runs ([`Sellers::forward`]), and the earning once the
+//! payment went through ([`Sellers::earn`]). A sweeper ([`Sellers::sweep`]) finishes calls a
+//! stopped process left between the seller's answer and the earning.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+use svc_catalogue::routes::sellers::{AutoWithdraw, Example, X402Config};
+use svc_domain::{Money, rfc3339};
+use svc_limits::Decision;
+use svc_store::{NewSellerCall, SellerAgent};
+
+use crate::schema::InputSchema;
+use crate::{DAY_MS, SellerError, Sellers, parse_json, sealing_context, stored_config};
+
+/// The per-minute window.
+const MINUTE_MS: i64 = 60_000;
+
+/// How long a call may stay `served` before the sweeper asks its payment's record.
+const SWEEP_AFTER_MS: i64 = 120_000;
+
+/// An agent as sold: live, with x402 enabled.
+#[derive(Debug, Clone)]
+pub struct Invocable {
+    agent: SellerAgent,
+    config: X402Config,
+    schema: Arc<InputSchema>,
+}
+
+impl Invocable {
+    /// The agent's id.
+    pub fn id(&self) -> &str {
+        &self.agent.id
+    }
+
+    /// The price of one invoke.
+    pub fn price(&self) -> Money {
+        self.config.pricing.amount
+    }
+
+    /// What a payment for it is recorded as buying.
+    pub fn product(&self) -> String {
+        format!("seller:{}", self.agent.id)
+    }
+
+    /// One line for the challenge's resource.
+    pub fn description(&self) -> String {
+        let about = if self.agent.description.is_empty() { "a seller's agent" } else { &self.agent.description };
+        let mut line = format!("{}: {about}", self.agent.name);
+        if line.chars().count() > 300 {
+            line = line.chars().take(297).collect::<String>() + "...";
+        }
+        line
+    }
+
+    /// The agent's input schema.
+    pub fn input_schema(&self) -> Result<Value, SellerError> {
+        parse_json(&self.agent.input_schema)
+    }
+}
+
+/// What [`Sellers::take_limits`] counted, to give back if the call is not served.
+#[derive(Debug, Clone, Copy)]
+pub struct Taken {
+    at_ms: i64,
+    day: i64,
+    /// The per-minute window after this call, for the rate headers.
+    pub minute: Decision,
+}
+
+impl Sellers {
+    /// The agent `agent_id` as sold: [`SellerError::NoAgent`] when it is unknown, deleted, or
+    /// not selling.
+    pub async fn invocable(&self, agent_id: &str) -> Result<Invocable, SellerError> {
+        if agent_id.len() > 64 {
+            return Err(SellerError::NoAgent);
+        }
+        let agent = self.store.seller_agent(agent_id).await?.ok_or(SellerError::NoAgent)?;
+        let Some(config) = stored_config(&agent)?.filter(|c| c.enabled) else { return Err(SellerError::NoAgent) };
+        let schema = self.compiled(&agent)?;
+        Ok(Invocable { agent, config, schema })
+    }
+
+    /// The agent's compiled schema, compiled once per version of the agent.
+    fn compiled(&self, agent: &SellerAgent) -> Result<Arc<InputSchema>, SellerError> {
+        let mut cache = self.schemas.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((at, schema)) = cache.get(&agent.id)
+            && *at == agent.updated_at
+        {
+            return Ok(schema.clone());
+        }
+        let value: Value = parse_json(&agent.input_schema)?;
+        let schema = Arc::new(InputSchema::compile(&value).map_err(SellerError::Corrupt)?);
+        if cache.len() >= 10_000 {
+            cache.clear();
+        }
+        cache.insert(agent.id.clone(), (agent.updated_at, schema.clone()));
+        Ok(schema)
+    }
+
+    /// The invoke's body, checked against the agent's schema: a JSON object that matches.
+    pub fn check_body(&self, invocable: &Invocable, body: &[u8]) -> Result<Value, SellerError> {
+        let value: Value = serde_json::from_slice(body).map_err(|e| {
+            let msg = if body.iter().all(u8::is_ascii_whitespace) {
+                "Field required: a JSON object body".to_owned()
+            } else {
+                format!("JSON decode error: {e}")
+            };
+            SellerError::field(&["body"], msg, "json_invalid")
+        })?;
+        if !value.is_object() {
+            return Err(SellerError::field(&["body"], "Input should be a JSON object", "model_attributes_type"));
+        }
+        let errors = invocable.schema.errors(&value);
+        if errors.is_empty() { Ok(value) } else { Err(SellerError::Invalid(errors)) }
+    }
+
+    /// Whether the agent's limits leave room for one more call, without counting it: checked
+    /// before a challenge, so nobody signs for a call that will be refused.
+    pub async fn peek_limits(&self, invocable: &Invocable) -> Result<Decision, SellerError> {
+        let now = self.clock.now_ms();
+        let limits = invocable.config.limits;
+        let key = minute_key(invocable.id());
+        let minute = self.limiter.peek(&key, limits.rate_limit_per_minute, MINUTE_MS, now).await;
+        if !minute.allowed {
+            return Err(limited("per-minute", &minute, now));
+        }
+        let day = now.div_euclid(DAY_MS);
+        let calls = self.store.daily_calls(invocable.id(), day).await?;
+        if calls >= limits.max_requests_per_day {
+            return Err(daily_limited(limits.max_requests_per_day, day, now));
+        }
+        Ok(minute)
+    }
+
+    /// Counts a paid call against the agent's limits, or refuses it.
+    pub async fn take_limits(&self, invocable: &Invocable) -> Result<Taken, SellerError> {
+        let now = self.clock.now_ms();
+        let limits = invocable.config.limits;
+        let key = minute_key(invocable.id());
+        let minute = self.limiter.hit(&key, limits.rate_limit_per_minute, MINUTE_MS, now).await;
+        if !minute.allowed {
+            return Err(limited("per-minute", &minute, now));
+        }
+        let day = now.div_euclid(DAY_MS);
+        if !self.store.take_daily_call(invocable.id(), day, limits.max_requests_per_day).await? {
+            self.limiter.give_back(&key, now).await;
+            return Err(daily_limited(limits.max_requests_per_day, day, now));
+        }
+        Ok(Taken { at_ms: now, day, minute })
+    }
+
+    /// Gives back what [`Sellers::take_limits`] counted for a call that was not served.
+    pub async fn give_back_limits(&self, invocable: &Invocable, taken: Taken) {
+        self.limiter.give_back(&minute_key(invocable.id()), taken.at_ms).await;
+        if let Err(err) = self.store.give_back_daily_call(invocable.id(), taken.day).await {
+            tracing::warn!(agent = %invocable.id(), error = %err, "could not give back a daily call");
+        }
+    }
+
+    /// The paid work: forwards `body` to the seller, signed, and records the call as served
+    /// before the payment settles. `payment` is the paywall's `network:payer:nonce`.
+    pub async fn forward(
+        &self,
+        invocable: &Invocable,
+        body: Bytes,
+        payer: &str,
+        payment: &str,
+    ) -> Result<Bytes, SellerError> {
+        let agent = &invocable.agent;
+        let secret = self
+            .sealed
+            .open(&agent.secret_sealed, &sealing_context(&agent.id))
+            .map_err(|e| SellerError::Corrupt(e.to_string()))?;
+        let now = self.clock.now_ms();
+        let signature = crate::signing::sign(&secret, now.div_euclid(1000), &body);
+        let call_id = call_id(payment);
+        let headers = [
+            (crate::signing::HEADER, signature),
+            ("x-svc-agent-id", agent.id.clone()),
+            ("x-svc-call-id", call_id.clone()),
+            ("x-svc-payer", payer.to_owned()),
+        ];
+        let timeout = Duration::from_millis(agent.timeout_ms.max(1000));
+        let answer = match self.forwarder.post(&agent.endpoint, body, &headers, timeout).await {
+            Ok(answer) => answer,
+            Err(err) => {
+                tracing::warn!(agent = %agent.id, call = %call_id, error = %err, "seller endpoint failed; nothing charged");
+                return Err(err.into());
+            }
+        };
+        let (network, payer_key, nonce) = split_payment(payment)?;
+        let price = invocable.price().atomic();
+        let fee = price * u64::from(self.config.fee_bps.min(10_000)) / 10_000;
+        let id = format!("sc_{}", uuid::Uuid::now_v7().simple());
+        let call = NewSellerCall {
+            id: &id,
+            agent_id: &agent.id,
+            network,
+            payer: payer_key,
+            nonce,
+            price,
+            fee,
+            now_ms: self.clock.now_ms(),
+        };
+        self.store.record_seller_call(&call).await?;
+        Ok(answer)
+    }
+
+    /// The call a payment paid for earns: `settled` when the transfer happened on chain, else
+    /// (verify-only) it earns `unsettled` revenue. Once per payment; auto-withdraw follows.
+    pub async fn earn(&self, invocable: &Invocable, payment: &str, settled: bool) {
+        let Ok(key) = split_payment(payment) else { return };
+        match self.store.earn_seller_call(key, settled, self.clock.now_ms()).await {
+            Ok(true) => {
+                if settled {
+                    self.auto_withdraw(invocable.id()).await;
+                }
+            }
+            Ok(false) => {}
+            Err(err) => {
+                // The sweeper earns it from the payment's record.
+                tracing::warn!(agent = %invocable.id(), error = %err, "could not record an earning; the sweeper will");
+            }
+        }
+    }
+
+    /// Pays out an agent's whole balance when auto-withdraw is on and the balance is past its
+    /// threshold. Two earnings at once may both try: the balance allows one.
+    async fn auto_withdraw(&self, agent_id: &str) {
+        let agent = match self.store.seller_agent(agent_id).await {
+            Ok(Some(agent)) => agent,
+            Ok(None) => return,
+            Err(err) => {
+                tracing::warn!(agent = %agent_id, error = %err, "could not read an agent for auto-withdraw");
+                return;
+            }
+        };
+        let Ok(Some(config)) = stored_config(&agent) else { return };
+        let AutoWithdraw { enabled, threshold, destination } = &config.auto_withdraw;
+        if !enabled || agent.balance <= threshold.atomic() {
+            return;
+        }
+        let destination = destination.clone().unwrap_or_else(|| config.wallet_address.clone());
+        match self.take(&agent, agent.balance, &destination, &config.network, true).await {
+            Ok(_) | Err(SellerError::InsufficientBalance { .. }) => {}
+            Err(err) => tracing::warn!(agent = %agent_id, error = %err, "auto-withdraw failed"),
+        }
+    }
+
+    /// Finishes calls left `served` by a process that stopped between a seller's answer and its
+    /// earning, from what their payments' records say. Returns how many it finished.
+    pub async fn sweep(&self) -> Result<usize, SellerError> {
+        let now = self.clock.now_ms();
+        let served = self.store.served_seller_calls(now - SWEEP_AFTER_MS, 200).await?;
+        let mut finished = 0;
+        for call in served {
+            let key = (call.network.as_str(), call.payer.as_str(), call.nonce.as_str());
+            let done = match call.payment_status.as_deref() {
+                Some("settled") => self.store.earn_seller_call(key, true, now).await?,
+                Some("unsettled") => self.store.earn_seller_call(key, false, now).await?,
+                Some("failed") => self.store.drop_seller_call(key, now).await?,
+                // Released: the payment may come back (the same authorization retried), and
+                // earns then; after the challenge's lifetime it cannot.
+                None if call.created_at < now - 3_600_000 => self.store.drop_seller_call(key, now).await?,
+                _ => false,
+            };
+            finished += usize::from(done);
+        }
+        if finished > 0 {
+            tracing::info!(finished, "seller calls left by a stopped process were settled from their payments");
+        }
+        Ok(finished)
+    }
+
+    /// A free preview: the agent's examples and price, without calling the seller.
+    pub fn preview(&self, invocable: &Invocable, now_ms: i64) -> Result<Value, SellerError> {
+        let agent = &invocable.agent;
+        let examples: Vec<Example> = parse_json(&agent.examples)?;
+        let price = invocable.price();
+        Ok(json!({
+            "preview": true,
+            "agent": {"id": agent.id, "name": agent.name, "description": agent.description},
+            "examples": examples,
+            "input_schema": invocable.input_schema()?,
+            "price": {"usd": price.to_string(), "atomic": price.atomic().to_string(), "asset": "USDC"},
+            "served_at": rfc3339(now_ms),
+            "pay": "Send the same request without preview=true for the x402 challenge, pay it, and get the agent's answer.",
+        }))
+    }
+}
+
+/// The limiter key of an agent's per-minute window.
+fn minute_key(agent_id: &str) -> String {
+    format!("seller:minute:{agent_id}")
+}
+
+fn limited(which: &'static str, decision: &Decision, now_ms: i64) -> SellerError {
+    SellerError::Limited {
+        which,
+        limit: u64::from(decision.limit),
+        remaining: 0,
+        reset_at_ms: decision.reset_at_ms,
+        reset_secs: decision.reset_secs(now_ms),
+    }
+}
+
+fn daily_limited(limit: u64, day: i64, now_ms: i64) -> SellerError {
+    let reset_at_ms = (day + 1) * DAY_MS;
+    let secs = u64::try_from(reset_at_ms - now_ms).unwrap_or(0).div_ceil(1000).max(1);
+    SellerError::Limited { which: "daily", limit, remaining: 0, reset_at_ms, reset_secs: secs }
+}
+
+/// A payment's `network:payer:nonce` in its parts (the network holds a colon itself).
+fn split_payment(payment: &str) -> Result<(&str, &str, &str), SellerError> {
+    let mut parts = payment.rsplitn(3, ':');
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(nonce), Some(payer), Some(network)) if !network.is_empty() => Ok((network, payer, nonce)),
+        _ => Err(SellerError::Corrupt(format!("payment key {payment:?}"))),
+    }
+}
+
+/// A call's id as its seller sees it: the same for every retry of one payment, so a seller can
+/// answer a retry without working twice.
+fn call_id(payment: &str) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, payment.as_bytes());
+    format!("call_{}", hex::encode(&digest.as_ref()[..16]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_payment_key_splits_from_the_right() {
+        assert_eq!(split_payment("eip155:8453:0xabc:0x01").ok(), Some(("eip155:8453", "0xabc", "0x01")));
+        assert!(split_payment("0xabc:0x01").is_err());
+        assert_eq!(call_id("a"), call_id("a"));
+        assert_ne!(call_id("a"), call_id("b"));
+    }
+}
