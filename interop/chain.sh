@@ -11,6 +11,7 @@ relayer=0x70997970C51812dc3A010C7d01b50e0d17dc79C8
 relayer2_key=0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6
 relayer2=0x90F79bf6EB2c4f870365E785982E1f101E93b906
 pay_to=0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC
+pay_to_key=0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a
 
 # start_chain LOG CONFIG [MINT_TO]: starts a chain logging to LOG, deploys the token (minting to
 # MINT_TO, default the recipient) and writes svc's [x402] config to CONFIG. Sets chain_pid, rpc

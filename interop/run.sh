@@ -10,7 +10,9 @@
 #      built-in facilitator settles on it from two relayer keys; the TypeScript client pays, the
 #      balances move exactly once, and a replay or 20 concurrent copies of one payment move
 #      nothing more; then 200 distinct payments from 8 payers at concurrency 32 all settle, with
-#      a transaction sent from a relayer key behind svc's back mid-run.
+#      a transaction sent from a relayer key behind svc's back mid-run;
+#   4. sellers on that chain: the official client pays a seller's agent (an endpoint that checks
+#      svc's signature), and svc pays the withdrawn balance out to the seller's wallet, once.
 # Usage: interop/run.sh [path to the svc binary]
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -98,15 +100,26 @@ if grep -q "svc_acct_" "$scratch/verify-only.log"; then status=1; echo "an LLM t
 
 echo "== settlement on a local EVM chain"
 start_chain "$scratch/chain.log" "$scratch/svc.toml" "$payer"
+# Sellers' endpoints in this run are on loopback; payouts are authorized by the recipient of
+# the payments, which holds the USDC buyers paid.
+printf '\n[sellers]\nallow_http_hosts = ["127.0.0.1"]\n' >>"$scratch/svc.toml"
 port="$(free_port)"
 mkdir -p "$scratch/settle"
 SVC_SIMULATOR_URL="http://127.0.0.1:$sim_port" SVC_DATA_DIR="$scratch/settle" SVC_CONFIG="$scratch/svc.toml" \
-  SVC_EVM_RELAYER_KEYS="$relayer_key,$relayer2_key" "$svc" serve --listen "127.0.0.1:$port" >"$scratch/settle.log" 2>&1 &
+  SVC_EVM_RELAYER_KEYS="$relayer_key,$relayer2_key" SVC_PAYOUT_KEY="$pay_to_key" \
+  "$svc" serve --listen "127.0.0.1:$port" >"$scratch/settle.log" 2>&1 &
 wait_for curl -sf "http://127.0.0.1:$port/healthz"
 RPC_URL="$rpc" TOKEN="$token" PAY_TO="$pay_to" node settle.mjs "http://127.0.0.1:$port" "$(route 2)" \
   || fail svc "$scratch/settle.log"
 RPC_URL="$rpc" TOKEN="$token" PAY_TO="$pay_to" DEPLOYER_KEY="$deployer_key" RELAYERS="$relayer,$relayer2" \
   COUNT=200 PAYERS=8 CONCURRENCY=32 INJECT_KEY="$relayer_key" \
   node settle-load.mjs "http://127.0.0.1:$port" "$(route 3)" || fail svc "$scratch/settle.log"
+
+echo "== sellers on the local chain: an invoke paid by the official client, a payout on chain"
+seller="$(SVC_DATA_DIR="$scratch/settle" "$svc" accounts create --name seller 2>/dev/null | tail -n1)"
+seller_key="$(SVC_DATA_DIR="$scratch/settle" "$svc" keys create "$seller" --scopes agents 2>/dev/null | tail -n1)"
+RPC_URL="$rpc" TOKEN="$token" SELLER_KEY="$seller_key" TREASURY="$pay_to" node seller.mjs "http://127.0.0.1:$port" \
+  || fail svc "$scratch/settle.log"
+if grep -q "whsec_" "$scratch/settle.log"; then status=1; echo "a seller's signing secret reached the log" >&2; fi
 
 exit "$status"

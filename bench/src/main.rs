@@ -104,6 +104,7 @@ async fn app(db: &std::path::Path) -> anyhow::Result<axum::Router> {
         agentbox: svc_agentbox::AgentboxSetup::unavailable("not benchmarked"),
         sellers: svc_sellers::SellersConfig::default(),
         sealed: Arc::new(svc_sealed::SecretBox::ephemeral()),
+        payouts: Vec::new(),
     };
     let state = AppState::new(services)?;
     state.signals.refresh().await?;

@@ -87,14 +87,28 @@ pub struct Services {
     pub sellers: svc_sellers::SellersConfig,
     /// Seals secrets svc must read back (sellers' signing secrets).
     pub sealed: Arc<svc_sealed::SecretBox>,
+    /// The networks svc pays sellers out on itself (none: an operator pays queued payouts).
+    pub payouts: Vec<Arc<dyn svc_sellers::payouts::PayoutChain>>,
 }
 
 impl AppState {
     /// Builds the state the handlers run on; refuses an LLM model table that names a
     /// provider it does not configure.
     pub fn new(services: Services) -> Result<Self, StateError> {
-        let Services { store, clock, config, offer, facilitator, upstreams, limiter, llm, agentbox, sellers, sealed } =
-            services;
+        let Services {
+            store,
+            clock,
+            config,
+            offer,
+            facilitator,
+            upstreams,
+            limiter,
+            llm,
+            agentbox,
+            sellers,
+            sealed,
+            payouts,
+        } = services;
         let limiter = Arc::new(limiter);
         let catalogue = svc_catalogue::catalogue();
         let paywall = Arc::new(Paywall::new(store.clone(), facilitator, offer, clock.clone()));
@@ -108,8 +122,8 @@ impl AppState {
         }));
         let llm = Arc::new(svc_llm::Llm::new(llm, store.clone(), clock.clone(), paywall.clone(), limiter.clone())?);
         let agentbox = Arc::new(svc_agentbox::Agentbox::new(agentbox, store.clone(), clock.clone(), llm.clone()));
-        let sellers =
-            Arc::new(svc_sellers::Sellers::new(sellers, store.clone(), clock.clone(), sealed, limiter.clone())?);
+        let sellers = svc_sellers::Sellers::new(sellers, store.clone(), clock.clone(), sealed, limiter.clone())?;
+        let sellers = Arc::new(payouts.into_iter().fold(sellers, svc_sellers::Sellers::with_payouts));
         Ok(AppState(Arc::new(App {
             store,
             clock,

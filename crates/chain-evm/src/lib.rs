@@ -13,7 +13,7 @@ mod relayer;
 pub mod settle;
 mod sign;
 
-pub use alloy_primitives::{Address, B256, Bytes, U256};
+pub use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
 pub use exact::{
     Authorization, ExactEvmPayload, ExactRequirement, Signer, TokenDomain, VALID_BEFORE_MARGIN_SECS,
     VerifiedAuthorization, WireAuthorization, verify_exact,

@@ -16,6 +16,7 @@
 //! - this module: [`Sellers`], its configuration, agents, configs, revenue, withdrawals and the
 //!   marketplace.
 //! - [`invoke`]: what a paid invoke needs: the agent as sold, its limits, forwarding, earning.
+//! - [`payouts`]: queued withdrawals paid on chain, exactly once.
 //! - [`endpoint`]: the seller's endpoint, called without server-side request forgery.
 //! - [`schema`]: agents' input schemas; [`signing`]: the signature sellers check.
 //! - [`error`]: the one error type, [`SellerError`].
@@ -23,6 +24,7 @@
 pub mod endpoint;
 pub mod error;
 pub mod invoke;
+pub mod payouts;
 pub mod schema;
 pub mod signing;
 
@@ -93,6 +95,9 @@ pub struct Sellers {
     limiter: Arc<svc_limits::Limiter>,
     /// Compiled input schemas by agent, with the `updated_at` they were compiled at.
     schemas: Mutex<HashMap<String, (i64, Arc<schema::InputSchema>)>>,
+    /// The networks svc pays out on itself, by CAIP-2 id; payouts on others wait for an
+    /// operator.
+    payouts: HashMap<String, Arc<dyn payouts::PayoutChain>>,
 }
 
 impl std::fmt::Debug for Sellers {
@@ -111,7 +116,16 @@ impl Sellers {
         limiter: Arc<svc_limits::Limiter>,
     ) -> Result<Self, SellerError> {
         let forwarder = Forwarder::new(config.endpoints.clone(), config.max_answer_bytes)?;
-        Ok(Sellers { store, clock, config, sealed, forwarder, limiter, schemas: Mutex::default() })
+        Ok(Sellers {
+            store,
+            clock,
+            config,
+            sealed,
+            forwarder,
+            limiter,
+            schemas: Mutex::default(),
+            payouts: HashMap::new(),
+        })
     }
 
     /// The configuration.

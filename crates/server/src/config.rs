@@ -423,6 +423,11 @@ pub struct PaymentArgs {
     #[arg(long = "evm-relayer-keys", env = "SVC_EVM_RELAYER_KEYS", hide_env_values = true, hide = true)]
     pub evm_relayer_keys: Option<String>,
 
+    /// The treasury key sellers' payouts are authorized with (0x-hex; default: the first
+    /// relayer key). It must hold the USDC it pays out. From the environment only; never logged.
+    #[arg(long = "payout-key", env = "SVC_PAYOUT_KEY", hide_env_values = true, hide = true)]
+    pub payout_key: Option<String>,
+
     /// Recipient of USDC payments on Solana (default: a development address).
     #[arg(long, env = "SVC_PAY_TO_SOLANA")]
     pub pay_to_solana: Option<String>,
@@ -465,6 +470,7 @@ impl std::fmt::Debug for PaymentArgs {
             .field("evm_rpc_url", &self.evm_rpc_url)
             .field("evm_relayer_key", &self.evm_relayer_key.as_ref().map(|_| "<redacted>"))
             .field("evm_relayer_keys", &self.evm_relayer_keys.as_ref().map(|_| "<redacted>"))
+            .field("payout_key", &self.payout_key.as_ref().map(|_| "<redacted>"))
             .field("pay_to_solana", &self.pay_to_solana)
             .field("solana_rpc_url", &self.solana_rpc_url)
             .field("solana_fee_payer_key", &self.solana_fee_payer_key.as_ref().map(|_| "<redacted>"))
@@ -597,7 +603,7 @@ mod tests {
     }
 
     #[test]
-    fn the_relayer_key_never_shows_in_debug_output() {
+    fn relayer_and_payout_keys_never_show_in_debug_output() {
         let cli = Cli::try_parse_from([
             "svc",
             "serve",
@@ -605,11 +611,14 @@ mod tests {
             "0xsecretsecret",
             "--evm-relayer-keys",
             "0xothersecret",
+            "--payout-key",
+            "0xtreasurysecret",
         ])
         .expect("parses");
         let Command::Serve(args) = cli.command else { panic!("serve") };
         assert!(!format!("{args:?}").contains("secretsecret"));
         assert!(!format!("{args:?}").contains("othersecret"));
+        assert!(!format!("{args:?}").contains("treasurysecret"));
     }
 
     #[test]

@@ -8,6 +8,8 @@ mod llm;
 mod operator;
 mod pay;
 mod payments;
+#[cfg(feature = "settle")]
+mod payouts;
 mod secrets;
 mod sellers;
 mod upstreams;
@@ -182,7 +184,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         signals: svc_signals_config(args.signal_refresh_minutes),
     };
     let clock = Arc::new(SystemClock);
-    let (offer, facilitator) = payments::build(&args.payments, clock.clone()).await?;
+    let payments::Payments { offer, facilitator, payouts } = payments::build(&args.payments, clock.clone()).await?;
     let mut market = upstreams::SimulatedMarket::new(&args.upstreams, clock.clone());
     let upstreams = Arc::new(upstreams::build(args.payments.production, &mut market, clock.clone()).await?);
     let llm = llm::build(file.llm, args.payments.production, args.public_url.clone(), &mut market).await?;
@@ -217,6 +219,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         agentbox,
         sellers,
         sealed,
+        payouts,
     };
     let state = AppState::new(services).context("configuring the LLM proxy and sellers")?;
     // Settlements left pending and reservations left by a stopped process are settled from
@@ -240,6 +243,18 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             every.tick().await;
             if let Err(e) = sellers.sweep().await {
                 tracing::warn!(error = %e, "could not sweep seller calls");
+            }
+        }
+    });
+    // Sellers' payouts on the networks svc settles on: sent, and settled from the chain when a
+    // send's outcome was lost, every 10 seconds.
+    let sellers = state.sellers.clone();
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(std::time::Duration::from_secs(10));
+        loop {
+            every.tick().await;
+            if let Err(e) = sellers.pay_out().await {
+                tracing::warn!(error = %e, "could not run a round of payouts");
             }
         }
     });

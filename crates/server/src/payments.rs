@@ -31,8 +31,19 @@ fn solana_network(args: &PaymentArgs) -> anyhow::Result<Configured> {
     Ok(Configured { network, rpc_url: args.solana_rpc_url.clone() })
 }
 
+/// What the payment settings build: the networks offered, the facilitator that checks
+/// payments on them, and the networks svc pays sellers out on itself.
+pub struct Payments {
+    /// Networks and recipients.
+    pub offer: Offer,
+    /// Verifies and settles.
+    pub facilitator: Arc<dyn Facilitator>,
+    /// Sellers' payouts, on the EVM networks svc settles on itself.
+    pub payouts: Vec<Arc<dyn svc_sellers::payouts::PayoutChain>>,
+}
+
 /// The networks offered and the facilitator that checks payments on them.
-pub async fn build(args: &PaymentArgs, clock: Arc<dyn Clock>) -> anyhow::Result<(Offer, Arc<dyn Facilitator>)> {
+pub async fn build(args: &PaymentArgs, clock: Arc<dyn Clock>) -> anyhow::Result<Payments> {
     let file = match &args.config {
         Some(path) => FileConfig::read(path)?,
         None => FileConfig::default(),
@@ -78,10 +89,11 @@ pub async fn build(args: &PaymentArgs, clock: Arc<dyn Clock>) -> anyhow::Result<
     let max_timeout = file.x402.max_timeout_seconds.unwrap_or(svc_x402::MAX_TIMEOUT_SECONDS);
     if let Some(url) = external {
         let ledgers = read_nodes(&configured).await?;
-        return external_facilitator(&url, networks, max_timeout, ledgers).await;
+        let (offer, facilitator) = external_facilitator(&url, networks, max_timeout, ledgers).await?;
+        return Ok(Payments { offer, facilitator, payouts: Vec::new() });
     }
-    let facilitator = BuiltinFacilitator::new(networks.clone(), clock);
-    let facilitator = attach_nodes(facilitator, &configured, args).await?;
+    let facilitator = BuiltinFacilitator::new(networks.clone(), clock.clone());
+    let (facilitator, payouts) = attach_nodes(facilitator, &configured, args, clock).await?;
     if facilitator.verify_only() {
         if args.production {
             bail!(
@@ -95,7 +107,7 @@ pub async fn build(args: &PaymentArgs, clock: Arc<dyn Clock>) -> anyhow::Result<
              SVC_SOLANA_FEE_PAYER_KEY (Solana) to settle. Never run this way in production."
         );
     }
-    Ok((Offer::new(networks, max_timeout), Arc::new(facilitator)))
+    Ok(Payments { offer: Offer::new(networks, max_timeout), facilitator: Arc::new(facilitator), payouts })
 }
 
 /// An external facilitator: offer only the networks it says it settles (x402 §9.2).
@@ -143,13 +155,18 @@ async fn external_facilitator(
     Ok((Offer::new(kept, max_timeout), Arc::new(facilitator)))
 }
 
+/// The facilitator with the nodes it settles on, and the payouts made on the EVM ones.
+type Attached = (BuiltinFacilitator, Vec<Arc<dyn svc_sellers::payouts::PayoutChain>>);
+
 #[cfg(feature = "settle")]
 async fn attach_nodes(
     mut facilitator: BuiltinFacilitator,
     configured: &[Configured],
     args: &PaymentArgs,
-) -> anyhow::Result<BuiltinFacilitator> {
+    clock: Arc<dyn Clock>,
+) -> anyhow::Result<Attached> {
     use svc_x402::network::NetworkKind;
+    let mut payouts: Vec<Arc<dyn svc_sellers::payouts::PayoutChain>> = Vec::new();
     for c in configured {
         let Some(rpc_url) = &c.rpc_url else { continue };
         let domain = match &c.network.kind {
@@ -187,9 +204,16 @@ async fn attach_nodes(
         for (relayer, gas) in settler.gas_levels() {
             tracing::info!(network = %c.network.network, %relayer, ?gas, "settling payments on chain");
         }
-        facilitator = facilitator.with_evm_chain(&c.network.network, Arc::new(settler));
+        let settler = Arc::new(settler);
+        let treasury = args.payout_key.clone().or_else(|| keys.first().cloned()).unwrap_or_default();
+        let payout =
+            crate::payouts::EvmPayouts::new(&c.network.network, settler.clone(), &treasury, domain, clock.clone())
+                .context("SVC_PAYOUT_KEY")?;
+        tracing::info!(network = %c.network.network, treasury = %payout.treasury(), "paying sellers out on chain");
+        payouts.push(Arc::new(payout));
+        facilitator = facilitator.with_evm_chain(&c.network.network, settler);
     }
-    Ok(facilitator)
+    Ok((facilitator, payouts))
 }
 
 /// Read-only connections to the configured nodes: no key is needed to read a payment's fate.
@@ -230,11 +254,12 @@ async fn attach_nodes(
     facilitator: BuiltinFacilitator,
     configured: &[Configured],
     _: &PaymentArgs,
-) -> anyhow::Result<BuiltinFacilitator> {
+    _: Arc<dyn Clock>,
+) -> anyhow::Result<Attached> {
     if configured.iter().any(|c| c.rpc_url.is_some()) {
         bail!("this build has no on-chain settlement (cargo feature `settle`); rebuild with it to use an RPC URL");
     }
-    Ok(facilitator)
+    Ok((facilitator, Vec::new()))
 }
 
 #[cfg(test)]
@@ -259,7 +284,9 @@ mod tests {
         let pay_to = ["--pay-to-evm", DEV_PAY_TO_EVM, "--pay-to-solana", DEV_PAY_TO_SOLANA];
         let err = build(&serve_args(&[&["--production"], &pay_to[..]].concat()), clock()).await.err();
         assert!(err.is_some_and(|e| e.to_string().contains("verify-only")));
-        let (offer, facilitator) = build(&serve_args(&pay_to), clock()).await.expect("development runs verify-only");
+        let Payments { offer, facilitator, payouts } =
+            build(&serve_args(&pay_to), clock()).await.expect("development runs verify-only");
+        assert!(payouts.is_empty(), "no chain, no payouts: an operator pays them");
         assert!(facilitator.verify_only());
         assert_eq!(offer.networks().len(), 2, "Base and Solana");
     }
@@ -303,7 +330,7 @@ mod tests {
             .expect("config");
         let rpc = format!("http://{node}");
         let args = serve_args(&["--config", file.to_str().expect("utf-8"), "--evm-rpc-url", &rpc]);
-        let (_, built) = build(&args, clock()).await.expect("built without a relayer key");
+        let built = build(&args, clock()).await.expect("built without a relayer key").facilitator;
         let _ = std::fs::remove_file(&file);
         let lost = svc_x402::Unresolved {
             network: "eip155:8453",
@@ -350,8 +377,8 @@ mod tests {
         let file = std::env::temp_dir().join(format!("svc-facilitator-{}.toml", std::process::id()));
         std::fs::write(&file, format!("[x402]\nfacilitator = \"http://{addr}\"\n")).expect("config");
 
-        let (offer, _) =
-            build(&serve_args(&["--config", file.to_str().expect("utf-8")]), clock()).await.expect("built");
+        let offer =
+            build(&serve_args(&["--config", file.to_str().expect("utf-8")]), clock()).await.expect("built").offer;
         let _ = std::fs::remove_file(&file);
         let solana = offer.network(svc_x402::network::SOLANA).expect("Solana offered");
         assert_eq!(solana.kind, NetworkKind::Solana { fee_payer: THEIRS.to_owned() });

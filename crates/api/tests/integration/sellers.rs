@@ -805,3 +805,127 @@ async fn invokes_of_many_agents_at_once_each_earn_exactly_once() {
         assert_eq!(revenue["balance"], "0.2", "{id}");
     }
 }
+
+/// A chain svc pays out on, faked at the edge: a ledger of payouts by id that, like the
+/// token, pays each id once; it can lose its answer or be down.
+#[derive(Default)]
+struct FakePayoutChain {
+    paid: Mutex<Vec<(String, String, u64)>>,
+    mode: Mutex<&'static str>,
+}
+
+impl svc_sellers::payouts::PayoutChain for FakePayoutChain {
+    fn network(&self) -> &str {
+        "eip155:8453"
+    }
+
+    fn pay<'a>(&'a self, order: svc_sellers::payouts::PayoutOrder<'a>) -> BoxFuture<'a, svc_sellers::payouts::Sent> {
+        use svc_sellers::payouts::Sent;
+        Box::pin(async move {
+            let mode = *self.mode.lock().expect("lock");
+            if mode == "down" {
+                return Sent::NotSent("node unreachable".into());
+            }
+            let mut paid = self.paid.lock().expect("lock");
+            if paid.iter().any(|(id, ..)| id == order.id) {
+                return Sent::Reverted("authorization is used".into());
+            }
+            paid.push((order.id.to_owned(), order.to.to_owned(), order.amount));
+            if mode == "lose-answer" { Sent::Unknown(None) } else { Sent::Paid(format!("0x{}", "cd".repeat(32))) }
+        })
+    }
+
+    fn paid<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, String>> {
+        Box::pin(async move { Ok(self.paid.lock().expect("lock").iter().any(|(paid, ..)| paid == id)) })
+    }
+}
+
+#[tokio::test]
+async fn a_payout_is_paid_on_chain_exactly_once_even_when_its_answer_is_lost_or_the_node_is_down() {
+    let chain = Arc::new(FakePayoutChain::default());
+    let edge: Arc<dyn svc_sellers::payouts::PayoutChain> = chain.clone();
+    let app = TestApp::with(Setup {
+        facilitator: Box::new(|clock| {
+            Arc::new(OnChain(BuiltinFacilitator::new(offer().networks().to_vec(), Arc::new(clock))))
+        }),
+        payouts: vec![edge],
+        ..Setup::default()
+    })
+    .await;
+    let Shop { base, key, .. } = Shop::open(&app).await;
+    let id = selling(&app, &key, &format!("{base}/ok")).await;
+    for nonce in 1..=4 {
+        assert_eq!(app.pay_post(&invoke_uri(&id), &json!({"query": "hi"}), nonce).await.status, StatusCode::OK);
+    }
+    let uri = format!("/agents/{id}/withdrawals");
+    let withdraw = |amount: &str| call(&app, Method::POST, &uri, Some(json!({"amount": amount})), &key);
+    let sellers = &app.state.sellers;
+
+    // Paid at once.
+    assert_eq!(withdraw("0.05").await.status, StatusCode::OK);
+    assert_eq!(sellers.pay_out().await.expect("round").paid, 1);
+    let listed = call(&app, Method::GET, &uri, None, &key).await.json();
+    assert_eq!(listed["withdrawals"][0]["status"], "paid");
+    assert!(listed["withdrawals"][0]["transaction"].as_str().is_some_and(|t| t.starts_with("0xcd")));
+
+    // The answer is lost after the transfer: left `sent`, then found paid on chain, not sent again.
+    *chain.mode.lock().expect("lock") = "lose-answer";
+    assert_eq!(withdraw("0.05").await.status, StatusCode::OK);
+    assert_eq!(sellers.pay_out().await.expect("round").waiting, 1);
+    assert_eq!(call(&app, Method::GET, &uri, None, &key).await.json()["withdrawals"][0]["status"], "sent");
+    *chain.mode.lock().expect("lock") = "ok";
+    app.clock.advance_ms(61_000);
+    assert_eq!(sellers.pay_out().await.expect("round").paid, 1);
+    assert_eq!(call(&app, Method::GET, &uri, None, &key).await.json()["withdrawals"][0]["status"], "paid");
+    assert_eq!(chain.paid.lock().expect("lock").len(), 2, "each payout moved once");
+
+    // The node is down: the payout waits; still unpaid a day later, its amount comes back.
+    *chain.mode.lock().expect("lock") = "down";
+    assert_eq!(withdraw("0.05").await.status, StatusCode::OK);
+    assert_eq!(sellers.pay_out().await.expect("round").waiting, 1);
+    assert_eq!(call(&app, Method::GET, &uri, None, &key).await.json()["withdrawals"][0]["status"], "queued");
+    app.clock.advance_ms(svc_sellers::payouts::AUTHORIZATION_SECS * 1000);
+    assert_eq!(sellers.pay_out().await.expect("round").failed, 1);
+    let revenue = call(&app, Method::GET, &format!("/agents/{id}/revenue"), None, &key).await.json();
+    assert_eq!(revenue["balance"], "0.1", "0.2 earned, 0.1 paid out, the failed 0.05 given back");
+    assert_eq!(revenue["pending_payouts"], "0");
+    let paid: u64 = chain.paid.lock().expect("lock").iter().map(|(_, _, amount)| amount).sum();
+    assert_eq!(paid, 100_000, "exactly what was withdrawn and not given back");
+}
+
+#[tokio::test]
+async fn a_payout_claimed_by_a_process_that_stopped_mid_send_is_settled_from_the_chain_once() {
+    let chain = Arc::new(FakePayoutChain::default());
+    let edge: Arc<dyn svc_sellers::payouts::PayoutChain> = chain.clone();
+    let app = TestApp::with(Setup {
+        facilitator: Box::new(|clock| {
+            Arc::new(OnChain(BuiltinFacilitator::new(offer().networks().to_vec(), Arc::new(clock))))
+        }),
+        payouts: vec![edge.clone()],
+        ..Setup::default()
+    })
+    .await;
+    let Shop { base, key, .. } = Shop::open(&app).await;
+    let id = selling(&app, &key, &format!("{base}/ok")).await;
+    assert_eq!(app.pay_post(&invoke_uri(&id), &json!({"query": "hi"}), 1).await.status, StatusCode::OK);
+    let uri = format!("/agents/{id}/withdrawals");
+    let taken = call(&app, Method::POST, &uri, Some(json!({"amount": "0.05"})), &key).await.json();
+    let wd = taken["id"].as_str().expect("id").to_owned();
+    // The stopped process had claimed it and sent it; the transfer landed; nothing was recorded.
+    let claim = svc_store::WithdrawalMove {
+        from: "queued",
+        to: "sending",
+        tx_hash: None,
+        error: None,
+        now_ms: crate::support::NOW_MS,
+    };
+    assert!(app.store.move_withdrawal(&wd, claim).await.expect("claim"));
+    chain.paid.lock().expect("lock").push((wd.clone(), "0x209693Bc6afc0C5328bA36FaF03C514EF312287C".into(), 50_000));
+    let sellers = &app.state.sellers;
+    assert_eq!(sellers.pay_out().await.expect("round"), svc_sellers::payouts::Round::default(), "too recent to judge");
+    app.clock.advance_ms(61_000);
+    assert_eq!(sellers.pay_out().await.expect("round").paid, 1);
+    assert_eq!(sellers.pay_out().await.expect("round"), svc_sellers::payouts::Round::default());
+    assert_eq!(chain.paid.lock().expect("lock").len(), 1, "found paid, never sent again");
+    assert_eq!(call(&app, Method::GET, &uri, None, &key).await.json()["withdrawals"][0]["status"], "paid");
+}

@@ -63,6 +63,8 @@ pub struct Setup {
     pub llm: Box<dyn FnOnce(svc_llm::LlmConfig) -> svc_llm::LlmConfig>,
     /// Adjusts the seller side's settings (endpoints on 127.0.0.1 are always allowed).
     pub sellers: Box<dyn FnOnce(svc_sellers::SellersConfig) -> svc_sellers::SellersConfig>,
+    /// The networks svc pays sellers out on (none: payouts wait for an operator).
+    pub payouts: Vec<Arc<dyn svc_sellers::payouts::PayoutChain>>,
 }
 
 impl Default for Setup {
@@ -78,6 +80,7 @@ impl Default for Setup {
             redis: None,
             llm: Box::new(|config| config),
             sellers: Box::new(|config| config),
+            payouts: Vec::new(),
         }
     }
 }
@@ -145,6 +148,7 @@ async fn build(store: Store, clock: FixedClock, base: &str, setup: Setup) -> (ax
             ..(setup.sellers)(svc_sellers::SellersConfig::default())
         },
         sealed: sealed_box(),
+        payouts: setup.payouts,
     };
     let state = AppState::new(services).expect("LLM configuration");
     let router = svc_api::app(state.clone(), setup.handlers).expect("handlers match the catalogue");
