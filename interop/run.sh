@@ -12,7 +12,8 @@
 #      nothing more; then 200 distinct payments from 8 payers at concurrency 32 all settle, with
 #      a transaction sent from a relayer key behind svc's back mid-run;
 #   4. sellers on that chain: the official client pays a seller's agent (an endpoint that checks
-#      svc's signature), and svc pays the withdrawn balance out to the seller's wallet, once.
+#      svc's signature), and svc pays the withdrawn balance out to the seller's wallet, once, also
+#      when svc is killed between sending a payout and recording it.
 # Usage: interop/run.sh [path to the svc binary]
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -105,9 +106,13 @@ start_chain "$scratch/chain.log" "$scratch/svc.toml" "$payer"
 printf '\n[sellers]\nallow_http_hosts = ["127.0.0.1"]\n' >>"$scratch/svc.toml"
 port="$(free_port)"
 mkdir -p "$scratch/settle"
-SVC_SIMULATOR_URL="http://127.0.0.1:$sim_port" SVC_DATA_DIR="$scratch/settle" SVC_CONFIG="$scratch/svc.toml" \
-  SVC_EVM_RELAYER_KEYS="$relayer_key,$relayer2_key" SVC_PAYOUT_KEY="$pay_to_key" \
-  "$svc" serve --listen "127.0.0.1:$port" >"$scratch/settle.log" 2>&1 &
+serve_settling() {
+  SVC_SIMULATOR_URL="http://127.0.0.1:$sim_port" SVC_DATA_DIR="$scratch/settle" SVC_CONFIG="$scratch/svc.toml" \
+    SVC_EVM_RELAYER_KEYS="$relayer_key,$relayer2_key" SVC_PAYOUT_KEY="$pay_to_key" \
+    "$svc" serve --listen "127.0.0.1:$port" >>"$scratch/settle.log" 2>&1 &
+  settle_pid=$!
+}
+serve_settling
 wait_for curl -sf "http://127.0.0.1:$port/healthz"
 RPC_URL="$rpc" TOKEN="$token" PAY_TO="$pay_to" node settle.mjs "http://127.0.0.1:$port" "$(route 2)" \
   || fail svc "$scratch/settle.log"
@@ -120,6 +125,16 @@ seller="$(SVC_DATA_DIR="$scratch/settle" "$svc" accounts create --name seller 2>
 seller_key="$(SVC_DATA_DIR="$scratch/settle" "$svc" keys create "$seller" --scopes agents 2>/dev/null | tail -n1)"
 RPC_URL="$rpc" TOKEN="$token" SELLER_KEY="$seller_key" TREASURY="$pay_to" node seller.mjs "http://127.0.0.1:$port" \
   || fail svc "$scratch/settle.log"
+echo "== a payout when svc stops between sending it and recording it"
+export RPC_URL="$rpc" TOKEN="$token" SELLER_KEY="$seller_key" TREASURY="$pay_to"
+if crash_state="$(node payout-crash.mjs send "http://127.0.0.1:$port")"; then
+  kill -9 "$settle_pid"; wait "$settle_pid" 2>/dev/null || true
+  serve_settling
+  wait_for curl -sf "http://127.0.0.1:$port/healthz"
+  node payout-crash.mjs settle "http://127.0.0.1:$port" "$crash_state" || fail svc "$scratch/settle.log"
+else
+  fail svc "$scratch/settle.log"
+fi
 if grep -q "whsec_" "$scratch/settle.log"; then status=1; echo "a seller's signing secret reached the log" >&2; fi
 
 exit "$status"

@@ -187,7 +187,11 @@ impl Sellers {
             ("x-svc-payer", payer.to_owned()),
         ];
         let timeout = Duration::from_millis(agent.timeout_ms.max(1000));
-        let answer = match self.forwarder.post(&agent.endpoint, body, &headers, timeout).await {
+        let backend = self.backends.get(agent.backend.as_str()).ok_or_else(|| {
+            SellerError::Corrupt(format!("agent {} has an unknown backend {:?}", agent.id, agent.backend))
+        })?;
+        let call = crate::backend::BackendCall { target: &agent.endpoint, body, headers: &headers, timeout };
+        let answer = match backend.call(call).await {
             Ok(answer) => answer,
             Err(err) => {
                 tracing::warn!(agent = %agent.id, call = %call_id, error = %err, "seller endpoint failed; nothing charged");

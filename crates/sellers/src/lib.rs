@@ -17,10 +17,12 @@
 //!   marketplace.
 //! - [`invoke`]: what a paid invoke needs: the agent as sold, its limits, forwarding, earning.
 //! - [`payouts`]: queued withdrawals paid on chain, exactly once.
-//! - [`endpoint`]: the seller's endpoint, called without server-side request forgery.
+//! - [`backend`]: what answers an agent's invokes, behind one trait; [`endpoint`]: the seller's
+//!   HTTPS endpoint, called without server-side request forgery.
 //! - [`schema`]: agents' input schemas; [`signing`]: the signature sellers check.
 //! - [`error`]: the one error type, [`SellerError`].
 
+pub mod backend;
 pub mod endpoint;
 pub mod error;
 pub mod invoke;
@@ -91,7 +93,8 @@ pub struct Sellers {
     clock: Arc<dyn Clock>,
     config: SellersConfig,
     sealed: Arc<SecretBox>,
-    forwarder: Forwarder,
+    /// What answers invokes, by kind.
+    backends: HashMap<&'static str, Arc<dyn backend::AgentBackend>>,
     limiter: Arc<svc_limits::Limiter>,
     /// Compiled input schemas by agent, with the `updated_at` they were compiled at.
     schemas: Mutex<HashMap<String, (i64, Arc<schema::InputSchema>)>>,
@@ -115,13 +118,15 @@ impl Sellers {
         sealed: Arc<SecretBox>,
         limiter: Arc<svc_limits::Limiter>,
     ) -> Result<Self, SellerError> {
-        let forwarder = Forwarder::new(config.endpoints.clone(), config.max_answer_bytes)?;
+        let https: Arc<dyn backend::AgentBackend> =
+            Arc::new(Forwarder::new(config.endpoints.clone(), config.max_answer_bytes)?);
+        let backends = HashMap::from([(https.kind(), https)]);
         Ok(Sellers {
             store,
             clock,
             config,
             sealed,
-            forwarder,
+            backends,
             limiter,
             schemas: Mutex::default(),
             payouts: HashMap::new(),
@@ -144,6 +149,7 @@ impl Sellers {
             examples: json_text(&request.examples),
             capabilities: json_text(&request.capabilities),
             input_schema: json_text(&schema),
+            backend: backend::HTTPS.to_owned(),
             endpoint: request.endpoint.trim().to_owned(),
             timeout_ms: request.timeout_secs.unwrap_or(30) * 1000,
         };
@@ -193,6 +199,7 @@ impl Sellers {
             examples: patch.examples.map_or(agent.examples.clone(), |e| json_text(&e)),
             capabilities: patch.capabilities.map_or(agent.capabilities.clone(), |c| json_text(&c)),
             input_schema: json_text(&schema),
+            backend: agent.backend.clone(),
             endpoint: patch.endpoint.map_or(agent.endpoint.clone(), |e| e.trim().to_owned()),
             timeout_ms: patch.timeout_secs.map_or(agent.timeout_ms, |s| s * 1000),
         };
@@ -422,8 +429,12 @@ impl Sellers {
         if listing.name.is_empty() {
             errors.push(field(&["body", "name"], "a name is required", "missing"));
         }
-        if let Err(refused) = self.config.endpoints.check(&listing.endpoint) {
-            errors.push(field(&["body", "endpoint"], refused.to_string(), "value_error"));
+        match self.backends.get(listing.backend.as_str()).map(|b| b.check(&listing.endpoint)) {
+            Some(Ok(())) => {}
+            Some(Err(refused)) => errors.push(field(&["body", "endpoint"], refused, "value_error")),
+            None => {
+                errors.push(field(&["body", "endpoint"], "this server sells no agents at endpoints", "value_error"))
+            }
         }
         if let Err(error) = schema::check(input_schema, "input_schema") {
             errors.push(error);

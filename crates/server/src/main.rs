@@ -237,10 +237,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // Seller calls a stopped process left between the seller's answer and the earning are
     // settled from their payments' records, every minute.
     let sellers = state.sellers.clone();
-    tokio::spawn(async move {
-        let mut every = tokio::time::interval(std::time::Duration::from_secs(60));
-        loop {
-            every.tick().await;
+    every(60, move || {
+        let sellers = sellers.clone();
+        async move {
             if let Err(e) = sellers.sweep().await {
                 tracing::warn!(error = %e, "could not sweep seller calls");
             }
@@ -249,10 +248,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // Sellers' payouts on the networks svc settles on: sent, and settled from the chain when a
     // send's outcome was lost, every 10 seconds.
     let sellers = state.sellers.clone();
-    tokio::spawn(async move {
-        let mut every = tokio::time::interval(std::time::Duration::from_secs(10));
-        loop {
-            every.tick().await;
+    every(10, move || {
+        let sellers = sellers.clone();
+        async move {
             if let Err(e) = sellers.pay_out().await {
                 tracing::warn!(error = %e, "could not run a round of payouts");
             }
@@ -260,12 +258,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     });
     // Keys of ended gateways whose revocation failed are revoked again, every 10 minutes.
     let agentbox = state.agentbox.clone();
-    tokio::spawn(async move {
-        let mut every = tokio::time::interval(std::time::Duration::from_secs(600));
-        loop {
-            every.tick().await;
-            agentbox.revoke_leftover_keys().await;
-        }
+    every(600, move || {
+        let agentbox = agentbox.clone();
+        async move { agentbox.revoke_leftover_keys().await }
     });
     let app = svc_api::app(state, svc_api::handlers::all())?;
     let limits = svc_api::serve::ConnectionLimits {
@@ -291,6 +286,21 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Runs `task` now and every `secs` seconds after, for as long as the process runs.
+fn every<F, Fut>(secs: u64, task: F)
+where
+    F: Fn() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    tokio::spawn(async move {
+        let mut ticks = tokio::time::interval(std::time::Duration::from_secs(secs));
+        loop {
+            ticks.tick().await;
+            task().await;
+        }
+    });
 }
 
 /// Resolves on SIGINT (Ctrl-C) or SIGTERM.

@@ -30,7 +30,9 @@ pub struct SellerAgent {
     pub capabilities: String,
     /// The JSON Schema an invoke's body must match.
     pub input_schema: String,
-    /// The seller's URL svc forwards invokes to.
+    /// The kind of backend that answers its invokes (`https`).
+    pub backend: String,
+    /// Where that backend reaches the agent (the seller's URL).
     pub endpoint: String,
     /// How long the endpoint gets to answer, ms.
     #[sqlx(try_from = "i64")]
@@ -67,7 +69,7 @@ macro_rules! select_agent {
     ($rest:literal) => {
         concat!(
             "SELECT id, account_id, name, category, tags, description, examples, capabilities, input_schema, \
-             endpoint, timeout_ms, secret_sealed, config, (x402_enabled = 1) AS x402_enabled, price, balance, unsettled, \
+             backend, endpoint, timeout_ms, secret_sealed, config, (x402_enabled = 1) AS x402_enabled, price, balance, unsettled, \
              total_earned, paid_calls, created_at, updated_at FROM seller_agents ",
             $rest
         )
@@ -91,7 +93,9 @@ pub struct AgentListing {
     pub capabilities: String,
     /// Input JSON Schema.
     pub input_schema: String,
-    /// The seller's URL.
+    /// The kind of backend that answers invokes (`https`).
+    pub backend: String,
+    /// Where that backend reaches the agent.
     pub endpoint: String,
     /// Endpoint timeout, ms.
     pub timeout_ms: u64,
@@ -221,8 +225,8 @@ impl Store {
         now_ms: i64,
     ) -> Result<(), StoreError> {
         const SQL: &str = "INSERT INTO seller_agents (id, account_id, name, category, tags, description, examples, \
-                           capabilities, input_schema, endpoint, timeout_ms, secret_sealed, created_at, updated_at) \
-                           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13)";
+                           capabilities, input_schema, backend, endpoint, timeout_ms, secret_sealed, created_at, \
+                           updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14)";
         let mut args = vec![Arg::Text(id.to_owned()), Arg::Text(account_id.to_owned())];
         args.extend(listing_args(listing)?);
         args.extend([Arg::Blob(secret_sealed.to_vec()), Arg::Int(now_ms)]);
@@ -272,8 +276,8 @@ impl Store {
         now_ms: i64,
     ) -> Result<bool, StoreError> {
         const SQL: &str = "UPDATE seller_agents SET name = $3, category = $4, tags = $5, description = $6, \
-                           examples = $7, capabilities = $8, input_schema = $9, endpoint = $10, timeout_ms = $11, \
-                           updated_at = $12 WHERE id = $1 AND account_id = $2 AND deleted_at IS NULL";
+                           examples = $7, capabilities = $8, input_schema = $9, backend = $10, endpoint = $11, \
+                           timeout_ms = $12, updated_at = $13 WHERE id = $1 AND account_id = $2 AND deleted_at IS NULL";
         let mut args = vec![Arg::Text(id.to_owned()), Arg::Text(account_id.to_owned())];
         args.extend(listing_args(listing)?);
         args.push(Arg::Int(now_ms));
@@ -530,6 +534,7 @@ fn listing_args(listing: &AgentListing) -> Result<Vec<Arg>, StoreError> {
         Arg::Text(listing.examples.clone()),
         Arg::Text(listing.capabilities.clone()),
         Arg::Text(listing.input_schema.clone()),
+        Arg::Text(listing.backend.clone()),
         Arg::Text(listing.endpoint.clone()),
         Arg::Int(to_i64(listing.timeout_ms, "agent timeout")?),
     ])

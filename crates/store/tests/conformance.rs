@@ -837,6 +837,7 @@ fn listing(description: &str) -> svc_store::AgentListing {
         examples: "[]".into(),
         capabilities: "[]".into(),
         input_schema: "{\"type\":\"object\"}".into(),
+        backend: "https".into(),
         endpoint: "https://agent.example.com/".into(),
         timeout_ms: 30_000,
     }

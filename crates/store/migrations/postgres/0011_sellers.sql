@@ -1,7 +1,8 @@
 -- Sellers. Kept line for line beside the other backend's 0011_sellers.sql.
 --
--- seller_agents: an agent a seller's account registered, its listing, its input schema, the
--- endpoint that answers its invokes (and the sealed secret svc signs them with), and its x402
+-- seller_agents: an agent a seller's account registered, its listing, its input schema, what
+-- answers its invokes (the backend's kind and where: an endpoint; and the sealed secret svc
+-- signs them with), and its x402
 -- config (JSON, NULL until first set; x402_enabled and price copied out for queries). The
 -- counters are the running sums of its calls and withdrawals, kept by the triggers below in the
 -- same statement as each entry: balance (settled revenue not yet withdrawn) may never go
@@ -26,6 +27,7 @@ CREATE TABLE seller_agents (
     examples      TEXT NOT NULL,
     capabilities  TEXT NOT NULL,
     input_schema  TEXT NOT NULL,
+    backend       TEXT NOT NULL,
     endpoint      TEXT NOT NULL,
     timeout_ms    BIGINT NOT NULL,
     secret_sealed BYTEA NOT NULL,
