@@ -11,6 +11,7 @@ import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { createPublicClient, http, keccak256, parseAbi, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
+import { sellerApi } from "./seller-api.mjs";
 
 const [phase, base, state] = process.argv.slice(2);
 const { RPC_URL, TOKEN, SELLER_KEY, TREASURY } = process.env;
@@ -21,16 +22,7 @@ const abi = parseAbi([
 ]);
 const balanceOf = (who) => chain.readContract({ address: TOKEN, abi, functionName: "balanceOf", args: [who] });
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const api = async (method, path, body) => {
-  const response = await fetch(base + path, {
-    method,
-    headers: { authorization: `Bearer ${SELLER_KEY}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = await response.json();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
-  return json;
-};
+const api = sellerApi(base, SELLER_KEY);
 const fail = (message) => {
   console.error(message);
   process.exit(1);

@@ -10,6 +10,7 @@ import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { createPublicClient, http, keccak256, parseAbi, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
+import { sellerApi } from "./seller-api.mjs";
 
 const [base] = process.argv.slice(2);
 const { RPC_URL, TOKEN, SELLER_KEY, TREASURY } = process.env;
@@ -48,16 +49,7 @@ const endpoint = createServer((req, res) => {
 await new Promise((resolve) => endpoint.listen(0, "127.0.0.1", resolve));
 const port = endpoint.address().port;
 
-const api = async (method, path, body) => {
-  const response = await fetch(base + path, {
-    method,
-    headers: { authorization: `Bearer ${SELLER_KEY}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = await response.json();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
-  return json;
-};
+const api = sellerApi(base, SELLER_KEY);
 
 try {
   const created = await api("POST", "/agents", {
