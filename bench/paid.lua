@@ -1,6 +1,7 @@
 -- Sends each pre-signed payment once (PAYMENTS: a file of PAYMENT-SIGNATURE values, one per
 -- line), split between wrk's threads, and prints the same RESULT line as report.lua. A thread
--- that runs out of payments stops; unexpected (non-200) answers are counted.
+-- that runs out of payments stops; unexpected (non-200) answers are counted. BODY (optional):
+-- a JSON body, sent as a POST.
 local threads = {}
 local next_id = 0
 
@@ -29,6 +30,11 @@ function request()
   if index > #payments then
     wrk.thread:stop()
     index = #payments
+  end
+  local body = os.getenv("BODY")
+  if body then
+    return wrk.format("POST", wrk.path, { ["PAYMENT-SIGNATURE"] = payments[index], ["Accept-Encoding"] = "gzip",
+      ["Content-Type"] = "application/json" }, body)
   end
   return wrk.format("GET", wrk.path, { ["PAYMENT-SIGNATURE"] = payments[index], ["Accept-Encoding"] = "gzip" })
 end

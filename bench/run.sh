@@ -6,7 +6,9 @@
 #       without the payment (bench-only route), beside the challenge path: gzipped, as clients
 #       that send Accept-Encoding get it, and plain (signal_plain);
 #   (c) paid requests, each with its own pre-signed EIP-3009 authorization (built-in verifier,
-#       SQLite store, settlement stubbed by verify-only mode), at concurrency 64 and 1;
+#       SQLite store, settlement stubbed by verify-only mode), at concurrency 64 and 1; and a
+#       seller agent's paid invoke at concurrency 1, forwarded to a fake seller on loopback
+#       (target: at most 0.5 ms p50 more than the paid catalogue route);
 #   (d) the server's resident memory, idle after start and after the runs.
 # Usage: bench/run.sh [seconds per run, default 5]; ROUNDS=n sets how many times the unpaid runs
 # repeat (default 3; the median is shown). Needs wrk (Debian: apt-get install wrk).
@@ -28,6 +30,7 @@ SERVER=0
 trap 'kill "$SERVER" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 URL="http://127.0.0.1:$PORT"
 GZIP="Accept-Encoding: gzip"
+INVOKE_BODY='{"query":"bench"}'
 
 run() { # label name, then wrk arguments; prints "label name requests rps p50 p99 unexpected"
   local label=$1 name=$2; shift 2
@@ -43,12 +46,22 @@ measure() { # label, binary
   "$bin" presign --count $((SECS * 14000)) --out "$WORK/bulk.txt"
   "$bin" presign --count $((SECS * 4000)) --out "$WORK/serial.txt"
   rm -f "$WORK"/bench.db*
-  "$bin" serve --listen "127.0.0.1:$PORT" --db "$WORK/bench.db" &
+  rm -f "$WORK/agent.txt"
+  # Builds from before sellers have no agent to invoke: their table has no invoke row.
+  local agent=()
+  if "$bin" serve --help | grep -q agent-out; then agent=(--agent-out "$WORK/agent.txt"); fi
+  "$bin" serve --listen "127.0.0.1:$PORT" --db "$WORK/bench.db" "${agent[@]}" &
   SERVER=$!
   for _ in $(seq 100); do
     curl -s -o /dev/null "$URL/healthz" && break
     sleep 0.1
   done
+  local invoke=""
+  if [ -s "$WORK/agent.txt" ]; then
+    invoke=$(cat "$WORK/agent.txt")
+    "$bin" presign --count $((SECS * 4000)) --out "$WORK/invoke.txt" --db "$WORK/bench.db" --path "$invoke" \
+      --body "$INVOKE_BODY"
+  fi
   sleep 1
   local idle_kb
   idle_kb=$(rss_kb "$SERVER")
@@ -72,6 +85,10 @@ measure() { # label, binary
     -s bench/paid.lua "$URL/api/x402/alpha/top-picks"
   PAYMENTS="$WORK/serial.txt" THREADS=1 run "$label" paid_c1 -t1 -c1 -d"${SECS}s" -s bench/paid.lua \
     "$URL/api/x402/alpha/top-picks"
+  if [ -n "$invoke" ]; then
+    PAYMENTS="$WORK/invoke.txt" THREADS=1 BODY="$INVOKE_BODY" run "$label" invoke_c1 -t1 -c1 -d"${SECS}s" \
+      -s bench/paid.lua "$URL$invoke"
+  fi
   echo "$label $idle_kb $(rss_kb "$SERVER")" >>"$WORK/rss.txt"
   kill "$SERVER"
   wait "$SERVER" 2>/dev/null || true
@@ -109,6 +126,9 @@ awk -v s="$(rps current signal_200)" -v c="$(rps current challenge_402)" \
   'BEGIN { printf "signal from snapshot / challenge = %.0f%% (target >= 90%%)\n", 100 * s / c }'
 awk -v s="$(rps current signal_plain)" -v c="$(rps current challenge_402)" \
   'BEGIN { printf "signal without gzip / challenge = %.0f%%\n", 100 * s / c }'
+p50() { echo "$results" | awk -v l="$1" -v n="$2" '$1==l && $2==n {print $5}'; }
+awk -v i="$(p50 current invoke_c1)" -v p="$(p50 current paid_c1)" \
+  'BEGIN { printf "paid invoke p50 - paid route p50 = %d µs (target <= 500 µs)\n", i - p }'
 while read -r label idle loaded; do
   printf '%-9s resident memory: idle %s KB, after the runs %s KB (target idle < 30 MB)\n' "$label" "$idle" "$loaded"
 done <"$WORK/rss.txt"

@@ -49,6 +49,10 @@ enum Command {
         /// SQLite file.
         #[arg(long)]
         db: PathBuf,
+        /// Also register a seller's agent answered by a fake seller on loopback, and write its
+        /// invoke path here.
+        #[arg(long)]
+        agent_out: Option<PathBuf>,
     },
     /// Time the store's payment writes alone: `count` reserve+finish pairs, sequentially and
     /// from `concurrency` tasks.
@@ -63,7 +67,7 @@ enum Command {
         #[arg(long)]
         db: PathBuf,
     },
-    /// Write `count` signed payments for the Top Picks challenge to `out`, one header per line.
+    /// Write `count` signed payments for a paid route's challenge to `out`, one header per line.
     Presign {
         /// How many.
         #[arg(long)]
@@ -71,6 +75,16 @@ enum Command {
         /// Output file.
         #[arg(long)]
         out: PathBuf,
+        /// The paid path (default: Top Picks).
+        #[arg(long, default_value = ROUTE)]
+        path: String,
+        /// A JSON body: the challenge is then a POST's.
+        #[arg(long)]
+        body: Option<String>,
+        /// The SQLite file of a running `serve` (to price its seller's agent); default: a
+        /// throwaway one.
+        #[arg(long)]
+        db: Option<PathBuf>,
     },
 }
 
@@ -81,7 +95,7 @@ fn offer() -> anyhow::Result<Offer> {
 /// The bench-only route serving Top Picks without a payment.
 const SIGNAL_ROUTE: &str = "/signal/top-picks";
 
-async fn app(db: &std::path::Path) -> anyhow::Result<axum::Router> {
+async fn app(db: &std::path::Path) -> anyhow::Result<(axum::Router, AppState)> {
     let store = svc_store::Store::open_sqlite_file(db).await?;
     store.migrate().await?;
     let offer = offer()?;
@@ -102,7 +116,10 @@ async fn app(db: &std::path::Path) -> anyhow::Result<axum::Router> {
         upstreams,
         llm: svc_llm::LlmConfig::simulated(&vendors),
         agentbox: svc_agentbox::AgentboxSetup::unavailable("not benchmarked"),
-        sellers: svc_sellers::SellersConfig::default(),
+        sellers: svc_sellers::SellersConfig {
+            endpoints: svc_sellers::EndpointPolicy { allow_http_hosts: vec!["127.0.0.1".to_owned()] },
+            ..svc_sellers::SellersConfig::default()
+        },
         sealed: Arc::new(svc_sealed::SecretBox::ephemeral()),
         payouts: Vec::new(),
     };
@@ -112,12 +129,43 @@ async fn app(db: &std::path::Path) -> anyhow::Result<axum::Router> {
     let signal = axum::routing::get(move |State(state): State<AppState>, request: Request<Body>| {
         svc_api::pipeline::serve(state, serving.clone(), route, svc_api::Channel::Free, request)
     });
-    Ok(svc_api::app_with(state, svc_api::handlers::all(), axum::Router::new().route(SIGNAL_ROUTE, signal))?)
+    let extra = axum::Router::new().route(SIGNAL_ROUTE, signal);
+    Ok((svc_api::app_with(state.clone(), svc_api::handlers::all(), extra)?, state))
 }
 
-/// The Top Picks challenge exactly as the app sends it.
-async fn challenge(app: &axum::Router) -> anyhow::Result<(HeaderMap, bytes::Bytes)> {
-    let request = Request::get(ROUTE).header("host", "127.0.0.1").body(Body::empty())?;
+/// A seller's agent answered by a fake seller on loopback, selling without limits that a
+/// benchmark would reach; its invoke path.
+async fn seller_agent(state: &AppState) -> anyhow::Result<String> {
+    let seller = axum::Router::new()
+        .route("/", axum::routing::post(|| async { axum::Json(serde_json::json!({"answer": "ok"})) }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let endpoint = format!("http://{}/", listener.local_addr()?);
+    tokio::spawn(async move { axum::serve(listener, seller).await });
+    let account = svc_store::Store::clone(&state.store);
+    let account = svc_accounts::open_account(&account, "bench seller", None, 0).await?;
+    let request: svc_catalogue::routes::sellers::AgentRequest =
+        serde_json::from_value(serde_json::json!({"name": "bench", "endpoint": endpoint}))?;
+    let agent = state.sellers.create(&account.id, request).await.map_err(|e| anyhow::anyhow!("agent: {e}"))?;
+    let config: svc_catalogue::routes::sellers::X402ConfigRequest = serde_json::from_value(serde_json::json!({
+        "agent_id": agent.agent.id,
+        "enabled": true,
+        "pricing": {"model": "per_request", "amount": "0.05", "currency": "USDC"},
+        "wallet_address": PAY_TO,
+        "limits": {"max_requests_per_day": 100_000_000, "rate_limit_per_minute": 1_000_000},
+    }))?;
+    state.sellers.set_x402_config(&account.id, config).await.map_err(|e| anyhow::anyhow!("config: {e}"))?;
+    Ok(svc_catalogue::routes::sellers::INVOKE_PATH.replace("{agent_id}", &agent.agent.id))
+}
+
+/// The challenge of `path` (a POST with `body` when given) exactly as the app sends it.
+async fn challenge(app: &axum::Router, path: &str, body: Option<&str>) -> anyhow::Result<(HeaderMap, bytes::Bytes)> {
+    let request = match body {
+        Some(body) => Request::post(path)
+            .header("host", "127.0.0.1")
+            .header("content-type", "application/json")
+            .body(Body::from(body.to_owned()))?,
+        None => Request::get(path).header("host", "127.0.0.1").body(Body::empty())?,
+    };
     let response = app.clone().oneshot(request).await?;
     anyhow::ensure!(response.status() == StatusCode::PAYMENT_REQUIRED, "expected a challenge");
     let headers = response.headers().clone();
@@ -132,9 +180,12 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
-        Command::Serve { listen, db } => {
-            let app = app(&db).await?;
-            let (headers, body) = challenge(&app).await?;
+        Command::Serve { listen, db, agent_out } => {
+            let (app, state) = app(&db).await?;
+            if let Some(out) = agent_out {
+                std::fs::write(out, seller_agent(&state).await?)?;
+            }
+            let (headers, body) = challenge(&app, ROUTE, None).await?;
             let bare = axum::routing::get(move || {
                 let (headers, body) = (headers.clone(), body.clone());
                 async move { (StatusCode::PAYMENT_REQUIRED, headers, body).into_response() }
@@ -197,11 +248,11 @@ async fn main() -> anyhow::Result<()> {
                 (per_task * concurrency) as f64 / concurrent.as_secs_f64()
             )?;
         }
-        Command::Presign { count, out } => {
+        Command::Presign { count, out, path, body, db } => {
             let dir = std::env::temp_dir().join(format!("svc-bench-presign-{}", std::process::id()));
             std::fs::create_dir_all(&dir)?;
-            let app = app(&dir.join("presign.db")).await?;
-            let (headers, _) = challenge(&app).await?;
+            let (app, _) = app(&db.unwrap_or_else(|| dir.join("presign.db"))).await?;
+            let (headers, _) = challenge(&app, &path, body.as_deref()).await?;
             let encoded = headers.get(svc_x402::PAYMENT_REQUIRED).context("PAYMENT-REQUIRED")?;
             let challenge: PaymentRequired =
                 serde_json::from_slice(&base64::engine::general_purpose::STANDARD.decode(encoded.as_bytes())?)?;

@@ -53,19 +53,24 @@ async fn run(state: &AppState, agent_id: &str, parts: &Parts, body: Body) -> Res
         rate_headers(response.headers_mut(), &quota, now);
         return Ok(response);
     }
-    let room = sellers.peek_limits(&invocable).await?;
     let schema = invocable.input_schema()?;
     let description = invocable.description();
     let price = invocable.price();
     let offered = Offered::Agent { description: &description, schema: &schema, body: &value };
     let challenge = Challenge { state, offered, parts, body: Some(&body), price };
+    // A call the agent's limits refuse is a 429 where its challenge would be; a paid call is
+    // counted against them below, and refused the same way.
     let payment = match Presented::read(&parts.headers) {
         Presented::Payment(payment) => payment,
         Presented::TooLarge(bytes) => {
             return Err(ApiError::PaymentHeaderTooLarge { bytes, limit: svc_x402::codec::MAX_HEADER_BYTES });
         }
-        Presented::Junk => return Err(challenge.unpaid(true)),
+        Presented::Junk => {
+            sellers.peek_limits(&invocable).await?;
+            return Err(challenge.unpaid(true));
+        }
         Presented::Nothing => {
+            let room = sellers.peek_limits(&invocable).await?;
             let mut response = challenge.unpaid(false).into_response();
             rate_headers(response.headers_mut(), &room, now);
             return Ok(response);

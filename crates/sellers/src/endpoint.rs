@@ -235,7 +235,7 @@ impl Forwarder {
         }
         let secs = timeout.as_secs();
         let call = async {
-            let response = request.send().await.map_err(|e| classify(&e))?;
+            let response = request.send().await.map_err(classify)?;
             let status = response.status();
             if !status.is_success() {
                 return Err(ForwardError::Status(status.as_u16()));
@@ -257,7 +257,7 @@ impl Forwarder {
             let mut stream = response.bytes_stream();
             let mut read = Vec::new();
             while let Some(chunk) = stream.next().await {
-                let chunk = chunk.map_err(|e| classify(&e))?;
+                let chunk = chunk.map_err(classify)?;
                 if read.len() + chunk.len() > self.max_answer_bytes {
                     return Err(ForwardError::TooLarge(self.max_answer_bytes));
                 }
@@ -272,9 +272,11 @@ impl Forwarder {
     }
 }
 
-/// What a transport error means for the caller.
-fn classify(err: &reqwest::Error) -> ForwardError {
-    let mut source: Option<&dyn std::error::Error> = Some(err);
+/// What a transport error means for the caller. The URL is left out of what is kept: a seller
+/// may put a token in its endpoint's query, and the error reaches the log.
+fn classify(err: reqwest::Error) -> ForwardError {
+    let err = err.without_url();
+    let mut source: Option<&dyn std::error::Error> = Some(&err);
     while let Some(cause) = source {
         if cause.downcast_ref::<PrivateName>().is_some() {
             return ForwardError::Refused(cause.to_string());
