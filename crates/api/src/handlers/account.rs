@@ -186,6 +186,7 @@ fn scope_of(scope: KeyScope) -> Scope {
         KeyScope::GatewayData => Scope::GatewayData,
         KeyScope::GatewayWalletWrite => Scope::GatewayWalletWrite,
         KeyScope::Gateway => Scope::Gateway,
+        KeyScope::Agents => Scope::Agents,
     }
 }
 

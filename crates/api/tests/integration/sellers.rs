@@ -460,6 +460,15 @@ async fn seller_routes_need_a_sign_in_token_or_a_key_with_the_agents_scope() {
     let token = app.sign_in(&Payer::from_key(PAYER_KEY).expect("key")).await;
     let signed_in = call(&app, Method::GET, "/agents", None, &token).await;
     assert_eq!(signed_in.status, StatusCode::OK, "{}", signed_in.text());
+    // A signed-in seller mints a key for its tools with the `agents` scope, and it is listed as such.
+    let minted =
+        call(&app, Method::POST, "/api/account/keys", Some(json!({"name": "shop", "scopes": ["agents"]})), &token)
+            .await;
+    assert_eq!(minted.status, StatusCode::OK, "{}", minted.text());
+    let secret = minted.json()["key"].as_str().expect("key").to_owned();
+    assert_eq!(call(&app, Method::GET, "/agents", None, &secret).await.status, StatusCode::OK);
+    let keys = call(&app, Method::GET, "/api/account/keys", None, &token).await.json();
+    assert!(keys.to_string().contains(r#"["agents"]"#), "{keys}");
 }
 
 #[tokio::test]

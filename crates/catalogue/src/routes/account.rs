@@ -395,6 +395,9 @@ pub enum KeyScope {
     /// Starting, stopping and watching the account's agent gateway.
     #[serde(rename = "gateway")]
     Gateway,
+    /// Managing the account's seller agents: configs, revenue, withdrawals.
+    #[serde(rename = "agents")]
+    Agents,
 }
 
 /// Input of `POST /api/account/keys`.
