@@ -101,7 +101,7 @@ async fn app(db: &std::path::Path) -> anyhow::Result<(axum::Router, AppState)> {
     let offer = offer()?;
     let clock = Arc::new(SystemClock);
     let facilitator = Arc::new(BuiltinFacilitator::new(offer.networks().to_vec(), clock.clone()));
-    let route = svc_catalogue::catalogue().get("alpha.top_picks").context("route")?;
+    let route = svc_catalogue::catalogue().get(svc_catalogue::ids::alpha::TOP_PICKS).context("route")?;
     let sim = svc_simulator::Simulator::new(svc_simulator::DEFAULT_SEED, clock.clone());
     let (vendors, _) = sim.spawn().await?;
     let upstreams =
@@ -202,7 +202,7 @@ async fn main() -> anyhow::Result<()> {
             let pair = |store: svc_store::Store, i: usize, pass: &'static str| async move {
                 let new = svc_store::NewPayment {
                     id: format!("{pass}-{i}"),
-                    route_id: "alpha.top_picks".into(),
+                    route_id: svc_catalogue::ids::alpha::TOP_PICKS.into(),
                     network: "eip155:8453".into(),
                     payer: "0x2c7536e3605d9c16a7a3d7b1898e529396a65c23".into(),
                     nonce: format!("{pass}-{i}"),

@@ -10,13 +10,15 @@
 //! - [`route`]: [`RouteSpec`] and the policies it carries.
 //! - [`input`]: raw request parts → validated input, or FastAPI-style 422 errors.
 //! - [`price`]: the price table (`prices.toml`).
-//! - [`routes`]: the entries, one module per route family, with their input and output types.
+//! - [`routes`]: the entries, one module per route family, with their input and output types;
+//!   [`ids`]: every route's id as a constant.
 //! - [`openapi`]: the OpenAPI 3.1 document.
 //! - [`wire`]: the error bodies, defined once for the HTTP layer and the document.
 //! - [`discovery`]: the catalogue JSON, the `.well-known` manifest, `llms.txt` and the
 //!   `bazaar` extension of a route.
 
 pub mod discovery;
+pub mod ids;
 pub mod input;
 pub mod openapi;
 pub mod operational;

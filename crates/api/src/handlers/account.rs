@@ -1,6 +1,7 @@
 //! Account routes: sign-in, the account's credits and usage, and its API keys.
 
 use std::collections::HashMap;
+use svc_catalogue::ids;
 
 use svc_catalogue::routes::account::{
     AccountView, CreditPurchase, CreditPurchaseResponse, CreditsView, KeyList, KeyPath, KeyScope, KeyView,
@@ -19,21 +20,21 @@ use svc_accounts::auth;
 use svc_accounts::{Scope, issue_key};
 
 pub(super) fn register(handlers: &mut Handlers) {
-    handlers.add_for_caller("auth.nonce", nonce);
-    handlers.add_for_caller("auth.verify", verify);
-    handlers.add_for_caller("account.show", show);
+    handlers.add_for_caller(ids::auth::NONCE, nonce);
+    handlers.add_for_caller(ids::auth::VERIFY, verify);
+    handlers.add_for_caller(ids::account::SHOW, show);
     handlers.add_for_caller("account.credits", credits);
-    handlers.add_for_caller("account.usage", usage);
-    handlers.add_for_caller("account.keys", keys);
-    handlers.add_for_caller("account.key_create", create_key);
-    handlers.add_for_caller("account.key_revoke", revoke_key);
-    handlers.add_for_caller("credits.purchase", purchase);
-    handlers.add_for_caller("x402.receipts", receipts);
-    handlers.on_settled("credits.purchase", deliver_purchase);
-    handlers.add_for_caller("account.llm_token", llm_token);
-    handlers.add_for_caller("account.llm_token_rotate", rotate_llm_token);
-    handlers.add_for_caller("account.llm_top_up", llm_top_up);
-    handlers.add_for_caller("account.llm_top_up_set", set_llm_top_up);
+    handlers.add_for_caller(ids::account::USAGE, usage);
+    handlers.add_for_caller(ids::account::KEYS, keys);
+    handlers.add_for_caller(ids::account::KEY_CREATE, create_key);
+    handlers.add_for_caller(ids::account::KEY_REVOKE, revoke_key);
+    handlers.add_for_caller(ids::credits::PURCHASE, purchase);
+    handlers.add_for_caller(ids::x402::RECEIPTS, receipts);
+    handlers.on_settled(ids::credits::PURCHASE, deliver_purchase);
+    handlers.add_for_caller(ids::account::LLM_TOKEN, llm_token);
+    handlers.add_for_caller(ids::account::LLM_TOKEN_ROTATE, rotate_llm_token);
+    handlers.add_for_caller(ids::account::LLM_TOP_UP, llm_top_up);
+    handlers.add_for_caller(ids::account::LLM_TOP_UP_SET, set_llm_top_up);
 }
 
 /// `POST /api/auth/nonce`.

@@ -1,5 +1,6 @@
 //! Agent sandbox routes: templates, and the account's one gateway.
 
+use svc_catalogue::ids;
 use svc_catalogue::routes::agentbox::{
     GatewayView, StartRequest, TelegramConfigRequest, TelegramConfigView, TemplateList,
 };
@@ -11,12 +12,12 @@ use crate::error::ApiError;
 use crate::state::AppState;
 
 pub(super) fn register(handlers: &mut Handlers) {
-    handlers.add_for_caller("agentbox.templates", templates);
-    handlers.add_for_caller("agentbox.gateway", gateway);
-    handlers.add_for_caller("agentbox.start", start);
-    handlers.add_for_caller("agentbox.stop", stop);
-    handlers.add_for_caller("agentbox.telegram_config", telegram_config);
-    handlers.add_for_caller("agentbox.telegram_config_set", set_telegram_config);
+    handlers.add_for_caller(ids::agentbox::TEMPLATES, templates);
+    handlers.add_for_caller(ids::agentbox::GATEWAY, gateway);
+    handlers.add_for_caller(ids::agentbox::START, start);
+    handlers.add_for_caller(ids::agentbox::STOP, stop);
+    handlers.add_for_caller(ids::agentbox::TELEGRAM_CONFIG, telegram_config);
+    handlers.add_for_caller(ids::agentbox::TELEGRAM_CONFIG_SET, set_telegram_config);
 }
 
 /// `GET /api/agentbox/telegram/config`.

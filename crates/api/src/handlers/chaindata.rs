@@ -3,6 +3,7 @@
 //! parameter the route does not take) is the caller's to fix: a 422, never charged.
 
 use std::future::Future;
+use svc_catalogue::ids;
 
 use svc_catalogue::Loc;
 use svc_catalogue::routes::chaindata::{
@@ -30,7 +31,7 @@ async fn answer<T>(call: impl Future<Output = Result<T, UpstreamError>>) -> Resu
 
 /// Registers `$id` as a call of the adapter's `$method` with the request's payload.
 macro_rules! proxy {
-    ($handlers:expr, $($id:literal => $method:ident($input:ty)),+ $(,)?) => {
+    ($handlers:expr, $($id:path => $method:ident($input:ty)),+ $(,)?) => {
         $(
             $handlers.add($id, |state: AppState, input: $input| async move {
                 let chaindata: &Chaindata = &state.upstreams.chaindata;
@@ -42,38 +43,38 @@ macro_rules! proxy {
 
 pub(super) fn register(handlers: &mut Handlers) {
     proxy!(handlers,
-        "chaindata.smart_money.netflow" => netflow(ChaindataNetflowRequest),
-        "chaindata.smart_money.holdings" => holdings(ChaindataSmartMoneyRequest),
-        "chaindata.smart_money.dex_trades" => smart_money_dex_trades(ChaindataSmartMoneyRequest),
-        "chaindata.smart_money.agg_dca" => smart_money_dcas(ChaindataFilterRequest),
-        "chaindata.smart_money.historical_holdings" => historical_holdings(ChaindataHistoricalHoldingsRequest),
-        "chaindata.smart_money.perp_trades" => smart_money_perp_trades(ChaindataSmartMoneyPerpRequest),
-        "chaindata.profiler.address_balances" => address_balances(ChaindataProfilerRequest),
-        "chaindata.profiler.address_historical_balances" => address_historical_balances(ChaindataProfilerRequest),
-        "chaindata.profiler.address_transactions" => address_transactions(ChaindataProfilerRequest),
-        "chaindata.profiler.address_counterparties" => address_counterparties(ChaindataProfilerRequest),
-        "chaindata.profiler.address_related_wallets" => address_related_wallets(ChaindataProfilerRequest),
-        "chaindata.profiler.address_pnl_summary" => address_pnl_summary(ChaindataProfilerRequest),
-        "chaindata.profiler.address_pnl" => address_pnl(ChaindataProfilerRequest),
-        "chaindata.profiler.address_nft_holdings" => address_nft_holdings(ChaindataProfilerRequest),
-        "chaindata.profiler.address_token_transfers" => address_token_transfers(ChaindataProfilerRequest),
-        "chaindata.profiler.address_labels" => address_labels(ChaindataProfilerRequest),
-        "chaindata.perp_leaderboard" => perp_leaderboard(ChaindataFilterRequest),
-        "chaindata.tgm.flow_intelligence" => flow_intelligence(ChaindataTgmRequest),
-        "chaindata.tgm.who_bought_sold" => who_bought_sold(ChaindataTgmRequest),
-        "chaindata.tgm.dex_trades" => token_dex_trades(ChaindataTgmRequest),
-        "chaindata.tgm.transfers" => token_transfers(ChaindataTgmRequest),
-        "chaindata.tgm.holders" => token_holders(ChaindataTgmRequest),
-        "chaindata.tgm.flows" => token_flows(ChaindataTgmRequest),
-        "chaindata.tgm.pnl_leaderboard" => token_pnl_leaderboard(ChaindataTgmRequest),
-        "chaindata.tgm.agg_dca" => token_dcas(ChaindataTgmRequest),
-        "chaindata.tgm.token_screener" => token_screener(ChaindataScreenerRequest),
-        "chaindata.tgm.perp_screener" => perp_screener(ChaindataFilterRequest),
-        "chaindata.tgm.perp_trades" => perp_trades(ChaindataPerpRequest),
-        "chaindata.tgm.perp_pnl_leaderboard" => perp_pnl_leaderboard(ChaindataPerpRequest),
-        "chaindata.tgm.perp_positions" => perp_positions(ChaindataPerpRequest),
-        "chaindata.tgm.token_information" => token_information(ChaindataTgmRequest),
-        "chaindata.tgm.indicators" => token_indicators(ChaindataTgmRequest),
-        "chaindata.tgm.token_ohlcv" => token_ohlcv(ChaindataTgmRequest),
+        ids::chaindata::smart_money::NETFLOW => netflow(ChaindataNetflowRequest),
+        ids::chaindata::smart_money::HOLDINGS => holdings(ChaindataSmartMoneyRequest),
+        ids::chaindata::smart_money::DEX_TRADES => smart_money_dex_trades(ChaindataSmartMoneyRequest),
+        ids::chaindata::smart_money::AGG_DCA => smart_money_dcas(ChaindataFilterRequest),
+        ids::chaindata::smart_money::HISTORICAL_HOLDINGS => historical_holdings(ChaindataHistoricalHoldingsRequest),
+        ids::chaindata::smart_money::PERP_TRADES => smart_money_perp_trades(ChaindataSmartMoneyPerpRequest),
+        ids::chaindata::profiler::ADDRESS_BALANCES => address_balances(ChaindataProfilerRequest),
+        ids::chaindata::profiler::ADDRESS_HISTORICAL_BALANCES => address_historical_balances(ChaindataProfilerRequest),
+        ids::chaindata::profiler::ADDRESS_TRANSACTIONS => address_transactions(ChaindataProfilerRequest),
+        ids::chaindata::profiler::ADDRESS_COUNTERPARTIES => address_counterparties(ChaindataProfilerRequest),
+        ids::chaindata::profiler::ADDRESS_RELATED_WALLETS => address_related_wallets(ChaindataProfilerRequest),
+        ids::chaindata::profiler::ADDRESS_PNL_SUMMARY => address_pnl_summary(ChaindataProfilerRequest),
+        ids::chaindata::profiler::ADDRESS_PNL => address_pnl(ChaindataProfilerRequest),
+        ids::chaindata::profiler::ADDRESS_NFT_HOLDINGS => address_nft_holdings(ChaindataProfilerRequest),
+        ids::chaindata::profiler::ADDRESS_TOKEN_TRANSFERS => address_token_transfers(ChaindataProfilerRequest),
+        ids::chaindata::profiler::ADDRESS_LABELS => address_labels(ChaindataProfilerRequest),
+        ids::chaindata::PERP_LEADERBOARD => perp_leaderboard(ChaindataFilterRequest),
+        ids::chaindata::tgm::FLOW_INTELLIGENCE => flow_intelligence(ChaindataTgmRequest),
+        ids::chaindata::tgm::WHO_BOUGHT_SOLD => who_bought_sold(ChaindataTgmRequest),
+        ids::chaindata::tgm::DEX_TRADES => token_dex_trades(ChaindataTgmRequest),
+        ids::chaindata::tgm::TRANSFERS => token_transfers(ChaindataTgmRequest),
+        ids::chaindata::tgm::HOLDERS => token_holders(ChaindataTgmRequest),
+        ids::chaindata::tgm::FLOWS => token_flows(ChaindataTgmRequest),
+        ids::chaindata::tgm::PNL_LEADERBOARD => token_pnl_leaderboard(ChaindataTgmRequest),
+        ids::chaindata::tgm::AGG_DCA => token_dcas(ChaindataTgmRequest),
+        ids::chaindata::tgm::TOKEN_SCREENER => token_screener(ChaindataScreenerRequest),
+        ids::chaindata::tgm::PERP_SCREENER => perp_screener(ChaindataFilterRequest),
+        ids::chaindata::tgm::PERP_TRADES => perp_trades(ChaindataPerpRequest),
+        ids::chaindata::tgm::PERP_PNL_LEADERBOARD => perp_pnl_leaderboard(ChaindataPerpRequest),
+        ids::chaindata::tgm::PERP_POSITIONS => perp_positions(ChaindataPerpRequest),
+        ids::chaindata::tgm::TOKEN_INFORMATION => token_information(ChaindataTgmRequest),
+        ids::chaindata::tgm::INDICATORS => token_indicators(ChaindataTgmRequest),
+        ids::chaindata::tgm::TOKEN_OHLCV => token_ohlcv(ChaindataTgmRequest),
     );
 }

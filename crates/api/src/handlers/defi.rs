@@ -1,6 +1,7 @@
 //! Swap quotes, DeFi discovery and quotes, token prices and transaction scans: validated
 //! input to the vendor adapters and back.
 
+use svc_catalogue::ids;
 use svc_catalogue::routes::infra::{
     DefiDiscoverRequest, DefiDiscoverResponse, DefiNontokenizedRequest, DefiNontokenizedResponse, DefiQuoteRequest,
     DefiQuoteResponse, EvmSwapQuoteRequest, EvmSwapQuoteResponse, ShieldScanResponse, ShieldSimulateRequest,
@@ -14,14 +15,14 @@ use crate::error::ApiError;
 use crate::state::AppState;
 
 pub(super) fn register(handlers: &mut Handlers) {
-    handlers.add("infra.swap_quote", swap_quote);
-    handlers.add("infra.evm_swap_quote", evm_swap_quote);
-    handlers.add("infra.evm_token_price", token_price);
-    handlers.add("infra.defi_discover", defi_discover);
-    handlers.add("infra.defi_nontokenized", defi_nontokenized);
-    handlers.add("infra.defi_quote", defi_quote);
-    handlers.add("infra.shield_simulate", shield_simulate);
-    handlers.add("infra.shield_validate", shield_validate);
+    handlers.add(ids::infra::SWAP_QUOTE, swap_quote);
+    handlers.add(ids::infra::EVM_SWAP_QUOTE, evm_swap_quote);
+    handlers.add(ids::infra::EVM_TOKEN_PRICE, token_price);
+    handlers.add(ids::infra::DEFI_DISCOVER, defi_discover);
+    handlers.add(ids::infra::DEFI_NONTOKENIZED, defi_nontokenized);
+    handlers.add(ids::infra::DEFI_QUOTE, defi_quote);
+    handlers.add(ids::infra::SHIELD_SIMULATE, shield_simulate);
+    handlers.add(ids::infra::SHIELD_VALIDATE, shield_validate);
 }
 
 /// `POST {tools}/swap-quote`: both Solana aggregators at once.

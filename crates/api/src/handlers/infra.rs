@@ -1,5 +1,6 @@
 //! Infrastructure routes: swaps, DeFi, shield, exchanges and the launchpad.
 
+use svc_catalogue::ids;
 use svc_catalogue::routes::infra::{LaunchpadCoinPath, LaunchpadCoinResponse};
 
 use super::Handlers;
@@ -7,7 +8,7 @@ use crate::error::ApiError;
 use crate::state::AppState;
 
 pub(super) fn register(handlers: &mut Handlers) {
-    handlers.add("infra.launchpad_coin", launchpad_coin);
+    handlers.add(ids::infra::LAUNCHPAD_COIN, launchpad_coin);
 }
 
 /// `GET {tools}/launchpad/coin/{mint}`.

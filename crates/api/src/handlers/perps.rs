@@ -1,6 +1,7 @@
 //! The two derivatives exchanges: the perp exchange's info reads and signed actions, and the
 //! order-book exchange's market list and read-only indexer proxy.
 
+use svc_catalogue::ids;
 use svc_catalogue::routes::common::NoInput;
 use svc_catalogue::routes::infra::{
     OrderbookMarketsResponse, OrderbookProxyRequest, OrderbookProxyResponse, PerpExchangeRequest, PerpExchangeResponse,
@@ -15,14 +16,14 @@ use crate::error::ApiError;
 use crate::state::AppState;
 
 pub(super) fn register(handlers: &mut Handlers) {
-    handlers.add("infra.perpdex_info", perpdex_info);
-    handlers.add("infra.perpdex_exchange", perpdex_exchange);
-    handlers.check_before_payment("infra.perpdex_exchange", |state: AppState, input: &PerpExchangeRequest| {
+    handlers.add(ids::infra::PERPDEX_INFO, perpdex_info);
+    handlers.add(ids::infra::PERPDEX_EXCHANGE, perpdex_exchange);
+    handlers.check_before_payment(ids::infra::PERPDEX_EXCHANGE, |state: AppState, input: &PerpExchangeRequest| {
         let action = input.body.clone();
         async move { state.upstreams.perpdex.check(&action).await.map_err(exchange_error) }
     });
-    handlers.add("infra.orderbookdex_markets", orderbookdex_markets);
-    handlers.add("infra.orderbookdex_proxy", orderbookdex_proxy);
+    handlers.add(ids::infra::ORDERBOOKDEX_MARKETS, orderbookdex_markets);
+    handlers.add(ids::infra::ORDERBOOKDEX_PROXY, orderbookdex_proxy);
 }
 
 /// `POST {tools}/perpdex/info`.

@@ -1,6 +1,7 @@
 //! Prediction-market routes: search, quotes, books, displayed price against the book, and
 //! the arbitrage scan.
 
+use svc_catalogue::ids;
 use svc_catalogue::routes::predmkt::{
     PredmktArbitrageRequest, PredmktArbitrageResponse, PredmktCompareRequest, PredmktCompareResponse,
     PredmktOrderbookRequest, PredmktOrderbookResponse, PredmktQuoteRequest, PredmktQuoteResponse, PredmktSearchRequest,
@@ -12,11 +13,11 @@ use crate::error::ApiError;
 use crate::state::AppState;
 
 pub(super) fn register(handlers: &mut Handlers) {
-    handlers.add("predmkt.search", search);
-    handlers.add("predmkt.quote", quote);
-    handlers.add("predmkt.orderbook", orderbook);
-    handlers.add("predmkt.compare", compare);
-    handlers.add("predmkt.arbitrage", arbitrage);
+    handlers.add(ids::predmkt::SEARCH, search);
+    handlers.add(ids::predmkt::QUOTE, quote);
+    handlers.add(ids::predmkt::ORDERBOOK, orderbook);
+    handlers.add(ids::predmkt::COMPARE, compare);
+    handlers.add(ids::predmkt::ARBITRAGE, arbitrage);
 }
 
 /// `POST {tools}/predmkt/search`.

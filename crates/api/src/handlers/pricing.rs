@@ -1,6 +1,7 @@
 //! `GET /api/x402/pricing`: what each route costs a payer, so an agent can budget before it
 //! pays and see how far it is from the next volume tier.
 
+use svc_catalogue::ids;
 use svc_catalogue::routes::public::{PricingRequest, PricingResponse, RoutePrice};
 use svc_domain::DiscountTier;
 use svc_domain::discount::DISCOUNT_WINDOW_DAYS;
@@ -10,7 +11,7 @@ use crate::error::ApiError;
 use crate::state::AppState;
 
 pub(super) fn register(handlers: &mut Handlers) {
-    handlers.add("x402.pricing", pricing);
+    handlers.add(ids::x402::PRICING, pricing);
 }
 
 async fn pricing(state: AppState, input: PricingRequest) -> Result<PricingResponse, ApiError> {

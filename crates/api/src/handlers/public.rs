@@ -1,5 +1,6 @@
 //! Free routes.
 
+use svc_catalogue::ids;
 use svc_catalogue::routes::common::{NoInput, Timestamp};
 use svc_catalogue::routes::public::{TokenStat, TokenStatsResponse};
 
@@ -15,7 +16,7 @@ const TOKEN_STATS_LIMIT: u32 = 100;
 const TOKEN_STATS_CHAINS: [Chain; 5] = [Chain::Solana, Chain::Ethereum, Chain::Base, Chain::Bnb, Chain::Arbitrum];
 
 pub(super) fn register(handlers: &mut Handlers) {
-    handlers.add("public.tokens_stats", list_token_stats);
+    handlers.add(ids::public::TOKENS_STATS, list_token_stats);
 }
 
 /// `GET /api/public/tokens/stats`: the largest tokens from the chain-data token screener

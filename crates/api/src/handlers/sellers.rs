@@ -1,6 +1,7 @@
 //! Seller routes (the caller's agents, their x402 configs, revenue and payouts) and the
 //! marketplace. The paid invoke is served beside the route table, in `seller_invoke`.
 
+use svc_catalogue::ids;
 use svc_catalogue::routes::common::NoInput;
 use svc_catalogue::routes::sellers::{
     AgentCreated, AgentDeleted, AgentId, AgentList, AgentPatch, AgentRequest, AgentView, MarketplaceAgent,
@@ -14,19 +15,19 @@ use crate::error::ApiError;
 use crate::state::AppState;
 
 pub(super) fn register(handlers: &mut Handlers) {
-    handlers.add_for_caller("sellers.create", create);
-    handlers.add_for_caller("sellers.list", list);
-    handlers.add_for_caller("sellers.get", get);
-    handlers.add_for_caller("sellers.update", update);
-    handlers.add_for_caller("sellers.delete", delete);
-    handlers.add_for_caller("sellers.rotate_secret", rotate_secret);
-    handlers.add_for_caller("sellers.config", config);
-    handlers.add_for_caller("sellers.config_set", set_config);
-    handlers.add_for_caller("sellers.revenue", revenue);
-    handlers.add_for_caller("sellers.withdraw", withdraw);
-    handlers.add_for_caller("sellers.withdrawals", withdrawals);
-    handlers.add("marketplace.agents", marketplace);
-    handlers.add("marketplace.agent", listed);
+    handlers.add_for_caller(ids::sellers::CREATE, create);
+    handlers.add_for_caller(ids::sellers::LIST, list);
+    handlers.add_for_caller(ids::sellers::GET, get);
+    handlers.add_for_caller(ids::sellers::UPDATE, update);
+    handlers.add_for_caller(ids::sellers::DELETE, delete);
+    handlers.add_for_caller(ids::sellers::ROTATE_SECRET, rotate_secret);
+    handlers.add_for_caller(ids::sellers::CONFIG, config);
+    handlers.add_for_caller(ids::sellers::CONFIG_SET, set_config);
+    handlers.add_for_caller(ids::sellers::REVENUE, revenue);
+    handlers.add_for_caller(ids::sellers::WITHDRAW, withdraw);
+    handlers.add_for_caller(ids::sellers::WITHDRAWALS, withdrawals);
+    handlers.add(ids::marketplace::AGENTS, marketplace);
+    handlers.add(ids::marketplace::AGENT, listed);
 }
 
 /// `POST /agents`.

@@ -2,6 +2,7 @@
 //! Every one answers from the engine's newest snapshot and never calls an upstream, so a burst
 //! of requests costs no vendor calls and every answer says when its data was computed.
 
+use svc_catalogue::ids;
 use svc_catalogue::routes::common::NoInput;
 use svc_catalogue::routes::signals::{
     DataProductRequest, DataProductResponse, ExodusResponse, TopPicksLiteResponse, TopPicksResponse,
@@ -16,12 +17,12 @@ use crate::error::ApiError;
 use crate::state::AppState;
 
 pub(super) fn register(handlers: &mut Handlers) {
-    handlers.add_encoded("alpha.top_picks", top_picks);
-    handlers.add_encoded("alpha.top_picks_lite", top_picks_lite);
-    handlers.add_encoded("alpha.exodus", exodus);
-    handlers.add("alpha.whale_alerts", whale_alerts);
-    handlers.add("tools.data_products", data_product);
-    handlers.add("public.alpha_track_record", track_record);
+    handlers.add_encoded(ids::alpha::TOP_PICKS, top_picks);
+    handlers.add_encoded(ids::alpha::TOP_PICKS_LITE, top_picks_lite);
+    handlers.add_encoded(ids::alpha::EXODUS, exodus);
+    handlers.add(ids::alpha::WHALE_ALERTS, whale_alerts);
+    handlers.add(ids::tools::DATA_PRODUCTS, data_product);
+    handlers.add(ids::public::ALPHA_TRACK_RECORD, track_record);
 }
 
 /// How far back the track record looks.

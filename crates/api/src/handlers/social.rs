@@ -1,5 +1,6 @@
 //! Social-network routes: posts, users, timelines, the follow graph, counts and trends.
 
+use svc_catalogue::ids;
 use svc_catalogue::routes::social::{
     SocialCountsQuery, SocialCountsResponse, SocialFollowsQuery, SocialPostTweetsQuery, SocialPostUsersQuery,
     SocialSearchQuery, SocialTimelineQuery, SocialTrendsQuery, SocialTrendsResponse, SocialTweetPath,
@@ -13,22 +14,22 @@ use crate::error::ApiError;
 use crate::state::AppState;
 
 pub(super) fn register(handlers: &mut Handlers) {
-    handlers.add("social.search", search);
-    handlers.add("social.tweet", tweet);
-    handlers.add("social.tweets", tweets);
-    handlers.add("social.user", user);
-    handlers.add("social.user_by_id", user_by_id);
-    handlers.add("social.user_timeline", timeline);
-    handlers.add("social.user_mentions", mentions);
-    handlers.add("social.user_followers", followers);
-    handlers.add("social.user_following", following);
-    handlers.add("social.users_search", users_search);
-    handlers.add("social.tweet_liking_users", liking_users);
-    handlers.add("social.tweet_retweeted_by", retweeted_by);
-    handlers.add("social.tweet_quote_tweets", quote_tweets);
-    handlers.add("social.tweet_retweets", retweets);
-    handlers.add("social.counts", counts);
-    handlers.add("social.trends", trends);
+    handlers.add(ids::social::SEARCH, search);
+    handlers.add(ids::social::TWEET, tweet);
+    handlers.add(ids::social::TWEETS, tweets);
+    handlers.add(ids::social::USER, user);
+    handlers.add(ids::social::USER_BY_ID, user_by_id);
+    handlers.add(ids::social::USER_TIMELINE, timeline);
+    handlers.add(ids::social::USER_MENTIONS, mentions);
+    handlers.add(ids::social::USER_FOLLOWERS, followers);
+    handlers.add(ids::social::USER_FOLLOWING, following);
+    handlers.add(ids::social::USERS_SEARCH, users_search);
+    handlers.add(ids::social::TWEET_LIKING_USERS, liking_users);
+    handlers.add(ids::social::TWEET_RETWEETED_BY, retweeted_by);
+    handlers.add(ids::social::TWEET_QUOTE_TWEETS, quote_tweets);
+    handlers.add(ids::social::TWEET_RETWEETS, retweets);
+    handlers.add(ids::social::COUNTS, counts);
+    handlers.add(ids::social::TRENDS, trends);
 }
 
 /// `GET {tools}/social/search`.

@@ -4,6 +4,7 @@
 //! (long-lived, scoped, revocable) are made with that token and spend the account's credits
 //! on the `/api/svc-tools/*` twins of the paid routes.
 
+use crate::ids;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use svc_domain::{DiscountTier, Money};
@@ -17,7 +18,7 @@ pub fn routes() -> Vec<RouteSpec> {
     let route = |spec: RouteSpec, access| spec.for_account(access).tag("account");
     vec![
         RouteSpec::post::<NoInput, SignInNonce>(
-            "auth.nonce",
+            ids::auth::NONCE,
             "/api/auth/nonce",
             "A one-time nonce and the fields of the sign-in-with-Ethereum (EIP-4361) message to sign with it. Free.",
         )
@@ -25,14 +26,14 @@ pub fn routes() -> Vec<RouteSpec> {
         .group(crate::Group::Free)
         .tag("account"),
         RouteSpec::post::<SignInRequest, SignInResponse>(
-            "auth.verify",
+            ids::auth::VERIFY,
             "/api/auth/verify",
             "Exchanges a signed sign-in message for a short-lived token; opens the wallet's account on first sign-in. Free.",
         )
         .group(crate::Group::Free)
         .tag("account"),
         RouteSpec::post::<CreditPurchase, CreditPurchaseResponse>(
-            "credits.purchase",
+            ids::credits::PURCHASE,
             "/api/x402/credits/purchase",
             "Buys account credits over x402: the price is the amount. Credits go to account_id, or to the paying \
              wallet's account (opened on first purchase). One payment buys once.",
@@ -43,7 +44,7 @@ pub fn routes() -> Vec<RouteSpec> {
         .tag("account"),
         route(
             RouteSpec::get::<LedgerQuery, ReceiptList>(
-                "x402.receipts",
+                ids::x402::RECEIPTS,
                 "/api/x402/receipts",
                 "The signed-in wallet's own paid calls: route, price, discount, network, transaction and status. \
                  Sign in with the paying wallet (POST /api/auth/nonce, then /api/auth/verify).",
@@ -52,7 +53,7 @@ pub fn routes() -> Vec<RouteSpec> {
         ),
         route(
             RouteSpec::get::<NoInput, AccountView>(
-                "account.show",
+                ids::account::SHOW,
                 "/api/account",
                 "The calling account: id, wallet and credit balance.",
             ),
@@ -68,7 +69,7 @@ pub fn routes() -> Vec<RouteSpec> {
         ),
         route(
             RouteSpec::get::<NoInput, UsageView>(
-                "account.usage",
+                ids::account::USAGE,
                 "/api/account/usage",
                 "The account's credit-billed calls and spend over the trailing 30 days, and its discount tier.",
             ),
@@ -76,7 +77,7 @@ pub fn routes() -> Vec<RouteSpec> {
         ),
         route(
             RouteSpec::get::<NoInput, KeyList>(
-                "account.keys",
+                ids::account::KEYS,
                 "/api/account/keys",
                 "The account's API keys: name, visible prefix, scopes, expiry and revocation. Never the secrets.",
             ),
@@ -84,7 +85,7 @@ pub fn routes() -> Vec<RouteSpec> {
         ),
         route(
             RouteSpec::post::<NewKeyRequest, NewKeyResponse>(
-                "account.key_create",
+                ids::account::KEY_CREATE,
                 "/api/account/keys",
                 "Makes an API key. The secret is in this answer only; it is stored as a hash and cannot be shown again.",
             ),
@@ -92,7 +93,7 @@ pub fn routes() -> Vec<RouteSpec> {
         ),
         route(
             RouteSpec::delete::<KeyPath, KeyView>(
-                "account.key_revoke",
+                ids::account::KEY_REVOKE,
                 "/api/account/keys/{key_id}",
                 "Revokes an API key of the account at once.",
             ),
@@ -100,7 +101,7 @@ pub fn routes() -> Vec<RouteSpec> {
         ),
         route(
             RouteSpec::post::<NoInput, LlmTokenView>(
-                "account.llm_token",
+                ids::account::LLM_TOKEN,
                 "/api/account/llm-token",
                 "The account's LLM-proxy token, for OpenAI SDKs (api_key) against base_url /api/v1/llm. The same \
                  token every time until it is rotated.",
@@ -110,7 +111,7 @@ pub fn routes() -> Vec<RouteSpec> {
         ),
         route(
             RouteSpec::post::<NoInput, LlmTokenView>(
-                "account.llm_token_rotate",
+                ids::account::LLM_TOKEN_ROTATE,
                 "/api/account/llm-token/rotate",
                 "A new LLM-proxy token for the account; every earlier one stops working at once. Sign-in token \
                  only: a key given to an agent cannot lock its owner out.",
@@ -120,7 +121,7 @@ pub fn routes() -> Vec<RouteSpec> {
         ),
         route(
             RouteSpec::get::<NoInput, LlmTopUpView>(
-                "account.llm_top_up",
+                ids::account::LLM_TOP_UP,
                 "/api/account/llm-top-up",
                 "The account's automatic top-up for the LLM proxy: whether a payment sent with a proxied call buys \
                  credits, and how many.",
@@ -129,7 +130,7 @@ pub fn routes() -> Vec<RouteSpec> {
         ),
         route(
             RouteSpec::put::<LlmTopUpView, LlmTopUpView>(
-                "account.llm_top_up_set",
+                ids::account::LLM_TOP_UP_SET,
                 "/api/account/llm-top-up",
                 "Turns automatic top-up on or off and sets its amount. With it on, a proxied call that finds the \
                  credits exhausted is answered 402 with an x402 challenge for that amount; paying it buys the \

@@ -2,6 +2,7 @@
 //! it. One gateway per account; every answer is the caller's own. The log stream
 //! (`GET /api/agentbox/gateway/logs`, server-sent events) is served beside these routes.
 
+use crate::ids;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use svc_domain::Money;
@@ -31,7 +32,7 @@ pub fn routes() -> Vec<RouteSpec> {
     vec![
         route(
             RouteSpec::get::<NoInput, TemplateList>(
-                "agentbox.templates",
+                ids::agentbox::TEMPLATES,
                 "/api/agentbox/templates",
                 "The agent templates a gateway can start with, what each may do, and what a running gateway \
                  costs in credits per minute.",
@@ -40,7 +41,7 @@ pub fn routes() -> Vec<RouteSpec> {
         ),
         route(
             RouteSpec::get::<NoInput, GatewayView>(
-                "agentbox.gateway",
+                ids::agentbox::GATEWAY,
                 "/api/agentbox/gateway",
                 "The account's gateway (the running one, else the latest): state, template, health, memory, \
                  credits burnt, and why it stopped or failed.",
@@ -49,7 +50,7 @@ pub fn routes() -> Vec<RouteSpec> {
         ),
         route(
             RouteSpec::post::<StartRequest, GatewayView>(
-                "agentbox.start",
+                ids::agentbox::START,
                 "/api/agentbox/gateway/start",
                 "Starts a gateway with a template in a new sandbox; answers at once in `provisioning` and moves \
                  through configuring, starting and health_check to running (watch GET /api/agentbox/gateway or \
@@ -59,7 +60,7 @@ pub fn routes() -> Vec<RouteSpec> {
         ),
         route(
             RouteSpec::post::<NoInput, GatewayView>(
-                "agentbox.stop",
+                ids::agentbox::STOP,
                 "/api/agentbox/gateway/stop",
                 "Stops the account's gateway: SIGTERM, a grace period, then killed; its key is revoked and its \
                  sandbox removed. Answers in `stopping`.",
@@ -69,7 +70,7 @@ pub fn routes() -> Vec<RouteSpec> {
         ),
         route(
             RouteSpec::get::<NoInput, TelegramConfigView>(
-                "agentbox.telegram_config",
+                ids::agentbox::TELEGRAM_CONFIG,
                 "/api/agentbox/telegram/config",
                 "The account's chat bot: its id and username, the channel policies, the relay's state and the \
                  updates waiting for the agent. The token is shown masked only.",
@@ -78,7 +79,7 @@ pub fn routes() -> Vec<RouteSpec> {
         ),
         route(
             RouteSpec::put::<TelegramConfigRequest, TelegramConfigView>(
-                "agentbox.telegram_config_set",
+                ids::agentbox::TELEGRAM_CONFIG_SET,
                 "/api/agentbox/telegram/config",
                 "Saves the account's chat bot: the token is checked with the platform (getMe), sealed at rest and \
                  never shown again; svc sets the bot's webhook to its relay, and the agent long-polls svc. The \

@@ -9,6 +9,7 @@
 //! routes ([`ChaindataList`]) and `{"data": {...}}` for the three object routes
 //! ([`ChaindataObject`]). Rows keep the upstream's field names.
 
+use crate::ids;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
@@ -33,170 +34,170 @@ pub fn routes() -> Vec<RouteSpec> {
     vec![
         // smart-money/
         data(RouteSpec::post::<ChaindataNetflowRequest, L<ChaindataNetflowRow>>(
-            "chaindata.smart_money.netflow",
+            ids::chaindata::smart_money::NETFLOW,
             tools!("/data-provider/chaindata/smart-money/netflow"),
             "Tokens ranked by smart-money net flow in USD over 1 h, 24 h, 7 d and 30 d on the chains you name, with trader count, sectors and market cap.",
         )),
         data(RouteSpec::post::<ChaindataSmartMoneyRequest, L<ChaindataHoldingRow>>(
-            "chaindata.smart_money.holdings",
+            ids::chaindata::smart_money::HOLDINGS,
             tools!("/data-provider/chaindata/smart-money/holdings"),
             "What smart-money wallets hold now per token: USD value, 24 h balance change, holder count and share of all smart-money holdings.",
         )),
         data(RouteSpec::post::<ChaindataSmartMoneyRequest, L<ChaindataSmartMoneyDexTradeRow>>(
-            "chaindata.smart_money.dex_trades",
+            ids::chaindata::smart_money::DEX_TRADES,
             tools!("/data-provider/chaindata/smart-money/dex-trades"),
             "Recent DEX swaps by smart-money wallets: trader label, tokens bought and sold, amounts and USD value.",
         )),
         data(RouteSpec::post::<ChaindataFilterRequest, L<ChaindataSmartMoneyDcaRow>>(
-            "chaindata.smart_money.agg_dca",
+            ids::chaindata::smart_money::AGG_DCA,
             tools!("/data-provider/chaindata/smart-money/agg-dca"),
             "Aggregator DCA orders opened by smart-money wallets on Solana: tokens, deposit in USD, amounts spent and redeemed, status.",
         )),
         data(RouteSpec::post::<ChaindataHistoricalHoldingsRequest, L<ChaindataHistoricalHoldingRow>>(
-            "chaindata.smart_money.historical_holdings",
+            ids::chaindata::smart_money::HISTORICAL_HOLDINGS,
             tools!("/data-provider/chaindata/smart-money/historical-holdings"),
             "Daily smart-money holdings per token over a date range: balance, USD value, holder count and share of holdings.",
         )),
         data(RouteSpec::post::<ChaindataSmartMoneyPerpRequest, L<ChaindataPerpTradeRow>>(
-            "chaindata.smart_money.perp_trades",
+            ids::chaindata::smart_money::PERP_TRADES,
             tools!("/data-provider/chaindata/smart-money/perp-trades"),
             "Perpetual trades by smart-money wallets on the perp DEX: coin, side, open/close action, size, price and USD value.",
         )),
         // profiler/address/
         data(RouteSpec::post::<ChaindataProfilerRequest, L<ChaindataBalanceRow>>(
-            "chaindata.profiler.address_balances",
+            ids::chaindata::profiler::ADDRESS_BALANCES,
             tools!("/data-provider/chaindata/profiler/address/balances"),
             "Current token balances of up to 20 wallets or one entity: amount, price and USD value per token.",
         )),
         data(RouteSpec::post::<ChaindataProfilerRequest, L<ChaindataHistoricalBalanceRow>>(
-            "chaindata.profiler.address_historical_balances",
+            ids::chaindata::profiler::ADDRESS_HISTORICAL_BALANCES,
             tools!("/data-provider/chaindata/profiler/address/historical-balances"),
             "Token balances of wallets or an entity over a date range, with USD values at each point.",
         )),
         data(RouteSpec::post::<ChaindataProfilerRequest, L<ChaindataTransactionRow>>(
-            "chaindata.profiler.address_transactions",
+            ids::chaindata::profiler::ADDRESS_TRANSACTIONS,
             tools!("/data-provider/chaindata/profiler/address/transactions"),
             "Transactions of wallets with the method called, tokens sent and received, counterparties' labels and USD volume.",
         )),
         data(RouteSpec::post::<ChaindataProfilerRequest, L<ChaindataCounterpartyRow>>(
-            "chaindata.profiler.address_counterparties",
+            ids::chaindata::profiler::ADDRESS_COUNTERPARTIES,
             tools!("/data-provider/chaindata/profiler/address/counterparties"),
             "Who wallets interact with most: counterparty labels, interaction count, USD volume in and out, tokens exchanged.",
         )),
         data(RouteSpec::post::<ChaindataProfilerRequest, L<ChaindataRelatedWalletRow>>(
-            "chaindata.profiler.address_related_wallets",
+            ids::chaindata::profiler::ADDRESS_RELATED_WALLETS,
             tools!("/data-provider/chaindata/profiler/address/related-wallets"),
             "Wallets linked to the given ones (first funder, deployer, shared signer, ...) with the linking transaction.",
         )),
         data(RouteSpec::post::<ChaindataProfilerRequest, O<ChaindataPnlSummary>>(
-            "chaindata.profiler.address_pnl_summary",
+            ids::chaindata::profiler::ADDRESS_PNL_SUMMARY,
             tools!("/data-provider/chaindata/profiler/address/pnl-summary"),
             "Realised PnL summary of wallets: USD and percent PnL, win rate, trade and token counts, five best tokens.",
         )),
         data(RouteSpec::post::<ChaindataProfilerRequest, L<ChaindataPnlRow>>(
-            "chaindata.profiler.address_pnl",
+            ids::chaindata::profiler::ADDRESS_PNL,
             tools!("/data-provider/chaindata/profiler/address/pnl"),
             "PnL of wallets per token: realised and unrealised USD and ROI, bought, sold and still held, buy and sell counts.",
         )),
         data(RouteSpec::post::<ChaindataProfilerRequest, L<ChaindataNftHoldingRow>>(
-            "chaindata.profiler.address_nft_holdings",
+            ids::chaindata::profiler::ADDRESS_NFT_HOLDINGS,
             tools!("/data-provider/chaindata/profiler/address/nft-holdings"),
             "NFTs held by wallets: collection, token id, floor price and estimated USD value.",
         )),
         data(RouteSpec::post::<ChaindataProfilerRequest, L<ChaindataTransferRow>>(
-            "chaindata.profiler.address_token_transfers",
+            ids::chaindata::profiler::ADDRESS_TOKEN_TRANSFERS,
             tools!("/data-provider/chaindata/profiler/address/token-transfers"),
             "Token transfers into and out of wallets with sender and recipient labels and USD value.",
         )),
         data(RouteSpec::post::<ChaindataProfilerRequest, L<ChaindataLabelRow>>(
-            "chaindata.profiler.address_labels",
+            ids::chaindata::profiler::ADDRESS_LABELS,
             tools!("/data-provider/chaindata/profiler/address/labels"),
             "Every label of a wallet (smart-money cohorts, funds, exchanges, entity name) with category and definition; premium data.",
         )),
         // perp-leaderboard
         data(RouteSpec::post::<ChaindataFilterRequest, L<ChaindataPerpLeaderRow>>(
-            "chaindata.perp_leaderboard",
+            ids::chaindata::PERP_LEADERBOARD,
             tools!("/data-provider/chaindata/perp-leaderboard"),
             "Top perp-DEX traders over a date range by PnL and ROI, with account value and labels.",
         )),
         // tgm/
         data(RouteSpec::post::<ChaindataTgmRequest, O<ChaindataFlowIntelligence>>(
-            "chaindata.tgm.flow_intelligence",
+            ids::chaindata::tgm::FLOW_INTELLIGENCE,
             tools!("/data-provider/chaindata/tgm/flow-intelligence"),
             "Net USD flow of one token by holder cohort (whales, smart traders, top-PnL wallets, public figures, exchanges, fresh wallets) with wallet counts.",
         )),
         data(RouteSpec::post::<ChaindataTgmRequest, L<ChaindataWhoBoughtSoldRow>>(
-            "chaindata.tgm.who_bought_sold",
+            ids::chaindata::tgm::WHO_BOUGHT_SOLD,
             tools!("/data-provider/chaindata/tgm/who-bought-sold"),
             "Who bought and who sold one token over a date range, with labels, token volumes and USD volumes.",
         )),
         data(RouteSpec::post::<ChaindataTgmRequest, L<ChaindataTokenDexTradeRow>>(
-            "chaindata.tgm.dex_trades",
+            ids::chaindata::tgm::DEX_TRADES,
             tools!("/data-provider/chaindata/tgm/dex-trades"),
             "DEX trades of one token: buy or sell, trader label, amounts, swap price and USD value; optionally smart money only.",
         )),
         data(RouteSpec::post::<ChaindataTgmRequest, L<ChaindataTransferRow>>(
-            "chaindata.tgm.transfers",
+            ids::chaindata::tgm::TRANSFERS,
             tools!("/data-provider/chaindata/tgm/transfers"),
             "Transfers of one token with sender and recipient labels, transfer type and USD value.",
         )),
         data(RouteSpec::post::<ChaindataTgmRequest, L<ChaindataHolderRow>>(
-            "chaindata.tgm.holders",
+            ids::chaindata::tgm::HOLDERS,
             tools!("/data-provider/chaindata/tgm/holders"),
             "Top holders of one token with labels, ownership share, USD value and 24 h / 7 d / 30 d balance changes.",
         )),
         data(RouteSpec::post::<ChaindataTgmRequest, L<ChaindataTokenFlowRow>>(
-            "chaindata.tgm.flows",
+            ids::chaindata::tgm::FLOWS,
             tools!("/data-provider/chaindata/tgm/flows"),
             "Daily balance, inflow and outflow counts of one token for a holder segment over a date range.",
         )),
         data(RouteSpec::post::<ChaindataTgmRequest, L<ChaindataPnlLeaderRow>>(
-            "chaindata.tgm.pnl_leaderboard",
+            ids::chaindata::tgm::PNL_LEADERBOARD,
             tools!("/data-provider/chaindata/tgm/pnl-leaderboard"),
             "Most profitable traders of one token: realised, unrealised and total PnL in USD, ROI, holdings and trade count.",
         )),
         data(RouteSpec::post::<ChaindataTgmRequest, L<ChaindataTgmDcaRow>>(
-            "chaindata.tgm.agg_dca",
+            ids::chaindata::tgm::AGG_DCA,
             tools!("/data-provider/chaindata/tgm/agg-dca"),
             "Aggregator DCA orders into or out of one Solana token: trader label, mints, deposit in USD, amounts spent and redeemed, status.",
         )),
         data(RouteSpec::post::<ChaindataScreenerRequest, L<ChaindataScreenerRow>>(
-            "chaindata.tgm.token_screener",
+            ids::chaindata::tgm::TOKEN_SCREENER,
             tools!("/data-provider/chaindata/tgm/token-screener"),
             "Screen tokens on the chains you name by market cap, liquidity, age, volume, buyers and sellers, and smart-money net flow.",
         )),
         data(RouteSpec::post::<ChaindataFilterRequest, L<ChaindataPerpScreenerRow>>(
-            "chaindata.tgm.perp_screener",
+            ids::chaindata::tgm::PERP_SCREENER,
             tools!("/data-provider/chaindata/tgm/perp-screener"),
             "Screen perp-DEX markets by volume, buy/sell pressure, open interest, funding and smart-money positioning.",
         )),
         data(RouteSpec::post::<ChaindataPerpRequest, L<ChaindataPerpTradeRow>>(
-            "chaindata.tgm.perp_trades",
+            ids::chaindata::tgm::PERP_TRADES,
             tools!("/data-provider/chaindata/tgm/perp-trades"),
             "Perpetual trades of one perp-DEX coin: trader label, side, open/close action, size, price and USD value.",
         )),
         data(RouteSpec::post::<ChaindataPerpRequest, L<ChaindataPerpPnlLeaderRow>>(
-            "chaindata.tgm.perp_pnl_leaderboard",
+            ids::chaindata::tgm::PERP_PNL_LEADERBOARD,
             tools!("/data-provider/chaindata/tgm/perp-pnl-leaderboard"),
             "Most profitable traders of one perp-DEX coin: realised, unrealised and total PnL in USD, ROI and position value.",
         )),
         data(RouteSpec::post::<ChaindataPerpRequest, L<ChaindataPerpPositionRow>>(
-            "chaindata.tgm.perp_positions",
+            ids::chaindata::tgm::PERP_POSITIONS,
             tools!("/data-provider/chaindata/tgm/perp-positions"),
             "Open positions in one perp-DEX coin: side, USD value, leverage, entry, mark and liquidation prices, unrealised PnL.",
         )),
         data(RouteSpec::post::<ChaindataTgmRequest, O<ChaindataTokenInformation>>(
-            "chaindata.tgm.token_information",
+            ids::chaindata::tgm::TOKEN_INFORMATION,
             tools!("/data-provider/chaindata/tgm/token-information"),
             "Profile of one token: deployment date, links, market cap, FDV, supply, and volume, buyers, sellers, liquidity and holders over a time frame.",
         )),
         data(RouteSpec::post::<ChaindataTgmRequest, L<ChaindataIndicatorRow>>(
-            "chaindata.tgm.indicators",
+            ids::chaindata::tgm::INDICATORS,
             tools!("/data-provider/chaindata/tgm/indicators"),
             "Risk and momentum indicators of one token, each with a value and a bullish, bearish or neutral reading.",
         )),
         data(RouteSpec::post::<ChaindataTgmRequest, L<ChaindataCandle>>(
-            "chaindata.tgm.token_ohlcv",
+            ids::chaindata::tgm::TOKEN_OHLCV,
             tools!("/data-provider/chaindata/tgm/token-ohlcv"),
             "Price candles of one token (open, high, low, close in USD and USD volume) at a time frame from 1m to 1M.",
         )),

@@ -2,6 +2,7 @@
 //! token prices, transaction simulation and validation, two derivatives-exchange proxies and
 //! a launchpad lookup.
 
+use crate::ids;
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
@@ -15,33 +16,33 @@ use crate::{FieldError, Group, InputSource, Loc, PreviewPolicy, RouteInput, Rout
 pub fn routes() -> Vec<RouteSpec> {
     let infra = |r: RouteSpec, tag: &'static str| r.group(Group::Infrastructure).tag(tag);
     vec![
-        infra(RouteSpec::post::<SwapQuoteRequest, SwapQuoteResponse>("infra.swap_quote", tools!("/swap-quote"),
+        infra(RouteSpec::post::<SwapQuoteRequest, SwapQuoteResponse>(ids::infra::SWAP_QUOTE, tools!("/swap-quote"),
             "Solana swap quote from two aggregators queried in parallel: the preferred one if it answers, else the best output, and both quotes."), "swap"),
-        infra(RouteSpec::post::<EvmSwapQuoteRequest, EvmSwapQuoteResponse>("infra.evm_swap_quote", tools!("/evm/swap-quote"),
+        infra(RouteSpec::post::<EvmSwapQuoteRequest, EvmSwapQuoteResponse>(ids::infra::EVM_SWAP_QUOTE, tools!("/evm/swap-quote"),
             "EVM swap quote on Base or Ethereum from human amounts: output, minimum out, price impact, gas and the transaction to sign."), "swap"),
-        infra(RouteSpec::post::<DefiDiscoverRequest, DefiDiscoverResponse>("infra.defi_discover", tools!("/defi/discover"),
+        infra(RouteSpec::post::<DefiDiscoverRequest, DefiDiscoverResponse>(ids::infra::DEFI_DISCOVER, tools!("/defi/discover"),
             "Find yield pools by network, protocol, APY and TVL, on Solana or any EVM chain.").source(InputSource::OptionalBody), "defi"),
-        infra(RouteSpec::post::<DefiQuoteRequest, DefiQuoteResponse>("infra.defi_quote", tools!("/defi/quote"),
+        infra(RouteSpec::post::<DefiQuoteRequest, DefiQuoteResponse>(ids::infra::DEFI_QUOTE, tools!("/defi/quote"),
             "Quote a deposit, withdrawal, borrow or repayment on a DeFi protocol, with the transaction and approvals to sign."), "defi"),
-        infra(RouteSpec::post::<DefiNontokenizedRequest, DefiNontokenizedResponse>("infra.defi_nontokenized", tools!("/defi/nontokenized"),
+        infra(RouteSpec::post::<DefiNontokenizedRequest, DefiNontokenizedResponse>(ids::infra::DEFI_NONTOKENIZED, tools!("/defi/nontokenized"),
             "List non-tokenized DeFi positions (vaults, lending markets) by network and protocol.").source(InputSource::OptionalBody), "defi"),
-        infra(RouteSpec::post::<TokenPriceRequest, TokenPriceResponse>("infra.evm_token_price", tools!("/evm/token-price"),
+        infra(RouteSpec::post::<TokenPriceRequest, TokenPriceResponse>(ids::infra::EVM_TOKEN_PRICE, tools!("/evm/token-price"),
             "USD price of an EVM token with its symbol, name and decimals."), "defi"),
-        infra(RouteSpec::post::<ShieldSimulateRequest, ShieldScanResponse>("infra.shield_simulate", tools!("/shield/simulate"),
+        infra(RouteSpec::post::<ShieldSimulateRequest, ShieldScanResponse>(ids::infra::SHIELD_SIMULATE, tools!("/shield/simulate"),
             "Simulate an EVM transaction before signing: asset changes in USD and a security verdict."), "shield"),
-        infra(RouteSpec::post::<ShieldValidateRequest, ShieldScanResponse>("infra.shield_validate", tools!("/shield/validate"),
+        infra(RouteSpec::post::<ShieldValidateRequest, ShieldScanResponse>(ids::infra::SHIELD_VALIDATE, tools!("/shield/validate"),
             "Security verdict on an EVM transaction (benign, warning, malicious) with the features found."), "shield"),
-        infra(RouteSpec::post::<NoInput, OrderbookMarketsResponse>("infra.orderbookdex_markets", tools!("/orderbookdex/markets"),
+        infra(RouteSpec::post::<NoInput, OrderbookMarketsResponse>(ids::infra::ORDERBOOKDEX_MARKETS, tools!("/orderbookdex/markets"),
             "Perpetual markets of the order-book exchange: prices, 24 h change and volume, open interest, funding, tick and step sizes.")
             .source(InputSource::OptionalBody), "orderbookdex"),
-        infra(RouteSpec::post::<OrderbookProxyRequest, OrderbookProxyResponse>("infra.orderbookdex_proxy", tools!("/orderbookdex/proxy"),
+        infra(RouteSpec::post::<OrderbookProxyRequest, OrderbookProxyResponse>(ids::infra::ORDERBOOKDEX_PROXY, tools!("/orderbookdex/proxy"),
             "Read-only access to public indexer paths of the order-book exchange (order books, candles, funding, trades)."), "orderbookdex"),
-        infra(RouteSpec::post::<PerpInfoRequest, PerpInfoResponse>("infra.perpdex_info", tools!("/perpdex/info"),
+        infra(RouteSpec::post::<PerpInfoRequest, PerpInfoResponse>(ids::infra::PERPDEX_INFO, tools!("/perpdex/info"),
             "Read-only market and account data of the perp exchange: metadata, mids, books, candles, positions, fills, funding."), "perpdex"),
-        infra(RouteSpec::post::<PerpExchangeRequest, PerpExchangeResponse>("infra.perpdex_exchange", tools!("/perpdex/exchange"),
+        infra(RouteSpec::post::<PerpExchangeRequest, PerpExchangeResponse>(ids::infra::PERPDEX_EXCHANGE, tools!("/perpdex/exchange"),
             "Place or cancel orders or set leverage on the perp exchange; svc builds and signs the action with its own agent key.")
             .preview(PreviewPolicy::QuoteOnly), "perpdex"),
-        infra(RouteSpec::get::<LaunchpadCoinPath, LaunchpadCoinResponse>("infra.launchpad_coin", tools!("/launchpad/coin/{mint}"),
+        infra(RouteSpec::get::<LaunchpadCoinPath, LaunchpadCoinResponse>(ids::infra::LAUNCHPAD_COIN, tools!("/launchpad/coin/{mint}"),
             "State of a launchpad coin by mint: bonding-curve progress, reserves, market cap, creator and pool."), "launchpad"),
     ]
 }

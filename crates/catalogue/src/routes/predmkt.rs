@@ -1,6 +1,7 @@
 //! Prediction markets (Polymarket Gamma for discovery and outcome prices, CLOB for books and
 //! quotes). Market ids are condition ids: `0x` and 64 hex digits.
 
+use crate::ids;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -12,27 +13,27 @@ pub fn routes() -> Vec<RouteSpec> {
     let data = |r: RouteSpec| r.group(Group::Data).tag("predmkt");
     vec![
         data(RouteSpec::post::<PredmktSearchRequest, PredmktSearchResponse>(
-            "predmkt.search",
+            ids::predmkt::SEARCH,
             tools!("/predmkt/search"),
             "Search prediction markets by keyword: question, outcomes with prices and token ids, volume, liquidity, end date.",
         )),
         data(RouteSpec::post::<PredmktQuoteRequest, PredmktQuoteResponse>(
-            "predmkt.quote",
+            ids::predmkt::QUOTE,
             tools!("/predmkt/quote"),
             "Quote one outcome of a market: buy and sell price, midpoint and spread from the order book.",
         )),
         data(RouteSpec::post::<PredmktOrderbookRequest, PredmktOrderbookResponse>(
-            "predmkt.orderbook",
+            ids::predmkt::ORDERBOOK,
             tools!("/predmkt/orderbook"),
             "Order book of one outcome of a market: bids and asks with sizes, tick size and minimum order.",
         )),
         data(RouteSpec::post::<PredmktCompareRequest, PredmktCompareResponse>(
-            "predmkt.compare",
+            ids::predmkt::COMPARE,
             tools!("/predmkt/compare"),
             "Compare each outcome's displayed price with its order book (bid, ask, mid) and show the divergence.",
         )),
         data(RouteSpec::post::<PredmktArbitrageRequest, PredmktArbitrageResponse>(
-            "predmkt.arbitrage",
+            ids::predmkt::ARBITRAGE,
             tools!("/predmkt/arbitrage"),
             "Find markets whose outcomes can be bought together for less than the payout (binary YES+NO, multi-outcome sums).",
         ))

@@ -1,5 +1,6 @@
 //! Free routes.
 
+use crate::ids;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use svc_domain::{Address, Chain, DiscountTier, Money};
@@ -11,14 +12,14 @@ use crate::{Group, RouteSpec};
 pub fn routes() -> Vec<RouteSpec> {
     vec![
         RouteSpec::get::<NoInput, TokenStatsResponse>(
-            "public.tokens_stats",
+            ids::public::TOKENS_STATS,
             "/api/public/tokens/stats",
             "Market data for the top tokens: price, 24 h change, volume, market cap and liquidity. Free.",
         )
         .group(Group::Free)
         .tag("public"),
         RouteSpec::get::<NoInput, super::signals::TrackRecordResponse>(
-            "public.alpha_track_record",
+            ids::public::ALPHA_TRACK_RECORD,
             "/api/public/alpha/track-record",
             "How past Top Picks and Exodus signals turned out: price at the signal and now, best and worst since, \
              and hit rates per chain and overall. Free.",
@@ -26,7 +27,7 @@ pub fn routes() -> Vec<RouteSpec> {
         .group(Group::Free)
         .tag("signals"),
         RouteSpec::get::<PricingRequest, PricingResponse>(
-            "x402.pricing",
+            ids::x402::PRICING,
             "/api/x402/pricing",
             "Every paid route's price for a payer: its volume-discount tier, its paid calls in the trailing 30 days, \
              and the price it may pay per route. Free.",

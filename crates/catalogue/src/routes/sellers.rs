@@ -9,6 +9,7 @@
 //! price and input schema are the seller's; its OpenAPI entry is
 //! [`crate::openapi::invoke_operation`].
 
+use crate::ids;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -31,78 +32,78 @@ pub fn routes() -> Vec<RouteSpec> {
     let market = |spec: RouteSpec| spec.for_account(Access::Free).tag("marketplace");
     vec![
         seller(RouteSpec::post::<AgentRequest, AgentCreated>(
-            "sellers.create",
+            ids::sellers::CREATE,
             "/agents",
             "Registers an agent: its listing, the JSON Schema its invokes take (default {query: string}) and the \
              HTTPS endpoint svc forwards paid invokes to, signed with a per-agent secret that this answer shows \
              once. Sell it with PUT /agents/{agent_id}/x402-config.",
         )),
-        seller(RouteSpec::get::<NoInput, AgentList>("sellers.list", "/agents", "The caller's agents.")),
+        seller(RouteSpec::get::<NoInput, AgentList>(ids::sellers::LIST, "/agents", "The caller's agents.")),
         seller(RouteSpec::get::<AgentId, AgentView>(
-            "sellers.get",
+            ids::sellers::GET,
             "/agents/{agent_id}",
             "One of the caller's agents.",
         )),
         seller(RouteSpec::new::<AgentPatch, AgentView>(
-            "sellers.update",
+            ids::sellers::UPDATE,
             HttpMethod::Patch,
             "/agents/{agent_id}",
             InputSource::Body,
             "Changes an agent's listing, input schema, endpoint or timeout; fields left out stay as they are.",
         )),
         seller(RouteSpec::delete::<AgentId, AgentDeleted>(
-            "sellers.delete",
+            ids::sellers::DELETE,
             "/agents/{agent_id}",
             "Deletes an agent: its invokes and listing end at once. Refused (409) while it holds a balance; \
              withdraw it first. Its payouts and records stay.",
         )),
         seller(
             RouteSpec::post::<AgentId, SecretRotated>(
-                "sellers.rotate_secret",
+                ids::sellers::ROTATE_SECRET,
                 "/agents/{agent_id}/secret",
                 "Replaces the agent's signing secret and shows the new one once; the old one stops signing at once.",
             )
             .source(InputSource::OptionalBody),
         ),
         seller(RouteSpec::get::<AgentId, X402Config>(
-            "sellers.config",
+            ids::sellers::CONFIG,
             "/agents/{agent_id}/x402-config",
             "The agent's x402 config: whether invokes are sold, the price, the payout wallet, limits and \
              auto-withdraw.",
         )),
         seller(RouteSpec::put::<X402ConfigRequest, X402Config>(
-            "sellers.config_set",
+            ids::sellers::CONFIG_SET,
             "/agents/{agent_id}/x402-config",
             "Sets the agent's x402 config: enabled, pricing {model: per_request, amount, currency: USDC}, \
              wallet_address and its network, limits {max_requests_per_day, rate_limit_per_minute} and \
              auto_withdraw {enabled, threshold, destination}.",
         )),
         seller(RouteSpec::get::<AgentId, Revenue>(
-            "sellers.revenue",
+            ids::sellers::REVENUE,
             "/agents/{agent_id}/revenue",
             "The agent's revenue, net of the platform fee: total earned, paid calls, today (UTC) and this ISO \
              week, the withdrawable balance, revenue from payments only verified (never withdrawable) and \
              payouts not yet paid.",
         )),
         seller(RouteSpec::post::<WithdrawRequest, WithdrawalView>(
-            "sellers.withdraw",
+            ids::sellers::WITHDRAW,
             "/agents/{agent_id}/withdrawals",
             "Withdraws part or all of the agent's balance in USDC to the config's wallet (or `destination`). \
              Never more than the balance, however many requests race.",
         )),
         seller(RouteSpec::get::<AgentId, WithdrawalList>(
-            "sellers.withdrawals",
+            ids::sellers::WITHDRAWALS,
             "/agents/{agent_id}/withdrawals",
             "The agent's payouts, newest first, with their status and transaction.",
         )),
         market(RouteSpec::get::<MarketplaceQuery, MarketplacePage>(
-            "marketplace.agents",
+            ids::marketplace::AGENTS,
             "/marketplace/agents",
             "Agents for sale: x402 enabled, described, and paid for at least once. Filter by category, tag and \
              text; most called first; paginated.",
         )),
         market(RouteSpec::get::<AgentId, MarketplaceAgent>(
-            "marketplace.agent",
+            ids::marketplace::AGENT,
             "/marketplace/agents/{agent_id}",
             "One listed agent: what it does, examples, its input schema, price and where to invoke it.",
         )),

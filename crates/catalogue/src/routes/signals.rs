@@ -2,6 +2,7 @@
 //! svc computes them from upstream flows every 30 minutes; a request reads the latest
 //! snapshot, so every answer says when it was made and when the next one is due.
 
+use crate::ids;
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
@@ -16,32 +17,32 @@ pub fn routes() -> Vec<RouteSpec> {
     let signal = |r: RouteSpec| r.group(Group::Signals).tag("signals");
     vec![
         signal(RouteSpec::get::<NoInput, TopPicksResponse>(
-            "alpha.top_picks",
+            ids::alpha::TOP_PICKS,
             alpha!("/top-picks"),
             "Top 3 smart-money tokens per chain, ranked by a 0-100 composite of on-chain flow, social, price, freshness, market and safety, each with a one-sentence thesis.",
         ))
         .rate(RatePolicy::PerMinute(30))
         .preview(PreviewPolicy::Truncate { max_items: 1, omit: &["thesis"] }),
         signal(RouteSpec::get::<NoInput, ExodusResponse>(
-            "alpha.exodus",
+            ids::alpha::EXODUS,
             alpha!("/exodus"),
             "Tokens smart money is leaving: exit score, wallet exodus count, net outflow in USD and a thesis per token.",
         ))
         .preview(PreviewPolicy::Truncate { max_items: 1, omit: &["thesis"] }),
         signal(RouteSpec::get::<NoInput, WhaleAlertsResponse>(
-            "alpha.whale_alerts",
+            ids::alpha::WHALE_ALERTS,
             alpha!("/whale-alerts"),
             "Large buys and sells by tracked wallets in the last hour: wallet label, token, USD amount and transaction hash.",
         ))
         .preview(PreviewPolicy::Truncate { max_items: 2, omit: &[] }),
         signal(RouteSpec::get::<NoInput, TopPicksLiteResponse>(
-            "alpha.top_picks_lite",
+            ids::alpha::TOP_PICKS_LITE,
             alpha!("/top-picks-lite"),
             "Top Picks from on-chain flow, price and market data only (no social or safety dimensions), at a lower price.",
         ))
         .preview(PreviewPolicy::Truncate { max_items: 1, omit: &["thesis"] }),
         signal(RouteSpec::new::<DataProductRequest, DataProductResponse>(
-            "tools.data_products",
+            ids::tools::DATA_PRODUCTS,
             crate::HttpMethod::Post,
             tools!("/data-products/{product_id}"),
             InputSource::OptionalBody,

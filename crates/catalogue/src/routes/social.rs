@@ -10,6 +10,7 @@
 //! All digits is read as an id, so an all-digit username must be looked up with `user/{username}`
 //! first; likewise `user/id/...` is the by-id lookup, so the account named `id` is reached by its id.
 
+use crate::ids;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -31,82 +32,82 @@ pub fn routes() -> Vec<RouteSpec> {
     }
     vec![
         get::<SocialSearchQuery, SocialTweetsResponse>(
-            "social.search",
+            ids::social::SEARCH,
             tools!("/social/search"),
             "Search posts of the last 7 days with X query syntax (e.g. `$SOL -is:retweet`): text, author, time and likes, reposts, replies, quotes, impressions.",
         ),
         get::<SocialTweetPath, SocialTweetResponse>(
-            "social.tweet",
+            ids::social::TWEET,
             tools!("/social/tweet/{tweet_id}"),
             "One post by numeric id: text, author profile, time and engagement counts.",
         ),
         get::<SocialTweetsQuery, SocialTweetsResponse>(
-            "social.tweets",
+            ids::social::TWEETS,
             tools!("/social/tweets"),
             "Up to 50 posts by comma-separated numeric ids in one call; ids not found are listed in `errors`.",
         ),
         get::<SocialUsernamePath, SocialUserResponse>(
-            "social.user",
+            ids::social::USER,
             tools!("/social/user/{username}"),
             "A user profile by username (without @): bio, creation date, verification, followers, following and post counts.",
         ),
         get::<SocialUserIdPath, SocialUserResponse>(
-            "social.user_by_id",
+            ids::social::USER_BY_ID,
             tools!("/social/user/id/{user_id}"),
             "A user profile by numeric user id: bio, creation date, verification, followers, following and post counts.",
         ),
         get::<SocialTimelineQuery, SocialTweetsResponse>(
-            "social.user_timeline",
+            ids::social::USER_TIMELINE,
             tools!("/social/user/{user_id}/timeline"),
             "A user's recent posts, newest first, with engagement counts (user id or username; 5-100 per call, since/until a post id).",
         ),
         get::<SocialTimelineQuery, SocialTweetsResponse>(
-            "social.user_mentions",
+            ids::social::USER_MENTIONS,
             tools!("/social/user/{user_id}/mentions"),
             "Recent posts mentioning a user, newest first, with their authors (user id or username; 5-100 per call).",
         ),
         get::<SocialFollowsQuery, SocialUsersResponse>(
-            "social.user_followers",
+            ids::social::USER_FOLLOWERS,
             tools!("/social/user/{user_id}/followers"),
             "A user's followers as profiles with follower counts, up to 1000 per page (user id or username).",
         ),
         get::<SocialFollowsQuery, SocialUsersResponse>(
-            "social.user_following",
+            ids::social::USER_FOLLOWING,
             tools!("/social/user/{user_id}/following"),
             "Accounts a user follows as profiles with follower counts, up to 1000 per page (user id or username).",
         ),
         get::<SocialUsersSearchQuery, SocialUsersResponse>(
-            "social.users_search",
+            ids::social::USERS_SEARCH,
             tools!("/social/users/search"),
             "Search user profiles by words in name, username or bio; up to 100 profiles with follower counts.",
         ),
         get::<SocialPostUsersQuery, SocialUsersResponse>(
-            "social.tweet_liking_users",
+            ids::social::TWEET_LIKING_USERS,
             tools!("/social/tweet/{tweet_id}/liking-users"),
             "Profiles of users who liked a post, up to 100 per page.",
         ),
         get::<SocialPostTweetsQuery, SocialTweetsResponse>(
-            "social.tweet_quote_tweets",
+            ids::social::TWEET_QUOTE_TWEETS,
             tools!("/social/tweet/{tweet_id}/quote-tweets"),
             "Posts quoting a post, with their authors and engagement counts, 10-100 per page.",
         ),
         get::<SocialPostTweetsQuery, SocialTweetsResponse>(
-            "social.tweet_retweets",
+            ids::social::TWEET_RETWEETS,
             tools!("/social/tweet/{tweet_id}/retweets"),
             "Reposts of a post as posts, with their authors, 10-100 per page.",
         ),
         get::<SocialPostUsersQuery, SocialUsersResponse>(
-            "social.tweet_retweeted_by",
+            ids::social::TWEET_RETWEETED_BY,
             tools!("/social/tweet/{tweet_id}/retweeted-by"),
             "Profiles of users who reposted a post, up to 100 per page.",
         ),
         get::<SocialCountsQuery, SocialCountsResponse>(
-            "social.counts",
+            ids::social::COUNTS,
             tools!("/social/counts"),
             "How many posts of the last 7 days matched a query, per minute, hour or day, with the total.",
         ),
         get::<SocialTrendsQuery, SocialTrendsResponse>(
-            "social.trends",
+            ids::social::TRENDS,
             tools!("/social/trends"),
             "Trending topics and hashtags for a place (WOEID; 1 = worldwide, 23424977 = United States) with post counts.",
         ),
@@ -752,7 +753,7 @@ mod tests {
     fn cases(id: &str) -> (&'static str, Vec<(&'static str, Value)>) {
         let max = json!(["query", "max_results"]);
         match id {
-            "social.search" => (
+            ids::social::SEARCH => (
                 "query=%24SOL%20-is%3Aretweet&max_results=50",
                 vec![
                     ("max_results=10", json!(["query", "query"])),
@@ -763,8 +764,8 @@ mod tests {
                     ("query=sol&next_token=", json!(["query", "next_token"])),
                 ],
             ),
-            "social.tweet" | "social.user" | "social.user_by_id" => ("", vec![]),
-            "social.tweets" => (
+            ids::social::TWEET | ids::social::USER | ids::social::USER_BY_ID => ("", vec![]),
+            ids::social::TWEETS => (
                 "ids=1495979553889697792,20",
                 vec![
                     ("", json!(["query", "ids"])),
@@ -772,7 +773,7 @@ mod tests {
                     ("ids=1,,2", json!(["query", "ids"])),
                 ],
             ),
-            "social.user_timeline" | "social.user_mentions" => (
+            ids::social::USER_TIMELINE | ids::social::USER_MENTIONS => (
                 "max_results=5&since_id=100&until_id=200",
                 vec![
                     ("max_results=4", max.clone()),
@@ -783,11 +784,11 @@ mod tests {
                     ("pagination_token=", json!(["query", "pagination_token"])),
                 ],
             ),
-            "social.user_followers" | "social.user_following" => (
+            ids::social::USER_FOLLOWERS | ids::social::USER_FOLLOWING => (
                 "max_results=1000&pagination_token=7140dibdnow9c7btw3w29grvxfcgvpb9n9coehpk7xz5i",
                 vec![("max_results=0", max.clone()), ("max_results=1001", max)],
             ),
-            "social.users_search" => (
+            ids::social::USERS_SEARCH => (
                 "query=solana%20dev&max_results=1",
                 vec![
                     ("", json!(["query", "query"])),
@@ -795,13 +796,13 @@ mod tests {
                     ("query=sol&max_results=101", max),
                 ],
             ),
-            "social.tweet_liking_users" | "social.tweet_retweeted_by" => {
+            ids::social::TWEET_LIKING_USERS | ids::social::TWEET_RETWEETED_BY => {
                 ("max_results=1", vec![("max_results=0", max.clone()), ("max_results=101", max)])
             }
-            "social.tweet_quote_tweets" | "social.tweet_retweets" => {
+            ids::social::TWEET_QUOTE_TWEETS | ids::social::TWEET_RETWEETS => {
                 ("max_results=100", vec![("max_results=9", max.clone()), ("max_results=101", max)])
             }
-            "social.counts" => (
+            ids::social::COUNTS => (
                 "query=bitcoin&granularity=day&max_results=10",
                 vec![
                     ("granularity=day", json!(["query", "query"])),
@@ -810,7 +811,7 @@ mod tests {
                     ("query=btc&granularity=week", json!(["query", "granularity"])),
                 ],
             ),
-            "social.trends" => (
+            ids::social::TRENDS => (
                 "woeid=23424977&max_trends=50",
                 vec![
                     ("woeid=0", json!(["query", "woeid"])),
@@ -826,22 +827,22 @@ mod tests {
     #[test]
     fn the_family_has_the_sixteen_contract_routes_as_tagged_data_gets_with_query_or_body() {
         let expected = [
-            ("social.search", "search"),
-            ("social.tweet", "tweet/{tweet_id}"),
-            ("social.tweets", "tweets"),
-            ("social.user", "user/{username}"),
-            ("social.user_by_id", "user/id/{user_id}"),
-            ("social.user_timeline", "user/{user_id}/timeline"),
-            ("social.user_mentions", "user/{user_id}/mentions"),
-            ("social.user_followers", "user/{user_id}/followers"),
-            ("social.user_following", "user/{user_id}/following"),
-            ("social.users_search", "users/search"),
-            ("social.tweet_liking_users", "tweet/{tweet_id}/liking-users"),
-            ("social.tweet_quote_tweets", "tweet/{tweet_id}/quote-tweets"),
-            ("social.tweet_retweets", "tweet/{tweet_id}/retweets"),
-            ("social.tweet_retweeted_by", "tweet/{tweet_id}/retweeted-by"),
-            ("social.counts", "counts"),
-            ("social.trends", "trends"),
+            (ids::social::SEARCH, "search"),
+            (ids::social::TWEET, "tweet/{tweet_id}"),
+            (ids::social::TWEETS, "tweets"),
+            (ids::social::USER, "user/{username}"),
+            (ids::social::USER_BY_ID, "user/id/{user_id}"),
+            (ids::social::USER_TIMELINE, "user/{user_id}/timeline"),
+            (ids::social::USER_MENTIONS, "user/{user_id}/mentions"),
+            (ids::social::USER_FOLLOWERS, "user/{user_id}/followers"),
+            (ids::social::USER_FOLLOWING, "user/{user_id}/following"),
+            (ids::social::USERS_SEARCH, "users/search"),
+            (ids::social::TWEET_LIKING_USERS, "tweet/{tweet_id}/liking-users"),
+            (ids::social::TWEET_QUOTE_TWEETS, "tweet/{tweet_id}/quote-tweets"),
+            (ids::social::TWEET_RETWEETS, "tweet/{tweet_id}/retweets"),
+            (ids::social::TWEET_RETWEETED_BY, "tweet/{tweet_id}/retweeted-by"),
+            (ids::social::COUNTS, "counts"),
+            (ids::social::TRENDS, "trends"),
         ];
         let got: Vec<(&str, &str)> =
             routes().iter().map(|r| (r.id, r.path.strip_prefix(PREFIX).expect("prefix"))).collect();
@@ -890,49 +891,54 @@ mod tests {
                 refused_at(r.id, &[("tweet_id", bad)], valid, None, json!(["path", "tweet_id"]));
             }
         }
-        refused_at("social.user_by_id", &[("user_id", "elonmusk")], "", None, json!(["path", "user_id"]));
+        refused_at(ids::social::USER_BY_ID, &[("user_id", "elonmusk")], "", None, json!(["path", "user_id"]));
     }
 
     #[test]
     fn tweets_takes_one_to_fifty_numeric_ids() {
         let fifty = vec![TWEET; 50].join(",");
-        let input: SocialTweetsQuery = parse("social.tweets", &[], &format!("ids={fifty}"), None);
+        let input: SocialTweetsQuery = parse(ids::social::TWEETS, &[], &format!("ids={fifty}"), None);
         assert_eq!(input.id_list().len(), 50);
-        let msg = refused_at("social.tweets", &[], &format!("ids={fifty},1"), None, json!(["query", "ids"]));
+        let msg = refused_at(ids::social::TWEETS, &[], &format!("ids={fifty},1"), None, json!(["query", "ids"]));
         assert!(msg.contains("at most 50") && msg.contains("51"), "{msg}");
-        let msg = refused_at("social.tweets", &[], "ids=1,x2", None, json!(["query", "ids"]));
+        let msg = refused_at(ids::social::TWEETS, &[], "ids=1,x2", None, json!(["query", "ids"]));
         assert!(msg.contains("`x2`"), "{msg}");
-        refused_at("social.tweets", &[], "ids=1%2C%202", None, json!(["query", "ids"]));
-        refused_at("social.tweets", &[], "ids=12345678901234567890", None, json!(["query", "ids"]));
-        let err = parse_raw("social.tweets", &[], "", None).expect_err("no ids");
+        refused_at(ids::social::TWEETS, &[], "ids=1%2C%202", None, json!(["query", "ids"]));
+        refused_at(ids::social::TWEETS, &[], "ids=12345678901234567890", None, json!(["query", "ids"]));
+        let err = parse_raw(ids::social::TWEETS, &[], "", None).expect_err("no ids");
         assert_eq!(err.errors[0].kind, "missing");
     }
 
     #[test]
     fn a_username_with_an_at_sign_is_refused_with_a_hint_to_drop_it() {
-        let msg = refused_at("social.user", &[("username", "@XDevelopers")], "", None, json!(["path", "username"]));
+        let msg = refused_at(ids::social::USER, &[("username", "@XDevelopers")], "", None, json!(["path", "username"]));
         assert!(msg.contains("drop the leading @") && msg.contains("`XDevelopers`"), "{msg}");
         for bad in ["a-b", "sixteen_chars_xx", "", "naïve"] {
-            refused_at("social.user", &[("username", bad)], "", None, json!(["path", "username"]));
+            refused_at(ids::social::USER, &[("username", bad)], "", None, json!(["path", "username"]));
         }
-        let input: SocialUsernamePath = parse("social.user", &[("username", "a_1")], "", None);
+        let input: SocialUsernamePath = parse(ids::social::USER, &[("username", "a_1")], "", None);
         assert_eq!(input.username, "a_1");
     }
 
     #[test]
     fn timelines_and_the_follow_graph_take_a_user_id_or_a_username() {
-        for id in ["social.user_timeline", "social.user_mentions"] {
+        for id in [ids::social::USER_TIMELINE, ids::social::USER_MENTIONS] {
             let input: SocialTimelineQuery = parse(id, &[("user_id", "2244994945")], "", None);
             assert_eq!(input.user(), SocialUserRef::Id("2244994945"));
             assert_eq!(input.max_results, 10);
             let input: SocialTimelineQuery = parse(id, &[("user_id", "XDevelopers")], "", None);
             assert_eq!(input.user(), SocialUserRef::Username("XDevelopers"));
         }
-        for id in ["social.user_followers", "social.user_following"] {
+        for id in [ids::social::USER_FOLLOWERS, ids::social::USER_FOLLOWING] {
             let input: SocialFollowsQuery = parse(id, &[("user_id", "x_dev")], "", None);
             assert_eq!((input.user(), input.max_results), (SocialUserRef::Username("x_dev"), 20));
         }
-        for id in ["social.user_timeline", "social.user_mentions", "social.user_followers", "social.user_following"] {
+        for id in [
+            ids::social::USER_TIMELINE,
+            ids::social::USER_MENTIONS,
+            ids::social::USER_FOLLOWERS,
+            ids::social::USER_FOLLOWING,
+        ] {
             let msg = refused_at(id, &[("user_id", "@x_dev")], "", None, json!(["path", "user_id"]));
             assert!(msg.contains("drop the leading @"), "{msg}");
             for bad in ["12345678901234567890", "has space", "sixteen_chars_xx", ""] {
@@ -944,52 +950,53 @@ mod tests {
     #[test]
     fn defaults_follow_the_contract() {
         let path = [("tweet_id", TWEET)];
-        let s: SocialSearchQuery = parse("social.search", &[], "query=sol", None);
+        let s: SocialSearchQuery = parse(ids::social::SEARCH, &[], "query=sol", None);
         assert_eq!(s.max_results, 10);
-        let u: SocialUsersSearchQuery = parse("social.users_search", &[], "query=sol", None);
+        let u: SocialUsersSearchQuery = parse(ids::social::USERS_SEARCH, &[], "query=sol", None);
         assert_eq!(u.max_results, 10);
-        for id in ["social.tweet_liking_users", "social.tweet_retweeted_by"] {
+        for id in [ids::social::TWEET_LIKING_USERS, ids::social::TWEET_RETWEETED_BY] {
             assert_eq!(parse::<SocialPostUsersQuery>(id, &path, "", None).max_results, 100);
         }
-        for id in ["social.tweet_quote_tweets", "social.tweet_retweets"] {
+        for id in [ids::social::TWEET_QUOTE_TWEETS, ids::social::TWEET_RETWEETS] {
             assert_eq!(parse::<SocialPostTweetsQuery>(id, &path, "", None).max_results, 10);
         }
-        let c: SocialCountsQuery = parse("social.counts", &[], "query=sol", None);
+        let c: SocialCountsQuery = parse(ids::social::COUNTS, &[], "query=sol", None);
         assert_eq!((c.granularity, c.max_results), (SocialGranularity::Hour, None));
-        let t: SocialTrendsQuery = parse("social.trends", &[], "", None);
+        let t: SocialTrendsQuery = parse(ids::social::TRENDS, &[], "", None);
         assert_eq!((t.woeid, t.max_trends), (1, 20));
     }
 
     #[test]
     fn a_body_supplies_fields_the_query_lacks_and_the_query_wins_over_the_body() {
         let body = json!({"query": "sol", "max_results": 20});
-        let s: SocialSearchQuery = parse("social.search", &[], "", Some(&body));
+        let s: SocialSearchQuery = parse(ids::social::SEARCH, &[], "", Some(&body));
         assert_eq!((s.query.as_str(), s.max_results), ("sol", 20));
-        let s: SocialSearchQuery = parse("social.search", &[], "max_results=30", Some(&body));
+        let s: SocialSearchQuery = parse(ids::social::SEARCH, &[], "max_results=30", Some(&body));
         assert_eq!((s.query.as_str(), s.max_results), ("sol", 30));
-        let s: SocialSearchQuery = parse("social.search", &[], "query=eth", Some(&body));
+        let s: SocialSearchQuery = parse(ids::social::SEARCH, &[], "query=eth", Some(&body));
         assert_eq!((s.query.as_str(), s.max_results), ("eth", 20));
 
         let body = json!({"user_id": "999", "until_id": "500", "max_results": 50});
-        let t: SocialTimelineQuery = parse("social.user_timeline", &[("user_id", "x_dev")], "", Some(&body));
+        let t: SocialTimelineQuery = parse(ids::social::USER_TIMELINE, &[("user_id", "x_dev")], "", Some(&body));
         assert_eq!((t.user_id.as_str(), t.until_id.as_deref(), t.max_results), ("x_dev", Some("500"), 50));
 
-        let c: SocialCountsQuery = parse("social.counts", &[], "", Some(&json!({"query": "btc", "max_results": 30})));
+        let c: SocialCountsQuery =
+            parse(ids::social::COUNTS, &[], "", Some(&json!({"query": "btc", "max_results": 30})));
         assert_eq!(c.max_results, Some(30));
-        let ids: SocialTweetsQuery = parse("social.tweets", &[], "", Some(&json!({"ids": "1,2"})));
+        let ids: SocialTweetsQuery = parse(ids::social::TWEETS, &[], "", Some(&json!({"ids": "1,2"})));
         assert_eq!(ids.id_list(), ["1", "2"]);
         let tr: SocialTrendsQuery =
-            parse("social.trends", &[], "woeid=23424977", Some(&json!({"woeid": 2, "max_trends": 5})));
+            parse(ids::social::TRENDS, &[], "woeid=23424977", Some(&json!({"woeid": 2, "max_trends": 5})));
         assert_eq!((tr.woeid, tr.max_trends), (23424977, 5));
     }
 
     #[test]
     fn errors_in_body_fields_are_located_in_the_body() {
         let body = json!({"query": "sol", "max_results": 500});
-        refused_at("social.search", &[], "", Some(&body), json!(["body", "max_results"]));
-        refused_at("social.tweets", &[], "", Some(&json!({"ids": "1,b"})), json!(["body", "ids"]));
-        refused_at("social.tweets", &[], "", Some(&json!({"ids": ["1", "2"]})), json!(["body", "ids"]));
-        let err = parse_raw("social.search", &[], "query=sol", Some(&json!(["sol"]))).expect_err("array body");
+        refused_at(ids::social::SEARCH, &[], "", Some(&body), json!(["body", "max_results"]));
+        refused_at(ids::social::TWEETS, &[], "", Some(&json!({"ids": "1,b"})), json!(["body", "ids"]));
+        refused_at(ids::social::TWEETS, &[], "", Some(&json!({"ids": ["1", "2"]})), json!(["body", "ids"]));
+        let err = parse_raw(ids::social::SEARCH, &[], "query=sol", Some(&json!(["sol"]))).expect_err("array body");
         assert_eq!(serde_json::to_value(&err.errors[0].loc).expect("loc"), json!(["body"]));
     }
 
@@ -1000,12 +1007,12 @@ mod tests {
             let price = catalogue.get(r.id).expect("loaded").price;
             assert_eq!(price.min(), price.max(), "{} has a fixed price", r.id);
             let want = match r.id {
-                "social.search"
-                | "social.tweets"
-                | "social.user_timeline"
-                | "social.user_mentions"
-                | "social.users_search"
-                | "social.trends" => "0.012",
+                ids::social::SEARCH
+                | ids::social::TWEETS
+                | ids::social::USER_TIMELINE
+                | ids::social::USER_MENTIONS
+                | ids::social::USERS_SEARCH
+                | ids::social::TRENDS => "0.012",
                 _ => "0.005",
             };
             assert_eq!(price.min().to_string(), want, "{}", r.id);
