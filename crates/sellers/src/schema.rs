@@ -4,8 +4,10 @@
 use serde_json::{Value, json};
 use svc_catalogue::{FieldError, Loc};
 
-/// The largest schema a seller may save, bytes of JSON.
-pub const MAX_SCHEMA_BYTES: usize = 16 * 1024;
+/// The largest schema a seller may save, bytes of JSON. It travels in every challenge's
+/// `bazaar` extension, in a header, and clients copy it into their payment header: HTTP stacks
+/// refuse headers much past 16 KB, and svc's own payment bound is 32 KiB.
+pub const MAX_SCHEMA_BYTES: usize = 4 * 1024;
 
 /// The schema an agent takes when its seller names none.
 pub fn default_schema() -> Value {

@@ -938,3 +938,26 @@ async fn a_payout_claimed_by_a_process_that_stopped_mid_send_is_settled_from_the
     assert_eq!(chain.paid.lock().expect("lock").len(), 1, "found paid, never sent again");
     assert_eq!(call(&app, Method::GET, &uri, None, &key).await.json()["withdrawals"][0]["status"], "paid");
 }
+
+#[tokio::test]
+async fn an_agent_with_the_largest_schema_allowed_is_paid_for_like_any_other() {
+    let app = TestApp::new().await;
+    let Shop { base, key, .. } = Shop::open(&app).await;
+    // Just under the bound: the schema travels in the challenge and in the payment's echo.
+    let padding = "x".repeat(svc_sellers::schema::MAX_SCHEMA_BYTES - 200);
+    let schema = json!({"type": "object", "description": padding,
+                        "properties": {"query": {"type": "string"}}, "required": ["query"]});
+    let body = json!({"name": "Big schema", "endpoint": format!("{base}/ok"), "input_schema": schema});
+    let reply = call(&app, Method::POST, "/agents", Some(body), &key).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let id = reply.json()["agent"]["id"].as_str().expect("id").to_owned();
+    assert_eq!(
+        sell(&app, &key, &id, json!({"max_requests_per_day": 10, "rate_limit_per_minute": 10})).await.status,
+        StatusCode::OK
+    );
+    let paid = app.pay_post(&invoke_uri(&id), &json!({"query": "big"}), 1).await;
+    assert_eq!(paid.status, StatusCode::OK, "{}", paid.text());
+    let over = json!({"type": "object", "description": "x".repeat(svc_sellers::schema::MAX_SCHEMA_BYTES)});
+    let refused = call(&app, Method::PATCH, &format!("/agents/{id}"), Some(json!({"input_schema": over})), &key).await;
+    assert_invalid_at(&refused, &[json!("body"), json!("input_schema")]);
+}

@@ -160,8 +160,8 @@ pub struct AgentRequest {
     #[serde(default)]
     #[garde(length(max = 20), inner(length(chars, min = 1, max = 100)))]
     pub capabilities: Vec<String>,
-    /// The JSON Schema an invoke's body must match (an object schema); default
-    /// `{query: string}`.
+    /// The JSON Schema an invoke's body must match (an object schema of at most 4 KiB, with no
+    /// references to other documents); default `{query: string}`.
     #[serde(default)]
     #[garde(skip)]
     pub input_schema: Option<Value>,
