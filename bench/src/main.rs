@@ -211,6 +211,7 @@ async fn main() -> anyhow::Result<()> {
                     pay_to: PAY_TO.into(),
                     valid_before: Some(300),
                     now_ms: 0,
+                    holder: None,
                 };
                 store.reserve_payment(&new).await?;
                 store.finish_payment(&new.id, svc_store::PaymentStatus::Unsettled, None, None, 1).await?;

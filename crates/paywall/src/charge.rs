@@ -272,6 +272,7 @@ impl Paywall {
                 .valid_before(u64::try_from(now_ms / 1000).unwrap_or(0))
                 .and_then(|v| i64::try_from(v).ok()),
             now_ms,
+            holder: Some(self.instance.clone()),
         };
         match self.store.reserve_payment(&reservation).await? {
             Reservation::Reserved => Ok(Admitted::Reserved { matched, verified, id }),
@@ -280,7 +281,10 @@ impl Paywall {
                 Ok(Admitted::Withheld(earlier))
             }
             Reservation::Duplicate(earlier) => Err(refused(match earlier.status {
-                PaymentStatus::Reserved => "payment_in_progress: this authorization is paying for another request",
+                PaymentStatus::Reserved => {
+                    "payment_in_progress: this authorization is paying for another request; if that request was \
+                     cut off by a restart, svc decides it within 30 s: send the same payment again then"
+                }
                 PaymentStatus::Pending => {
                     "payment_pending: the transfer of this payment was sent and is not confirmed yet; \
                      send the same payment again in a minute to get the answer"

@@ -50,6 +50,9 @@ pub struct Paywall {
     saves: AtomicU64,
     /// Paid calls and accounts per payer, for the rebates owed.
     rebate_memo: rebate::Memo,
+    /// This process, as its reservations name it: it beats while it runs, so what it held
+    /// when it stopped is decided at once ([`reconcile`]).
+    instance: String,
 }
 
 impl std::fmt::Debug for Paywall {
@@ -162,7 +165,20 @@ pub fn echoes_extensions(payment: &DecodedPayment) -> bool {
 impl Paywall {
     /// A paywall over `offer`, checked by `facilitator`, recorded in `store` at `clock`'s time.
     pub fn new(store: Store, facilitator: Arc<dyn Facilitator>, offer: Offer, clock: Arc<dyn Clock>) -> Self {
-        Paywall { store, facilitator, offer, clock, saves: AtomicU64::new(0), rebate_memo: rebate::Memo::default() }
+        Paywall {
+            store,
+            facilitator,
+            offer,
+            clock,
+            saves: AtomicU64::new(0),
+            rebate_memo: rebate::Memo::default(),
+            instance: format!("pw_{}", uuid::Uuid::new_v4().simple()),
+        }
+    }
+
+    /// Records that this process is alive: what it reserves is its own while it beats.
+    pub async fn beat(&self) -> Result<(), PaywallError> {
+        Ok(self.store.beat_instance(&self.instance, self.clock.now_ms()).await?)
     }
 
     /// The networks and recipients offered.

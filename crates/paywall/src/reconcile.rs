@@ -2,7 +2,9 @@
 //! chain says, so no payment is lost and none is taken twice.
 //!
 //! Two kinds are due: a settlement sent but not confirmed in time (`pending`: the answer was
-//! withheld), and a reservation older than any handler runs (its process stopped mid-request).
+//! withheld), and a reservation its process left when it stopped mid-request: one whose
+//! process stopped beating (decided within seconds of a crash), or one older than any handler
+//! runs.
 //! The facilitator asks the chain; a transfer that landed becomes `settled` with its answer
 //! owed (the same payment, sent again, is served once). One that cannot land any more (an
 //! EIP-3009 authorization unused when the chain's clock passed its `validBefore`, a Solana
@@ -20,6 +22,12 @@ use crate::{Paywall, PaywallError};
 
 /// A reservation older than this was abandoned: handlers and settlement finish long before.
 pub const ABANDONED_AFTER_MS: i64 = 10 * 60 * 1000;
+
+/// How often a process says it is alive.
+pub const BEAT_EVERY: Duration = Duration::from_secs(4);
+
+/// A process not seen for this long has stopped: its reservations are decided at once.
+pub const STOPPED_AFTER_MS: i64 = 12_000;
 
 /// Payments read per page, and pages per pass: payments the chain cannot decide yet stay due,
 /// so a pass pages past them, up to a bound that keeps one pass short.
@@ -46,7 +54,8 @@ pub async fn reconcile_payments(paywall: &Paywall) -> Result<Report, PaywallErro
     let mut after: Option<(i64, String)> = None;
     for _ in 0..PAGES {
         let cursor = after.as_ref().map(|(at, id)| (*at, id.as_str()));
-        let due = paywall.store.payments_to_reconcile(now - ABANDONED_AFTER_MS, cursor, BATCH).await?;
+        let store = &paywall.store;
+        let due = store.payments_to_reconcile(now - ABANDONED_AFTER_MS, now - STOPPED_AFTER_MS, cursor, BATCH).await?;
         let full = due.len() == BATCH as usize;
         after = due.last().map(|p| (p.updated_at, p.id.clone()));
         for payment in due {
@@ -120,8 +129,18 @@ async fn reconcile_one(paywall: &Paywall, payment: PaymentRecord, report: &mut R
     Ok(())
 }
 
-/// Reconciles every `every`, for the life of the process.
+/// Beats every [`BEAT_EVERY`] and reconciles every `every`, for the life of the process.
 pub async fn run(paywall: std::sync::Arc<Paywall>, every: Duration) {
+    let beating = paywall.clone();
+    tokio::spawn(async move {
+        let mut beats = tokio::time::interval(BEAT_EVERY);
+        loop {
+            beats.tick().await;
+            if let Err(err) = beating.beat().await {
+                tracing::warn!(error = %err, "could not record that this process is alive");
+            }
+        }
+    });
     let mut ticks = tokio::time::interval(every);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {

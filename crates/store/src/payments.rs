@@ -100,6 +100,9 @@ pub struct NewPayment {
     pub valid_before: Option<i64>,
     /// When, unix ms.
     pub now_ms: i64,
+    /// The process reserving it ([`Store::beat_instance`]), so a reservation its process left
+    /// when it stopped is found at once; `None` for none in particular.
+    pub holder: Option<String>,
 }
 
 /// A stored payment. Decoded straight from a row; the `BIGINT` amount is converted with a
@@ -167,8 +170,8 @@ impl Store {
     /// the unique key decides, not a read-then-write.
     pub async fn reserve_payment(&self, new: &NewPayment) -> Result<Reservation, StoreError> {
         const INSERT: &str = "INSERT INTO payments (id, route_id, network, payer, nonce, amount, asset, pay_to, \
-                              status, valid_before, created_at, updated_at) \
-                              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'reserved', $10, $9, $9) \
+                              status, valid_before, created_at, updated_at, holder) \
+                              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'reserved', $10, $9, $9, $11) \
                               ON CONFLICT (network, payer, nonce) DO NOTHING";
         const FIRST: &str = select_payments!("WHERE network = $1 AND payer = $2 AND nonce = $3");
         let amount = to_i64(new.amount, "payment amount")?;
@@ -187,6 +190,7 @@ impl Store {
                 Arg::Text(new.pay_to.clone()),
                 Arg::Int(new.now_ms),
                 Arg::OptInt(new.valid_before),
+                Arg::OptText(new.holder.clone()),
             ];
             let inserted = self.write(INSERT, args).await?;
             if inserted == 1 {
@@ -251,20 +255,23 @@ impl Store {
         Ok(n == 1)
     }
 
-    /// Payments whose outcome the chain must tell: pending settlements, and reservations
-    /// older than `reserved_before_ms` (a handler never runs that long: the process that held
-    /// them stopped). Oldest first.
+    /// Payments whose outcome the chain must tell: pending settlements, and reservations the
+    /// process that held them left when it stopped: reserved before `reserved_before_ms` (a
+    /// handler never runs that long), or held by a process last seen before
+    /// `holder_gone_before_ms`. Oldest first.
     ///
     /// Paged by `after`, the last (`updated_at`, `id`) of the previous page: payments the chain
     /// cannot decide yet keep their place at the front, and must not hide the ones behind them.
     pub async fn payments_to_reconcile(
         &self,
         reserved_before_ms: i64,
+        holder_gone_before_ms: i64,
         after: Option<(i64, &str)>,
         limit: u32,
     ) -> Result<Vec<PaymentRecord>, StoreError> {
         const SQL: &str = select_payments!(
-            "WHERE (status = 'pending' OR (status = 'reserved' AND updated_at < $1)) \
+            "WHERE (status = 'pending' OR (status = 'reserved' AND (updated_at < $1 OR EXISTS \
+             (SELECT 1 FROM paywall_instances i WHERE i.id = payments.holder AND i.seen_at < $5)))) \
              AND (updated_at > $2 OR (updated_at = $2 AND id > $3)) ORDER BY updated_at, id LIMIT $4"
         );
         let (after_at, after_id) = after.unwrap_or((i64::MIN, ""));
@@ -273,8 +280,20 @@ impl Store {
             .bind(after_at)
             .bind(after_id)
             .bind(i64::from(limit))
+            .bind(holder_gone_before_ms)
             .fetch_all(p)
             .await)?)
+    }
+
+    /// Records that process `id` is alive at `now_ms`; processes not seen for a day are
+    /// forgotten.
+    pub async fn beat_instance(&self, id: &str, now_ms: i64) -> Result<(), StoreError> {
+        const BEAT: &str = "INSERT INTO paywall_instances (id, seen_at) VALUES ($1, $2) \
+                            ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at";
+        const FORGET: &str = "DELETE FROM paywall_instances WHERE seen_at < $1";
+        self.write(BEAT, vec![Arg::Text(id.to_owned()), Arg::Int(now_ms)]).await?;
+        self.write(FORGET, vec![Arg::Int(now_ms - 86_400_000)]).await?;
+        Ok(())
     }
 
     /// Records what the chain says of a pending or abandoned payment: `settled` (with

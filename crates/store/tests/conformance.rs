@@ -98,6 +98,7 @@ fn payment(id: &str, nonce: &str, at: i64) -> NewPayment {
         pay_to: "0x209693bc6afc0c5328ba36faf03c514ef312287c".into(),
         valid_before: Some(at / 1000 + 300),
         now_ms: at,
+        holder: None,
     }
 }
 
@@ -342,7 +343,7 @@ async fn pending_and_abandoned_payments_are_reconciled_once_and_a_withheld_answe
     assert!(store.finish_payment("p4", PaymentStatus::Settled, Some("0xok"), None, 1_500).await.expect("settled"));
 
     // Pending always; reserved only when older than the cut-off; finished never.
-    let due = store.payments_to_reconcile(5_000, None, 10).await.expect("due");
+    let due = store.payments_to_reconcile(5_000, i64::MIN, None, 10).await.expect("due");
     let ids: Vec<&str> = due.iter().map(|p| p.id.as_str()).collect();
     assert_eq!(ids, ["p2", "p1"]);
     // Each comes with when its authorization expires, where it has a bound, for the
@@ -350,10 +351,12 @@ async fn pending_and_abandoned_payments_are_reconciled_once_and_a_withheld_answe
     let bounds: Vec<Option<i64>> = due.iter().map(|p| p.valid_before).collect();
     assert_eq!(bounds, [None, Some(301)]);
     // Paged: what follows the first is the second, then nothing.
-    let first = store.payments_to_reconcile(5_000, None, 1).await.expect("page");
-    let next = store.payments_to_reconcile(5_000, Some((first[0].updated_at, &first[0].id)), 1).await.expect("page");
+    let first = store.payments_to_reconcile(5_000, i64::MIN, None, 1).await.expect("page");
+    let next =
+        store.payments_to_reconcile(5_000, i64::MIN, Some((first[0].updated_at, &first[0].id)), 1).await.expect("page");
     assert_eq!((first[0].id.as_str(), next[0].id.as_str()), ("p2", "p1"));
-    let last = store.payments_to_reconcile(5_000, Some((next[0].updated_at, &next[0].id)), 1).await.expect("page");
+    let last =
+        store.payments_to_reconcile(5_000, i64::MIN, Some((next[0].updated_at, &next[0].id)), 1).await.expect("page");
     assert!(last.is_empty());
 
     assert!(matches!(
@@ -389,7 +392,7 @@ async fn pending_and_abandoned_payments_are_reconciled_once_and_a_withheld_answe
     assert!(store.claim_withheld_answer("p1", 4_200).await.expect("owed again"));
     let key = store.payment_by_key("eip155:8453", PAYER, "0xe1").await.expect("by key").map(|p| p.id);
     assert_eq!(key.as_deref(), Some("p1"));
-    assert_eq!(store.payments_to_reconcile(5_000, None, 10).await.expect("due").len(), 1, "p2 is left");
+    assert_eq!(store.payments_to_reconcile(5_000, i64::MIN, None, 10).await.expect("due").len(), 1, "p2 is left");
 }
 
 conformance!(credits_are_granted_once_per_reference_and_debits_never_overdraw);
@@ -989,4 +992,23 @@ async fn a_daily_limit_counts_across_callers_and_gives_back(store: Store) {
     assert!(store.take_daily_call("agt_d", 7, 5).await.expect("take"));
     assert!(store.take_daily_call("agt_d", 8, 5).await.expect("a new day"));
     assert_eq!(store.daily_calls("agt_d", 9).await.expect("count"), 0);
+}
+
+conformance!(a_reservation_whose_process_stopped_beating_is_due_at_once);
+async fn a_reservation_whose_process_stopped_beating_is_due_at_once(store: Store) {
+    store.beat_instance("pw_live", 9_000).await.expect("beat");
+    store.beat_instance("pw_gone", 1_000).await.expect("beat");
+    for (id, holder) in [("h1", Some("pw_gone")), ("h2", Some("pw_live")), ("h3", Some("pw_never_seen")), ("h4", None)]
+    {
+        let new = NewPayment { holder: holder.map(str::to_owned), ..payment(id, &format!("0x{id}"), 8_000) };
+        assert_eq!(store.reserve_payment(&new).await.expect("reserve"), Reservation::Reserved);
+    }
+    // Nothing is old enough to be abandoned by age; only the silent process's reservation is due.
+    let due = store.payments_to_reconcile(0, 5_000, None, 10).await.expect("due");
+    assert_eq!(due.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(), vec!["h1"]);
+    store.beat_instance("pw_gone", 10_000).await.expect("it was only slow");
+    assert!(store.payments_to_reconcile(0, 5_000, None, 10).await.expect("due").is_empty());
+    // A day of silence forgets a process; its reservations fall back to the age rule.
+    store.beat_instance("pw_live", 10_000 + 86_400_001).await.expect("beat");
+    assert!(store.payments_to_reconcile(0, 5_000, None, 10).await.expect("due").is_empty());
 }

@@ -405,6 +405,7 @@ async fn seed_paid_calls(p: &Paywalled, n: usize) {
             pay_to: "x".into(),
             valid_before: None,
             now_ms: NOW_MS - 1000,
+            holder: None,
         };
         p.app.store.reserve_payment(&new).await.expect("seed");
         p.app.store.finish_payment(&id, PaymentStatus::Settled, Some("0x1"), None, NOW_MS).await.expect("finish");
@@ -1058,6 +1059,7 @@ mod reconciliation {
             pay_to: crate::support::PAY_TO.into(),
             valid_before: authorization["validBefore"].as_str().and_then(|v| v.parse().ok()),
             now_ms: svc_domain::Clock::now_ms(&p.app.clock) - svc_paywall::reconcile::ABANDONED_AFTER_MS - 1_000,
+            holder: None,
         };
         p.app.store.reserve_payment(&new).await.expect("reserve");
         header
@@ -1092,6 +1094,7 @@ mod reconciliation {
                 pay_to: crate::support::PAY_TO.into(),
                 valid_before: Some(0),
                 now_ms: long_ago,
+                holder: None,
             };
             p.app.store.reserve_payment(&stuck).await.expect("reserve");
         }
@@ -1117,6 +1120,53 @@ mod reconciliation {
         let payer_id = payer().address().to_string().to_lowercase();
         assert!(p.app.store.payments_by_payer(&payer_id, 10).await.expect("payments").is_empty(), "nothing charged");
         assert_eq!(p.chain.transfers.load(Ordering::SeqCst), 0);
+    }
+
+    /// A reservation as a process left it when it was killed a moment ago: recent, held by a
+    /// process that beat last `silent_ms` ago.
+    async fn cut_off(p: &Paywalled, nonce: u8, silent_ms: i64) -> String {
+        let header = p.signed(TOP_PICKS, nonce).await;
+        let payment = b64_json(&header);
+        let authorization = &payment["payload"]["authorization"];
+        let now = svc_domain::Clock::now_ms(&p.app.clock);
+        let holder = format!("pw_killed_{nonce}");
+        p.app.store.beat_instance(&holder, now - silent_ms).await.expect("beat");
+        let new = svc_store::NewPayment {
+            id: format!("cut-off-{nonce}"),
+            route_id: "alpha.top_picks".into(),
+            network: svc_x402::network::BASE.into(),
+            payer: authorization["from"].as_str().expect("from").to_lowercase(),
+            nonce: authorization["nonce"].as_str().expect("nonce").to_lowercase(),
+            amount: 500_000,
+            asset: svc_x402::network::BASE_USDC.into(),
+            pay_to: crate::support::PAY_TO.into(),
+            valid_before: authorization["validBefore"].as_str().and_then(|v| v.parse().ok()),
+            now_ms: now - 2_000,
+            holder: Some(holder),
+        };
+        p.app.store.reserve_payment(&new).await.expect("reserve");
+        header
+    }
+
+    /// Killed mid-request: the process stops beating, and within seconds (not the ten-minute
+    /// abandonment window) what it held is decided from the chain. A transfer that landed is
+    /// owed its answer; a live process's reservation is left alone.
+    #[tokio::test]
+    async fn a_reservation_cut_off_by_a_killed_process_is_decided_within_seconds() {
+        let p = paywalled(Some(FakeChain::default())).await;
+        cut_off(&p, 28, 1_000).await;
+        let killed = cut_off(&p, 29, svc_paywall::reconcile::STOPPED_AFTER_MS + 1_000).await;
+        let blocked = p.pay(TOP_PICKS, "payment-signature", &killed).await;
+        assert!(error_of(&blocked).contains("restart"), "the refusal says what to do: {}", error_of(&blocked));
+        p.chain.used.store(true, Ordering::SeqCst);
+        assert_eq!(reconcile(&p).await, Report { settled: 1, ..Report::default() }, "only the killed process's");
+        let served = p.pay(TOP_PICKS, "payment-signature", &killed).await;
+        assert_eq!(served.status, StatusCode::OK, "{}", served.text());
+        assert_eq!(p.chain.transfers.load(Ordering::SeqCst), 0, "the earlier transfer was the payment");
+        let payer_id = payer().address().to_string().to_lowercase();
+        let records = p.app.store.payments_by_payer(&payer_id, 10).await.expect("payments");
+        let live = records.iter().find(|r| r.id == "cut-off-28").expect("the live process's reservation");
+        assert_eq!(live.status, PaymentStatus::Reserved, "a live process's request is its own");
     }
 
     #[tokio::test]

@@ -700,6 +700,7 @@ async fn a_call_left_served_by_a_stopped_process_earns_once_from_its_payments_re
         pay_to: crate::support::PAY_TO.into(),
         valid_before: None,
         now_ms: now,
+        holder: None,
     };
     app.store.reserve_payment(&payment).await.expect("reserve");
     let call_row = svc_store::NewSellerCall {
