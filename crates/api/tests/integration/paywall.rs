@@ -1042,14 +1042,15 @@ mod reconciliation {
         assert_eq!(records[0].status, PaymentStatus::Failed);
     }
 
-    /// A reservation as a process left it when it stopped between reserving and recording,
-    /// longer ago than any request runs.
-    async fn abandoned(p: &Paywalled, nonce: u8) -> String {
+    /// A reservation of a Top Picks payment signed with `nonce`, as a process left it when it
+    /// stopped between reserving and recording: made at `at_ms`, held by `holder`. Returns the
+    /// payment's header.
+    async fn left_reserved(p: &Paywalled, nonce: u8, id: String, at_ms: i64, holder: Option<String>) -> String {
         let header = p.signed(TOP_PICKS, nonce).await;
         let payment = b64_json(&header);
         let authorization = &payment["payload"]["authorization"];
         let new = svc_store::NewPayment {
-            id: format!("abandoned-{nonce}"),
+            id,
             route_id: "alpha.top_picks".into(),
             network: svc_x402::network::BASE.into(),
             payer: authorization["from"].as_str().expect("from").to_lowercase(),
@@ -1058,11 +1059,17 @@ mod reconciliation {
             asset: svc_x402::network::BASE_USDC.into(),
             pay_to: crate::support::PAY_TO.into(),
             valid_before: authorization["validBefore"].as_str().and_then(|v| v.parse().ok()),
-            now_ms: svc_domain::Clock::now_ms(&p.app.clock) - svc_paywall::reconcile::ABANDONED_AFTER_MS - 1_000,
-            holder: None,
+            now_ms: at_ms,
+            holder,
         };
         p.app.store.reserve_payment(&new).await.expect("reserve");
         header
+    }
+
+    /// A reservation left longer ago than any request runs.
+    async fn abandoned(p: &Paywalled, nonce: u8) -> String {
+        let long_ago = svc_domain::Clock::now_ms(&p.app.clock) - svc_paywall::reconcile::ABANDONED_AFTER_MS - 1_000;
+        left_reserved(p, nonce, format!("abandoned-{nonce}"), long_ago, None).await
     }
 
     /// A transfer that reverted is no proof that nothing moved: most often the authorization
@@ -1125,27 +1132,10 @@ mod reconciliation {
     /// A reservation as a process left it when it was killed a moment ago: recent, held by a
     /// process that beat last `silent_ms` ago.
     async fn cut_off(p: &Paywalled, nonce: u8, silent_ms: i64) -> String {
-        let header = p.signed(TOP_PICKS, nonce).await;
-        let payment = b64_json(&header);
-        let authorization = &payment["payload"]["authorization"];
         let now = svc_domain::Clock::now_ms(&p.app.clock);
         let holder = format!("pw_killed_{nonce}");
         p.app.store.beat_instance(&holder, now - silent_ms).await.expect("beat");
-        let new = svc_store::NewPayment {
-            id: format!("cut-off-{nonce}"),
-            route_id: "alpha.top_picks".into(),
-            network: svc_x402::network::BASE.into(),
-            payer: authorization["from"].as_str().expect("from").to_lowercase(),
-            nonce: authorization["nonce"].as_str().expect("nonce").to_lowercase(),
-            amount: 500_000,
-            asset: svc_x402::network::BASE_USDC.into(),
-            pay_to: crate::support::PAY_TO.into(),
-            valid_before: authorization["validBefore"].as_str().and_then(|v| v.parse().ok()),
-            now_ms: now - 2_000,
-            holder: Some(holder),
-        };
-        p.app.store.reserve_payment(&new).await.expect("reserve");
-        header
+        left_reserved(p, nonce, format!("cut-off-{nonce}"), now - 2_000, Some(holder)).await
     }
 
     /// Killed mid-request: the process stops beating, and within seconds (not the ten-minute
