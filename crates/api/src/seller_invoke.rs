@@ -84,7 +84,7 @@ async fn run(state: &AppState, agent_id: &str, parts: &Parts, body: Body) -> Res
     let invocable_ref = &invocable;
     let work = move |buyer: Buyer| async move {
         let answer = sellers.forward(invocable_ref, forwarded, &buyer.payer, &buyer.payment).await?;
-        Ok::<_, ApiError>(Sold { json: answer.clone(), answer: (answer, buyer.payment), then: None })
+        Ok::<_, ApiError>(Sold { json: answer.clone(), answer, then: None })
     };
     let outcome = match state.paywall.charge(sale, &payment, work).await {
         Ok(outcome) => outcome,
@@ -94,9 +94,9 @@ async fn run(state: &AppState, agent_id: &str, parts: &Parts, body: Body) -> Res
         }
     };
     let outcome = match outcome {
-        Outcome::Paid { answer: (json, payment_key), receipt, v1 } => {
-            sellers.earn(&invocable, &payment_key, !receipt.transaction.is_empty()).await;
-            Outcome::Paid { answer: json, receipt, v1 }
+        Outcome::Paid { answer, receipt, v1 } => {
+            sellers.after_payment(&invocable, !receipt.transaction.is_empty()).await;
+            Outcome::Paid { answer, receipt, v1 }
         }
         // The seller worked; its answer is only withheld until the transfer confirms.
         Outcome::Unsettled { error, receipt } => Outcome::Unsettled { error, receipt },

@@ -1,9 +1,9 @@
 //! What a paid invoke needs, step by step, in the order the HTTP layer takes them: the agent as
 //! sold ([`Sellers::invocable`]), the body against its schema ([`Sellers::check_body`]), its
 //! limits before any challenge ([`Sellers::peek_limits`], then [`Sellers::take_limits`] for a
-//! paid call), the work the paywall runs ([`Sellers::forward`]), and the earning once the
-//! payment went through ([`Sellers::earn`]). A sweeper ([`Sellers::sweep`]) finishes calls a
-//! stopped process left between the seller's answer and the earning.
+//! paid call), the work the paywall runs ([`Sellers::forward`]), and what follows a payment
+//! ([`Sellers::after_payment`]). A call earns in the same statement that records its payment;
+//! a sweeper ([`Sellers::sweep`]) drops calls whose payment never went through.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -216,21 +216,11 @@ impl Sellers {
         Ok(answer)
     }
 
-    /// The call a payment paid for earns: `settled` when the transfer happened on chain, else
-    /// (verify-only) it earns `unsettled` revenue. Once per payment; auto-withdraw follows.
-    pub async fn earn(&self, invocable: &Invocable, payment: &str, settled: bool) {
-        let Ok(key) = split_payment(payment) else { return };
-        match self.store.earn_seller_call(key, settled, self.clock.now_ms()).await {
-            Ok(true) => {
-                if settled {
-                    self.auto_withdraw(invocable.id()).await;
-                }
-            }
-            Ok(false) => {}
-            Err(err) => {
-                // The sweeper earns it from the payment's record.
-                tracing::warn!(agent = %invocable.id(), error = %err, "could not record an earning; the sweeper will");
-            }
+    /// After a paid call: the call earned in the same statement that recorded its payment (the
+    /// store's trigger), so what is left is auto-withdraw, once the earning was settled on chain.
+    pub async fn after_payment(&self, invocable: &Invocable, settled: bool) {
+        if settled {
+            self.auto_withdraw(invocable.id()).await;
         }
     }
 
@@ -257,8 +247,9 @@ impl Sellers {
         }
     }
 
-    /// Finishes calls left `served` by a process that stopped between a seller's answer and its
-    /// earning, from what their payments' records say. Returns how many it finished.
+    /// Finishes calls left `served`: dropped when their payment failed or was released long ago,
+    /// earned when their payment went through (the store earns those with the payment's record;
+    /// this is a second look). Returns how many it finished.
     pub async fn sweep(&self) -> Result<usize, SellerError> {
         let now = self.clock.now_ms();
         let served = self.store.served_seller_calls(now - SWEEP_AFTER_MS, 200).await?;

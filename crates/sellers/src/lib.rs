@@ -7,10 +7,10 @@
 //! settled or verified payment earns.
 //!
 //! Money: every paid call the seller answered is written `served` before its payment settles,
-//! then `earned` once it has (its price less the platform fee added to the agent's balance, or
-//! to `unsettled` when svc only verified the payment), or `dropped`. A sweeper decides calls a
-//! stopped process left `served` from the payment's own record, so no earning is lost or
-//! counted twice. Withdrawals take from a balance the database keeps non-negative.
+//! and earns (its price less the platform fee added to the agent's balance, or to `unsettled`
+//! when svc only verified the payment) in the very statement that records its payment, so no
+//! earning is lost to a crash and none is counted twice; a sweeper drops calls whose payment
+//! never went through. Withdrawals take from a balance the database keeps non-negative.
 //!
 //! # Layout
 //! - this module: [`Sellers`], its configuration, agents, configs, revenue, withdrawals and the

@@ -1012,3 +1012,25 @@ async fn a_reservation_whose_process_stopped_beating_is_due_at_once(store: Store
     store.beat_instance("pw_live", 10_000 + 86_400_001).await.expect("beat");
     assert!(store.payments_to_reconcile(0, 5_000, None, 10).await.expect("due").is_empty());
 }
+
+conformance!(a_call_earns_in_the_statement_that_records_its_payment_once);
+async fn a_call_earns_in_the_statement_that_records_its_payment_once(store: Store) {
+    selling_agent(&store, "agt_p", "acc-p", 50_000).await;
+    for (id, nonce, status) in [("pp1", "0xp1", PaymentStatus::Settled), ("pp2", "0xp2", PaymentStatus::Unsettled)] {
+        let new = NewPayment { route_id: "seller:agt_p".into(), amount: 50_000, ..payment(id, nonce, 2_000) };
+        assert_eq!(store.reserve_payment(&new).await.expect("reserve"), Reservation::Reserved);
+        store
+            .record_seller_call(&seller_call(&format!("sc_{id}"), "agt_p", nonce, 50_000, 1_000))
+            .await
+            .expect("record");
+        assert!(store.finish_payment(id, status, None, None, 3_000).await.expect("finish"));
+    }
+    // A failed payment earns nothing; a settled one earned once, however often it is told.
+    let failed = NewPayment { route_id: "seller:agt_p".into(), ..payment("pp3", "0xp3", 2_000) };
+    store.reserve_payment(&failed).await.expect("reserve");
+    store.record_seller_call(&seller_call("sc_pp3", "agt_p", "0xp3", 50_000, 1_000)).await.expect("record");
+    assert!(store.finish_payment("pp3", PaymentStatus::Failed, None, Some("settle"), 3_000).await.expect("finish"));
+    assert!(!store.earn_seller_call(("eip155:8453", PAYER, "0xp1"), true, 4_000).await.expect("earn"), "once");
+    let agent = store.seller_agent("agt_p").await.expect("read").expect("agent");
+    assert_eq!((agent.balance, agent.unsettled, agent.total_earned, agent.paid_calls), (49_000, 49_000, 98_000, 2));
+}

@@ -681,7 +681,7 @@ async fn configs_are_validated_with_clear_422s() {
 }
 
 #[tokio::test]
-async fn a_call_left_served_by_a_stopped_process_earns_once_from_its_payments_record() {
+async fn a_call_whose_process_stopped_after_its_payment_settled_earned_with_the_payments_record_once() {
     let mut app = TestApp::new().await;
     let Shop { base, key, .. } = Shop::open(&app).await;
     let id = selling(&app, &key, &format!("{base}/ok")).await;
@@ -718,14 +718,23 @@ async fn a_call_left_served_by_a_stopped_process_earns_once_from_its_payments_re
         .finish_payment("pay_crash", svc_store::PaymentStatus::Settled, Some("0xtx"), None, now)
         .await
         .expect("finish");
+    // The payment's record was the earning: nothing is left for the restarted process to do.
     app.restart().await;
-    assert_eq!(app.state.sellers.sweep().await.expect("sweep"), 0, "too recent: it may still be in flight");
     app.clock.advance_ms(180_000);
-    assert_eq!(app.state.sellers.sweep().await.expect("sweep"), 1);
-    assert_eq!(app.state.sellers.sweep().await.expect("sweep"), 0, "once");
+    assert_eq!(app.state.sellers.sweep().await.expect("sweep"), 0, "already earned");
     let revenue = call(&app, Method::GET, &format!("/agents/{id}/revenue"), None, &key).await.json();
     assert_eq!(revenue["transactions_count"], 1);
     assert_eq!(revenue["balance"], "0.05", "settled on chain: withdrawable");
+
+    // A call whose payment was released (its process stopped before settling) is dropped once
+    // its payment can no longer come back, and earns nothing.
+    let lost = svc_store::NewSellerCall { id: "sc_lost", nonce: "0xlost", ..call_row };
+    app.store.record_seller_call(&lost).await.expect("record");
+    assert_eq!(app.state.sellers.sweep().await.expect("sweep"), 0, "its payment may still come back");
+    app.clock.advance_ms(3_600_001);
+    assert_eq!(app.state.sellers.sweep().await.expect("sweep"), 1);
+    let revenue = call(&app, Method::GET, &format!("/agents/{id}/revenue"), None, &key).await.json();
+    assert_eq!(revenue["transactions_count"], 1, "the dropped call earned nothing");
 }
 
 #[tokio::test]

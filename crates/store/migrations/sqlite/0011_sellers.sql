@@ -9,9 +9,11 @@
 -- negative, so concurrent withdrawals cannot take more than it, on either backend. A deleted
 -- agent keeps its row (deleted_at), so its money stays accounted for.
 -- seller_calls: one row per paid invoke whose seller answered, written before the payment
--- settles ('served'), then 'earned' (its net added to the agent, settled or not) or 'dropped'
--- (the payment never went through; a dropped call whose payment comes back still earns). The unique payment key makes each payment earn once; a
--- sweeper decides rows a stopped process left 'served' from the payment's own record.
+-- settles ('served'). It earns (its net added to the agent, settled or not) in the same
+-- statement that records its payment as settled or verified, by the trigger on payments below,
+-- so no earning is lost to a crash between the two; a call whose payment never went through is
+-- 'dropped' by a sweeper (a dropped call whose payment comes back still earns). The unique
+-- payment key makes each payment earn once.
 -- seller_withdrawals: payouts. Writing one takes its amount from the balance (or fails whole);
 -- one that fails for good gives it back.
 -- seller_daily_calls: invokes per agent per UTC day, counted by one conditional upsert so the
@@ -106,4 +108,14 @@ CREATE TRIGGER seller_withdrawals_failed AFTER UPDATE OF status ON seller_withdr
 WHEN NEW.status = 'failed' AND OLD.status <> 'failed'
 BEGIN
     UPDATE seller_agents SET balance = balance + NEW.amount WHERE id = NEW.agent_id;
+END;
+
+CREATE TRIGGER payments_earn_seller_calls AFTER UPDATE OF status ON payments
+WHEN NEW.status IN ('settled', 'unsettled') AND OLD.status NOT IN ('settled', 'unsettled')
+BEGIN
+    UPDATE seller_calls SET
+        state = 'earned',
+        settled = CASE WHEN NEW.status = 'settled' THEN 1 ELSE 0 END,
+        updated_at = NEW.updated_at
+    WHERE network = NEW.network AND payer = NEW.payer AND nonce = NEW.nonce AND state IN ('served', 'dropped');
 END;
