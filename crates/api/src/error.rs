@@ -214,7 +214,10 @@ impl From<svc_sellers::SellerError> for ApiError {
             E::NoAgent => ApiError::Missing("No such agent.".to_owned()),
             err @ E::NoConfig => ApiError::Missing(err.to_string()),
             E::Invalid(errors) => ApiError::Validation(InputError { errors }),
-            err @ (E::HoldsBalance { .. } | E::NotConfigured) => ApiError::Conflict(err.to_string()),
+            err @ (E::HoldsBalance { .. } | E::NotConfigured | E::MoneyInFlight) => ApiError::Conflict(err.to_string()),
+            err @ E::BelowMinimum { .. } => {
+                ApiError::field(vec!["body".into(), "amount".into()], err.to_string(), "greater_than_equal")
+            }
             err @ E::InsufficientBalance { .. } => {
                 ApiError::field(vec!["body".into(), "amount".into()], err.to_string(), "insufficient_balance")
             }

@@ -283,7 +283,7 @@ impl Paywall {
             Reservation::Duplicate(earlier) => Err(refused(match earlier.status {
                 PaymentStatus::Reserved => {
                     "payment_in_progress: this authorization is paying for another request; if that request was \
-                     cut off by a restart, svc decides it within 30 s: send the same payment again then"
+                     cut off by a restart, svc decides it within a minute: send the same payment again then"
                 }
                 PaymentStatus::Pending => {
                     "payment_pending: the transfer of this payment was sent and is not confirmed yet; \
@@ -338,14 +338,20 @@ impl Paywall {
         let network = &requirement.network;
         let message = payment.as_v2(requirement);
         let request = PaymentRequest { payment: message.as_ref(), requirements: requirement };
-        if let Some(transaction) = self.facilitator.transaction_id(request)
-            && let Err(err) = self.store.note_transaction(id, &transaction).await
-        {
-            // Unrecorded, a crash after sending would lose track of the transfer: send nothing.
-            if let Err(store_err) = self.store.release_payment(id).await {
-                tracing::error!(payment = %id, error = %store_err, "could not release a reservation");
+        if let Some(transaction) = self.facilitator.transaction_id(request) {
+            match self.store.note_transaction(id, &transaction).await {
+                Ok(true) => {}
+                // No longer reserved: another replica decided it (taking this process for
+                // stopped). Whatever it decided stands; this process sends nothing.
+                Ok(false) => return Err(PaywallError::Store(svc_store::StoreError::Contended("payment reservation"))),
+                Err(err) => {
+                    // Unrecorded, a crash after sending would lose track of the transfer: send nothing.
+                    if let Err(store_err) = self.store.release_payment(id).await {
+                        tracing::error!(payment = %id, error = %store_err, "could not release a reservation");
+                    }
+                    return Err(err.into());
+                }
             }
-            return Err(err.into());
         }
         let outcome = self.facilitator.settle(request).await;
         let at_ms = self.clock.now_ms();

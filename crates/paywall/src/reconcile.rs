@@ -26,8 +26,10 @@ pub const ABANDONED_AFTER_MS: i64 = 10 * 60 * 1000;
 /// How often a process says it is alive.
 pub const BEAT_EVERY: Duration = Duration::from_secs(4);
 
-/// A process not seen for this long has stopped: its reservations are decided at once.
-pub const STOPPED_AFTER_MS: i64 = 12_000;
+/// A process not seen for this long has stopped: its reservations are decided at once. Five
+/// beats, so a slow store or replicas' clocks apart by seconds do not make a live one look
+/// stopped.
+pub const STOPPED_AFTER_MS: i64 = 20_000;
 
 /// Payments read per page, and pages per pass: payments the chain cannot decide yet stay due,
 /// so a pass pages past them, up to a bound that keeps one pass short.

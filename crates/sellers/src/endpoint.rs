@@ -88,12 +88,16 @@ pub fn is_public(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => is_public_v4(v4),
         IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
+            // IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible (::a.b.c.d) forms are their IPv4.
+            if let Some(v4) = v6.to_ipv4() {
                 return is_public_v4(v4);
             }
             let segments = v6.segments();
             let unique_local = (segments[0] & 0xfe00) == 0xfc00;
             let link_local = (segments[0] & 0xffc0) == 0xfe80;
+            // Site-local (deprecated, still routed privately) and the local-use NAT64 prefix.
+            let site_local = (segments[0] & 0xffc0) == 0xfec0;
+            let local_nat64 = segments[0] == 0x64 && segments[1] == 0xff9b && segments[2] == 1;
             let documentation = segments[0] == 0x2001 && segments[1] == 0x0db8;
             // 64:ff9b::/96 translates to IPv4 behind a NAT64: the embedded address decides.
             let nat64 = segments[0] == 0x64 && segments[1] == 0xff9b && segments[2..6] == [0, 0, 0, 0];
@@ -109,6 +113,8 @@ pub fn is_public(ip: IpAddr) -> bool {
                 || v6.is_multicast()
                 || unique_local
                 || link_local
+                || site_local
+                || local_nat64
                 || documentation
                 || tunnelled
                 || v6 == Ipv6Addr::new(0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x0254))
@@ -316,6 +322,10 @@ mod tests {
             "fd00:ec2::254",
             "::ffff:127.0.0.1",
             "::ffff:169.254.169.254",
+            "::7f00:1",
+            "::a00:1",
+            "fec0::1",
+            "64:ff9b:1::a00:1",
             "64:ff9b::7f00:1",
             "2002:7f00:1::",
             "2001:db8::1",

@@ -22,6 +22,16 @@ pub enum SellerError {
         /// The balance.
         balance: Money,
     },
+    /// Calls whose payments may still settle, or payouts not yet paid: the agent cannot be
+    /// deleted until they are decided.
+    #[error("the agent has paid calls or payouts still being settled; try again in a few minutes")]
+    MoneyInFlight,
+    /// A withdrawal below the smallest payout.
+    #[error("the smallest withdrawal is {min} USDC")]
+    BelowMinimum {
+        /// The smallest payout.
+        min: Money,
+    },
     /// A withdrawal larger than the balance.
     #[error(
         "the balance is {balance} USDC; {unsettled} USDC more is from payments only verified, never settled, and cannot be withdrawn"

@@ -148,8 +148,11 @@ impl Sellers {
             return Err(limited("per-minute", &minute, now));
         }
         let day = now.div_euclid(DAY_MS);
-        if !self.store.take_daily_call(invocable.id(), day, limits.max_requests_per_day).await? {
+        let taken = self.store.take_daily_call(invocable.id(), day, limits.max_requests_per_day).await;
+        if !matches!(taken, Ok(true)) {
             self.limiter.give_back(&key, now).await;
+        }
+        if !taken? {
             return Err(daily_limited(limits.max_requests_per_day, day, now));
         }
         Ok(Taken { at_ms: now, day, minute })

@@ -70,6 +70,8 @@ pub struct SellersConfig {
     pub max_answer_bytes: usize,
     /// The EVM networks payouts are made on (CAIP-2), the default first.
     pub payout_networks: Vec<String>,
+    /// The smallest withdrawal: each is a transfer whose gas svc pays.
+    pub min_withdrawal: Money,
 }
 
 impl Default for SellersConfig {
@@ -82,6 +84,7 @@ impl Default for SellersConfig {
             endpoints: EndpointPolicy::default(),
             max_answer_bytes: 1024 * 1024,
             payout_networks: vec!["eip155:8453".to_owned()],
+            min_withdrawal: Money::from_atomic(10_000),
         }
     }
 }
@@ -220,7 +223,8 @@ impl Sellers {
         }
         match self.store.seller_agent(&agent.id).await? {
             Some(now) if now.balance > 0 => Err(SellerError::HoldsBalance { balance: Money::from_atomic(now.balance) }),
-            _ => Err(SellerError::NoAgent),
+            Some(_) => Err(SellerError::MoneyInFlight),
+            None => Err(SellerError::NoAgent),
         }
     }
 
@@ -266,6 +270,13 @@ impl Sellers {
         });
         let auto =
             request.auto_withdraw.unwrap_or(AutoWithdraw { enabled: false, threshold: Money::ZERO, destination: None });
+        if auto.enabled && auto.threshold < self.config.min_withdrawal {
+            errors.push(field(
+                &["body", "auto_withdraw", "threshold"],
+                format!("the threshold must be at least the smallest withdrawal, {} USDC", self.config.min_withdrawal),
+                "greater_than_equal",
+            ));
+        }
         let destination = match &auto.destination {
             Some(d) => wallet_address(d).map(Some).map_err(|msg| {
                 errors.push(field(&["body", "auto_withdraw", "destination"], msg, "value_error"));
@@ -322,6 +333,9 @@ impl Sellers {
             }
             None => config.wallet_address.clone(),
         };
+        if request.amount < self.config.min_withdrawal {
+            return Err(SellerError::BelowMinimum { min: self.config.min_withdrawal });
+        }
         self.take(&agent, request.amount.atomic(), &destination, &config.network, false).await
     }
 

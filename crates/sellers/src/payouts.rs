@@ -5,8 +5,8 @@
 //! that nonce, so sending a payout again (after a crash, a lost answer, a retry) can never pay
 //! twice, and whether it was paid is a question the chain answers ([`PayoutChain::paid`]),
 //! with or without its transaction hash. Each authorization is valid for a day from the
-//! withdrawal's creation; one still unpaid after that can never be paid, and its amount goes
-//! back to the agent's balance.
+//! withdrawal's creation; one the chain still says is unpaid ten minutes after that can never
+//! be paid, and its amount goes back to the agent's balance.
 //!
 //! The row moves `queued → sending` (claimed, so one replica sends it) `→ paid` with its
 //! transaction, `→ sent` when the send's outcome is unknown, or back to `queued` when nothing
@@ -26,6 +26,11 @@ pub const AUTHORIZATION_SECS: i64 = 24 * 3600;
 
 /// How long a payout may stay `sending` or `sent` before the chain is asked about it, ms.
 const SETTLE_AFTER_MS: i64 = 60_000;
+
+/// How long past its `validBefore` (by svc's clock) an unpaid payout waits before it is given
+/// up: a block stamped just before the bound may be mined a little after it, and the chain's
+/// clock is not svc's.
+const EXPIRY_GRACE_SECS: i64 = 600;
 
 /// One payout to send.
 #[derive(Debug, Clone, Copy)]
@@ -93,15 +98,16 @@ impl Sellers {
     pub async fn pay_out(&self) -> Result<Round, SellerError> {
         let mut round = Round::default();
         let now = self.clock.now_ms();
-        for status in ["sending", "sent"] {
-            for row in self.store.withdrawals_in(status, 100).await? {
-                if row.updated_at <= now - SETTLE_AFTER_MS && self.payouts.contains_key(&row.network) {
-                    self.settle_left(&row, &mut round).await?;
+        // Per network svc pays on: payouts an operator pays by hand never fill the page.
+        for network in self.payouts.keys() {
+            for status in ["sending", "sent"] {
+                for row in self.store.withdrawals_on(network, status, 100).await? {
+                    if row.updated_at <= now - SETTLE_AFTER_MS {
+                        self.settle_left(&row, &mut round).await?;
+                    }
                 }
             }
-        }
-        for row in self.store.withdrawals_in("queued", 100).await? {
-            if self.payouts.contains_key(&row.network) {
+            for row in self.store.withdrawals_on(network, "queued", 100).await? {
                 self.send(&row, &mut round).await?;
             }
         }
@@ -116,8 +122,23 @@ impl Sellers {
             return Ok(());
         }
         if now.div_euclid(1000) >= valid_before(row) {
-            // Never sent in its day (no gas, a node down): it can no longer be.
-            return self.expire(row, "sending", round).await;
+            // Past its day: never sent again. An earlier send may have landed (it was queued
+            // again while its transfer waited), so the chain decides between paid and failed.
+            return match chain.paid(&row.id).await {
+                Ok(true) => {
+                    self.step(row, "sending", "paid", None, None).await?;
+                    round.paid += 1;
+                    Ok(())
+                }
+                Ok(false) if now.div_euclid(1000) >= valid_before(row) + EXPIRY_GRACE_SECS => {
+                    self.expire(row, "sending", round).await
+                }
+                _ => {
+                    self.step(row, "sending", "sent", None, None).await?;
+                    round.waiting += 1;
+                    Ok(())
+                }
+            };
         }
         let order = PayoutOrder {
             id: &row.id,
@@ -169,8 +190,12 @@ impl Sellers {
                     round.paid += 1;
                 }
             }
-            Ok(false) if self.clock.now_ms().div_euclid(1000) >= valid_before(row) => {
+            Ok(false) if self.clock.now_ms().div_euclid(1000) >= valid_before(row) + EXPIRY_GRACE_SECS => {
                 self.expire(row, &row.status, round).await?;
+            }
+            // Past its day but within the grace: only the chain can still pay it; not sent again.
+            Ok(false) if self.clock.now_ms().div_euclid(1000) >= valid_before(row) => {
+                round.waiting += 1;
             }
             Ok(false) => {
                 if self.step(row, &row.status, "queued", None, None).await? {

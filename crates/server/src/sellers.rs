@@ -18,6 +18,8 @@ pub struct SellersFile {
     pub max_price: Option<String>,
     /// The largest answer a seller may give, bytes (default 1 MiB).
     pub max_answer_bytes: Option<usize>,
+    /// The smallest withdrawal, USDC (default 0.01): each is a transfer whose gas svc pays.
+    pub min_withdrawal: Option<String>,
     /// Hosts sellers may register over plain http, whatever they resolve to: for a seller
     /// running beside svc in development. Empty (the default) in production.
     #[serde(default)]
@@ -38,6 +40,7 @@ pub fn build(file: &SellersFile, base_url: String, offer: &Offer, production: bo
     };
     let min_price = price(&file.min_price, defaults.min_price, "min_price")?;
     let max_price = price(&file.max_price, defaults.max_price, "max_price")?;
+    let min_withdrawal = price(&file.min_withdrawal, defaults.min_withdrawal, "min_withdrawal")?;
     anyhow::ensure!(min_price > Money::ZERO && min_price <= max_price, "[sellers] needs 0 < min_price <= max_price");
     anyhow::ensure!(
         !production || file.allow_http_hosts.is_empty(),
@@ -53,5 +56,6 @@ pub fn build(file: &SellersFile, base_url: String, offer: &Offer, production: bo
         endpoints: EndpointPolicy { allow_http_hosts: file.allow_http_hosts.clone() },
         max_answer_bytes: file.max_answer_bytes.unwrap_or(defaults.max_answer_bytes),
         payout_networks,
+        min_withdrawal,
     })
 }

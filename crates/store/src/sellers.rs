@@ -326,11 +326,15 @@ impl Store {
         Ok(self.write(SQL, args).await? == 1)
     }
 
-    /// Deletes an agent whose withdrawable balance is zero (its records stay, for the money
-    /// already moved); false when there is no such live agent or money is still on it.
+    /// Deletes an agent with no money on it or on its way to it: a zero balance, no call whose
+    /// payment may still settle, no payout that may still be given back (its records stay, for
+    /// the money already moved). False when there is no such live agent or money is in flight.
     pub async fn delete_seller_agent(&self, id: &str, account_id: &str, now_ms: i64) -> Result<bool, StoreError> {
         const SQL: &str = "UPDATE seller_agents SET deleted_at = $3, x402_enabled = 0, updated_at = $3 \
-                           WHERE id = $1 AND account_id = $2 AND deleted_at IS NULL AND balance = 0";
+                           WHERE id = $1 AND account_id = $2 AND deleted_at IS NULL AND balance = 0 \
+                           AND NOT EXISTS (SELECT 1 FROM seller_calls c WHERE c.agent_id = $1 AND c.state = 'served') \
+                           AND NOT EXISTS (SELECT 1 FROM seller_withdrawals w WHERE w.agent_id = $1 \
+                           AND w.status IN ('queued', 'sending', 'sent'))";
         let args = vec![Arg::Text(id.to_owned()), Arg::Text(account_id.to_owned()), Arg::Int(now_ms)];
         Ok(self.write(SQL, args).await? == 1)
     }
@@ -472,6 +476,19 @@ impl Store {
                            created_at, updated_at FROM seller_withdrawals WHERE status = $1 \
                            ORDER BY created_at, id LIMIT $2";
         Ok(with_pool!(&self.db, |p| sqlx::query_as(SQL).bind(status).bind(i64::from(limit)).fetch_all(p).await)?)
+    }
+
+    /// Payouts on `network` in `status`, oldest first: what svc's sender must send or finish.
+    pub async fn withdrawals_on(&self, network: &str, status: &str, limit: u32) -> Result<Vec<Withdrawal>, StoreError> {
+        const SQL: &str = "SELECT id, agent_id, amount, destination, network, status, automatic, tx_hash, error, \
+                           created_at, updated_at FROM seller_withdrawals WHERE network = $1 AND status = $2 \
+                           ORDER BY created_at, id LIMIT $3";
+        Ok(with_pool!(&self.db, |p| sqlx::query_as(SQL)
+            .bind(network)
+            .bind(status)
+            .bind(i64::from(limit))
+            .fetch_all(p)
+            .await)?)
     }
 
     /// An agent's payouts not yet paid or failed, atomic USDC.

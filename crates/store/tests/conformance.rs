@@ -1031,6 +1031,11 @@ async fn a_call_earns_in_the_statement_that_records_its_payment_once(store: Stor
     store.record_seller_call(&seller_call("sc_pp3", "agt_p", "0xp3", 50_000, 1_000)).await.expect("record");
     assert!(store.finish_payment("pp3", PaymentStatus::Failed, None, Some("settle"), 3_000).await.expect("finish"));
     assert!(!store.earn_seller_call(("eip155:8453", PAYER, "0xp1"), true, 4_000).await.expect("earn"), "once");
+    // An authorization spent on another product earns the agent nothing, whatever call it names.
+    let elsewhere = payment("pp4", "0xp4", 2_000);
+    store.reserve_payment(&elsewhere).await.expect("reserve");
+    store.record_seller_call(&seller_call("sc_pp4", "agt_p", "0xp4", 50_000, 1_000)).await.expect("record");
+    assert!(store.finish_payment("pp4", PaymentStatus::Settled, None, None, 3_000).await.expect("finish"));
     let agent = store.seller_agent("agt_p").await.expect("read").expect("agent");
     assert_eq!((agent.balance, agent.unsettled, agent.total_earned, agent.paid_calls), (49_000, 49_000, 98_000, 2));
 }

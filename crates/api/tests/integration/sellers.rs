@@ -583,7 +583,22 @@ async fn withdrawals_never_exceed_the_balance_under_fifty_concurrent_requests() 
         StatusCode::CONFLICT,
         "conflict",
     );
+    let tiny = call(&app, Method::POST, &uri, Some(json!({"amount": "0.001"})), &key).await;
+    assert_invalid_at(&tiny, &[json!("body"), json!("amount")]);
     assert_eq!(call(&app, Method::POST, &uri, Some(json!({"amount": "0.01"})), &key).await.status, StatusCode::OK);
+    // Payouts not yet paid could still be given back to it: not deletable until they are decided.
+    let in_flight = call(&app, Method::DELETE, &format!("/agents/{id}"), None, &key).await;
+    assert_error(&in_flight, StatusCode::CONFLICT, "conflict");
+    for row in app.store.withdrawals_in("queued", 100).await.expect("queued") {
+        let paid = svc_store::WithdrawalMove {
+            from: "queued",
+            to: "paid",
+            tx_hash: Some("0xtx"),
+            error: None,
+            now_ms: crate::support::NOW_MS,
+        };
+        assert!(app.store.move_withdrawal(&row.id, paid).await.expect("paid"));
+    }
     let deleted = call(&app, Method::DELETE, &format!("/agents/{id}"), None, &key).await;
     assert_eq!(deleted.status, StatusCode::OK, "{}", deleted.text());
     assert_error(&app.post_json(&invoke_uri(&id), r#"{"query":"hi"}"#).await, StatusCode::NOT_FOUND, "not_found");
@@ -650,6 +665,11 @@ async fn configs_are_validated_with_clear_422s() {
         ),
         (&["wallet_address"][..], json!("0x1234"), json!(["body", "wallet_address"])),
         (&["network"][..], json!("solana"), json!(["body", "network"])),
+        (
+            &["auto_withdraw"][..],
+            json!({"enabled": true, "threshold": "0.001"}),
+            json!(["body", "auto_withdraw", "threshold"]),
+        ),
         (
             &["limits"][..],
             json!({"max_requests_per_day": 0, "rate_limit_per_minute": 60}),
@@ -903,7 +923,12 @@ async fn a_payout_is_paid_on_chain_exactly_once_even_when_its_answer_is_lost_or_
     assert_eq!(withdraw("0.05").await.status, StatusCode::OK);
     assert_eq!(sellers.pay_out().await.expect("round").waiting, 1);
     assert_eq!(call(&app, Method::GET, &uri, None, &key).await.json()["withdrawals"][0]["status"], "queued");
+    // A day later the chain could still mine an earlier send for a while: it waits, unsent.
     app.clock.advance_ms(svc_sellers::payouts::AUTHORIZATION_SECS * 1000);
+    assert_eq!(sellers.pay_out().await.expect("round").failed, 0);
+    assert_eq!(call(&app, Method::GET, &uri, None, &key).await.json()["withdrawals"][0]["status"], "sent");
+    // Past the grace, the chain still says unpaid: it never will be.
+    app.clock.advance_ms(601_000);
     assert_eq!(sellers.pay_out().await.expect("round").failed, 1);
     let revenue = call(&app, Method::GET, &format!("/agents/{id}/revenue"), None, &key).await.json();
     assert_eq!(revenue["balance"], "0.1", "0.2 earned, 0.1 paid out, the failed 0.05 given back");

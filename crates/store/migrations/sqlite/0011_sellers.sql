@@ -117,5 +117,6 @@ BEGIN
         state = 'earned',
         settled = CASE WHEN NEW.status = 'settled' THEN 1 ELSE 0 END,
         updated_at = NEW.updated_at
-    WHERE network = NEW.network AND payer = NEW.payer AND nonce = NEW.nonce AND state IN ('served', 'dropped');
+    WHERE network = NEW.network AND payer = NEW.payer AND nonce = NEW.nonce AND state IN ('served', 'dropped')
+        AND NEW.route_id = 'seller:' || agent_id;
 END;
