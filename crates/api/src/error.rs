@@ -465,13 +465,12 @@ impl IntoResponse for ApiError {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from(reset_secs));
                 response
             }
-            ApiError::Seller(cause) | ApiError::SellerTimeout(cause) => {
-                let code = if status == StatusCode::GATEWAY_TIMEOUT { "seller_timeout" } else { "seller_error" };
+            err @ (ApiError::Seller(_) | ApiError::SellerTimeout(_)) => {
                 let detail = format!(
                     "{}; nothing was charged, and the same payment can be sent again.",
-                    sentence(&cause).trim_end_matches('.')
+                    sentence(&err.to_string()).trim_end_matches('.')
                 );
-                (status, Json(error_body(detail, code, Map::new()))).into_response()
+                (status, Json(error_body(detail, err.code(), Map::new()))).into_response()
             }
             ApiError::PaymentIdConflict => {
                 let detail = "This payment id was used with a different payment; use a new id for a new payment.";

@@ -53,10 +53,9 @@ async fn run(state: &AppState, agent_id: &str, parts: &Parts, body: Body) -> Res
         rate_headers(response.headers_mut(), &quota, now);
         return Ok(response);
     }
-    let schema = invocable.input_schema()?;
     let description = invocable.description();
     let price = invocable.price();
-    let offered = Offered::Agent { description: &description, schema: &schema, body: &value };
+    let offered = Offered::Agent { description: &description, schema: invocable.input_schema(), body: &value };
     let challenge = Challenge { state, offered, parts, body: Some(&body), price };
     // A call the agent's limits refuse is a 429 where its challenge would be; a paid call is
     // counted against them below, and refused the same way.

@@ -6,10 +6,12 @@
 //! - [`chain`]: [`Chain`], the chains whose data we sell, and the address types valid on each.
 //! - [`clock`]: [`Clock`], injected time, so expiry and windows are testable without sleeping.
 //! - [`discount`]: volume-discount tiers by trailing 30-day paid calls.
+//! - [`media`]: which content types are JSON.
 
 pub mod chain;
 pub mod clock;
 pub mod discount;
+pub mod media;
 pub mod money;
 
 pub use chain::{Address, AddressError, Chain, EvmAddress, EvmChain, SolanaAddress};

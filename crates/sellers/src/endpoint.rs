@@ -250,10 +250,7 @@ impl Forwarder {
                 .headers()
                 .get(reqwest::header::CONTENT_TYPE)
                 .and_then(|v| v.to_str().ok())
-                .map(|v| v.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
-                .is_some_and(|essence| {
-                    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
-                });
+                .is_some_and(svc_domain::media::is_json);
             if !json {
                 return Err(ForwardError::NotJson);
             }

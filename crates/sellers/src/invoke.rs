@@ -59,8 +59,8 @@ impl Invocable {
     }
 
     /// The agent's input schema.
-    pub fn input_schema(&self) -> Result<Value, SellerError> {
-        parse_json(&self.agent.input_schema)
+    pub fn input_schema(&self) -> &Value {
+        self.schema.json()
     }
 }
 
@@ -95,7 +95,7 @@ impl Sellers {
             return Ok(schema.clone());
         }
         let value: Value = parse_json(&agent.input_schema)?;
-        let schema = Arc::new(InputSchema::compile(&value).map_err(SellerError::Corrupt)?);
+        let schema = Arc::new(InputSchema::compile(value).map_err(SellerError::Corrupt)?);
         if cache.len() >= 10_000 {
             cache.clear();
         }
@@ -285,7 +285,7 @@ impl Sellers {
             "preview": true,
             "agent": {"id": agent.id, "name": agent.name, "description": agent.description},
             "examples": examples,
-            "input_schema": invocable.input_schema()?,
+            "input_schema": invocable.input_schema(),
             "price": {"usd": price.to_string(), "atomic": price.atomic().to_string(), "asset": "USDC"},
             "served_at": rfc3339(now_ms),
             "pay": "Send the same request without preview=true for the x402 challenge, pay it, and get the agent's answer.",

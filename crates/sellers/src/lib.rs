@@ -486,18 +486,7 @@ impl Sellers {
     /// How a seller sees its agent.
     fn view(&self, agent: &SellerAgent) -> Result<svc_catalogue::routes::sellers::AgentView, SellerError> {
         let config = stored_config(agent)?;
-        let mut missing = Vec::new();
-        if !config.as_ref().is_some_and(|c| c.enabled) {
-            missing.push("x402 is not enabled (PUT /agents/{agent_id}/x402-config)".to_owned());
-        }
-        let chars = agent.description.chars().count();
-        let (min, max) = LISTED_DESCRIPTION;
-        if chars < min as usize || chars > max as usize {
-            missing.push(format!("a description of {min} to {max} characters (it has {chars})"));
-        }
-        if agent.paid_calls == 0 {
-            missing.push("a first successful paid invoke".to_owned());
-        }
+        let missing = listing_gaps(agent, config.as_ref());
         Ok(svc_catalogue::routes::sellers::AgentView {
             id: agent.id.clone(),
             about: listing_of(agent)?,
@@ -513,10 +502,8 @@ impl Sellers {
 
     /// How buyers see a listed agent; `None` when it is not listed.
     fn public_view(&self, agent: &SellerAgent) -> Result<Option<MarketplaceAgent>, SellerError> {
-        let Some(config) = stored_config(agent)?.filter(|c| c.enabled) else { return Ok(None) };
-        let chars = agent.description.chars().count();
-        let (min, max) = LISTED_DESCRIPTION;
-        if agent.paid_calls == 0 || chars < min as usize || chars > max as usize {
+        let Some(config) = stored_config(agent)? else { return Ok(None) };
+        if !listing_gaps(agent, Some(&config)).is_empty() {
             return Ok(None);
         }
         Ok(Some(MarketplaceAgent {
@@ -533,6 +520,24 @@ impl Sellers {
         let path = svc_catalogue::routes::sellers::INVOKE_PATH.replace("{agent_id}", agent_id);
         format!("{}{path}", self.config.base_url.trim_end_matches('/'))
     }
+}
+
+/// What keeps an agent off the marketplace (nothing: it is listed). The store's
+/// `listable_seller_agents` preselects by the same rules.
+fn listing_gaps(agent: &SellerAgent, config: Option<&X402Config>) -> Vec<String> {
+    let mut missing = Vec::new();
+    if !config.is_some_and(|c| c.enabled) {
+        missing.push("x402 is not enabled (PUT /agents/{agent_id}/x402-config)".to_owned());
+    }
+    let chars = agent.description.chars().count();
+    let (min, max) = LISTED_DESCRIPTION;
+    if chars < min as usize || chars > max as usize {
+        missing.push(format!("a description of {min} to {max} characters (it has {chars})"));
+    }
+    if agent.paid_calls == 0 {
+        missing.push("a first successful paid invoke".to_owned());
+    }
+    missing
 }
 
 /// An agent's listing, as stored.

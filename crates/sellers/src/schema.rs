@@ -32,8 +32,11 @@ pub fn check(schema: &Value, loc: &str) -> Result<(), FieldError> {
     jsonschema::validator_for(schema).map(|_| ()).map_err(|e| error(format!("not a valid JSON Schema: {}", e.masked())))
 }
 
-/// A compiled schema.
-pub struct InputSchema(jsonschema::Validator);
+/// A compiled schema, with the JSON it was compiled from (what challenges and previews show).
+pub struct InputSchema {
+    validator: jsonschema::Validator,
+    json: Value,
+}
 
 impl std::fmt::Debug for InputSchema {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -46,13 +49,19 @@ const MAX_ERRORS: usize = 20;
 
 impl InputSchema {
     /// Compiles a schema saved by [`check`].
-    pub fn compile(schema: &Value) -> Result<Self, String> {
-        jsonschema::validator_for(schema).map(InputSchema).map_err(|e| e.masked().to_string())
+    pub fn compile(schema: Value) -> Result<Self, String> {
+        let validator = jsonschema::validator_for(&schema).map_err(|e| e.masked().to_string())?;
+        Ok(InputSchema { validator, json: schema })
+    }
+
+    /// The schema as JSON.
+    pub fn json(&self) -> &Value {
+        &self.json
     }
 
     /// Every way `body` fails the schema, located under `body`.
     pub fn errors(&self, body: &Value) -> Vec<FieldError> {
-        self.0
+        self.validator
             .iter_errors(body)
             .take(MAX_ERRORS)
             .map(|e| {
@@ -84,7 +93,7 @@ mod tests {
 
     #[test]
     fn a_body_is_checked_with_each_error_located() {
-        let schema = InputSchema::compile(&default_schema()).expect("compiles");
+        let schema = InputSchema::compile(default_schema()).expect("compiles");
         assert!(schema.errors(&json!({"query": "hi"})).is_empty());
         let errors = schema.errors(&json!({"query": 5}));
         assert_eq!(errors.len(), 1);
