@@ -50,8 +50,12 @@ impl Invocable {
 
     /// One line for the challenge's resource.
     pub fn description(&self) -> String {
-        let about = if self.agent.description.is_empty() { "a seller's agent" } else { &self.agent.description };
-        let mut line = format!("{}: {about}", self.agent.name);
+        let about = if self.agent.listing.description.is_empty() {
+            "a seller's agent"
+        } else {
+            &self.agent.listing.description
+        };
+        let mut line = format!("{}: {about}", self.agent.listing.name);
         if line.chars().count() > 300 {
             line = line.chars().take(297).collect::<String>() + "...";
         }
@@ -94,7 +98,7 @@ impl Sellers {
         {
             return Ok(schema.clone());
         }
-        let value: Value = parse_json(&agent.input_schema)?;
+        let value: Value = parse_json(&agent.listing.input_schema)?;
         let schema = Arc::new(InputSchema::compile(value).map_err(SellerError::Corrupt)?);
         if cache.len() >= 10_000 {
             cache.clear();
@@ -189,11 +193,11 @@ impl Sellers {
             ("x-svc-call-id", call_id.clone()),
             ("x-svc-payer", payer.to_owned()),
         ];
-        let timeout = Duration::from_millis(agent.timeout_ms.max(1000));
-        let backend = self.backends.get(agent.backend.as_str()).ok_or_else(|| {
-            SellerError::Corrupt(format!("agent {} has an unknown backend {:?}", agent.id, agent.backend))
+        let timeout = Duration::from_millis(agent.listing.timeout_ms.max(1000));
+        let backend = self.backends.get(agent.listing.backend.as_str()).ok_or_else(|| {
+            SellerError::Corrupt(format!("agent {} has an unknown backend {:?}", agent.id, agent.listing.backend))
         })?;
-        let call = crate::backend::BackendCall { target: &agent.endpoint, body, headers: &headers, timeout };
+        let call = crate::backend::BackendCall { target: &agent.listing.endpoint, body, headers: &headers, timeout };
         let answer = match backend.call(call).await {
             Ok(answer) => answer,
             Err(err) => {
@@ -279,11 +283,11 @@ impl Sellers {
     /// A free preview: the agent's examples and price, without calling the seller.
     pub fn preview(&self, invocable: &Invocable, now_ms: i64) -> Result<Value, SellerError> {
         let agent = &invocable.agent;
-        let examples: Vec<Example> = parse_json(&agent.examples)?;
+        let examples: Vec<Example> = parse_json(&agent.listing.examples)?;
         let price = invocable.price();
         Ok(json!({
             "preview": true,
-            "agent": {"id": agent.id, "name": agent.name, "description": agent.description},
+            "agent": {"id": agent.id, "name": agent.listing.name, "description": agent.listing.description},
             "examples": examples,
             "input_schema": invocable.input_schema(),
             "price": {"usd": price.to_string(), "atomic": price.atomic().to_string(), "asset": "USDC"},

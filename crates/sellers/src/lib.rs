@@ -190,21 +190,33 @@ impl Sellers {
         patch: AgentPatch,
     ) -> Result<svc_catalogue::routes::sellers::AgentView, SellerError> {
         let agent = self.owned(account_id, &patch.agent_id).await?;
+        let AgentListing {
+            name,
+            category,
+            tags,
+            description,
+            examples,
+            capabilities,
+            input_schema,
+            backend,
+            endpoint,
+            timeout_ms,
+        } = agent.listing;
         let schema = match patch.input_schema {
             Some(schema) => schema,
-            None => parse_json(&agent.input_schema)?,
+            None => parse_json(&input_schema)?,
         };
         let listing = AgentListing {
-            name: patch.name.map_or(agent.name.clone(), |n| n.trim().to_owned()),
-            category: patch.category.map_or(agent.category.clone(), |c| c.trim().to_owned()),
-            tags: patch.tags.map_or(agent.tags.clone(), |t| json_text(&t)),
-            description: patch.description.map_or(agent.description.clone(), |d| d.trim().to_owned()),
-            examples: patch.examples.map_or(agent.examples.clone(), |e| json_text(&e)),
-            capabilities: patch.capabilities.map_or(agent.capabilities.clone(), |c| json_text(&c)),
+            name: patch.name.map_or(name, |n| n.trim().to_owned()),
+            category: patch.category.map_or(category, |c| c.trim().to_owned()),
+            tags: patch.tags.map_or(tags, |t| json_text(&t)),
+            description: patch.description.map_or(description, |d| d.trim().to_owned()),
+            examples: patch.examples.map_or(examples, |e| json_text(&e)),
+            capabilities: patch.capabilities.map_or(capabilities, |c| json_text(&c)),
             input_schema: json_text(&schema),
-            backend: agent.backend.clone(),
-            endpoint: patch.endpoint.map_or(agent.endpoint.clone(), |e| e.trim().to_owned()),
-            timeout_ms: patch.timeout_secs.map_or(agent.timeout_ms, |s| s * 1000),
+            backend,
+            endpoint: patch.endpoint.map_or(endpoint, |e| e.trim().to_owned()),
+            timeout_ms: patch.timeout_secs.map_or(timeout_ms, |s| s * 1000),
         };
         self.check_listing(&listing, &schema)?;
         let now = self.clock.now_ms();
@@ -490,8 +502,8 @@ impl Sellers {
         Ok(svc_catalogue::routes::sellers::AgentView {
             id: agent.id.clone(),
             about: listing_of(agent)?,
-            endpoint: agent.endpoint.clone(),
-            timeout_secs: agent.timeout_ms / 1000,
+            endpoint: agent.listing.endpoint.clone(),
+            timeout_secs: agent.listing.timeout_ms / 1000,
             x402: config,
             invoke_url: self.invoke_url(&agent.id),
             listing: ListingStatus { listed: missing.is_empty(), missing },
@@ -529,7 +541,7 @@ fn listing_gaps(agent: &SellerAgent, config: Option<&X402Config>) -> Vec<String>
     if !config.is_some_and(|c| c.enabled) {
         missing.push("x402 is not enabled (PUT /agents/{agent_id}/x402-config)".to_owned());
     }
-    let chars = agent.description.chars().count();
+    let chars = agent.listing.description.chars().count();
     let (min, max) = LISTED_DESCRIPTION;
     if chars < min as usize || chars > max as usize {
         missing.push(format!("a description of {min} to {max} characters (it has {chars})"));
@@ -543,13 +555,13 @@ fn listing_gaps(agent: &SellerAgent, config: Option<&X402Config>) -> Vec<String>
 /// An agent's listing, as stored.
 fn listing_of(agent: &SellerAgent) -> Result<Listing, SellerError> {
     Ok(Listing {
-        name: agent.name.clone(),
-        description: agent.description.clone(),
-        category: agent.category.clone(),
-        tags: parse_json(&agent.tags)?,
-        examples: parse_json::<Vec<Example>>(&agent.examples)?,
-        capabilities: parse_json(&agent.capabilities)?,
-        input_schema: parse_json(&agent.input_schema)?,
+        name: agent.listing.name.clone(),
+        description: agent.listing.description.clone(),
+        category: agent.listing.category.clone(),
+        tags: parse_json(&agent.listing.tags)?,
+        examples: parse_json::<Vec<Example>>(&agent.listing.examples)?,
+        capabilities: parse_json(&agent.listing.capabilities)?,
+        input_schema: parse_json(&agent.listing.input_schema)?,
     })
 }
 

@@ -16,27 +16,9 @@ pub struct SellerAgent {
     pub id: String,
     /// The seller's account.
     pub account_id: String,
-    /// Display name.
-    pub name: String,
-    /// Listing category.
-    pub category: String,
-    /// Listing tags, JSON array.
-    pub tags: String,
-    /// Listing description.
-    pub description: String,
-    /// Examples, JSON array of `{input, output}`.
-    pub examples: String,
-    /// Capabilities, JSON array.
-    pub capabilities: String,
-    /// The JSON Schema an invoke's body must match.
-    pub input_schema: String,
-    /// The kind of backend that answers its invokes (`https`).
-    pub backend: String,
-    /// Where that backend reaches the agent (the seller's URL).
-    pub endpoint: String,
-    /// How long the endpoint gets to answer, ms.
-    #[sqlx(try_from = "i64")]
-    pub timeout_ms: u64,
+    /// What its seller wrote: listing, schema, endpoint.
+    #[sqlx(flatten)]
+    pub listing: AgentListing,
     /// The signing secret, sealed.
     pub secret_sealed: Vec<u8>,
     /// The x402 config, JSON; `None` until set.
@@ -77,7 +59,7 @@ macro_rules! select_agent {
 }
 
 /// What a seller writes about an agent: everything but its secret, config and counters.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct AgentListing {
     /// Display name.
     pub name: String,
@@ -98,6 +80,7 @@ pub struct AgentListing {
     /// Where that backend reaches the agent.
     pub endpoint: String,
     /// Endpoint timeout, ms.
+    #[sqlx(try_from = "i64")]
     pub timeout_ms: u64,
 }
 
