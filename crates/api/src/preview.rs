@@ -12,6 +12,7 @@ use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
+use svc_catalogue::wire::{PreviewInfo, PreviewList, PreviewPrice};
 use svc_catalogue::{PreviewPolicy, RouteSpec, ValidInput};
 use svc_domain::rfc3339;
 
@@ -77,22 +78,34 @@ pub(crate) async fn take_quota(state: &AppState, parts: &Parts, now: i64) -> Res
 async fn answer(call: Call<'_>, input: ValidInput, units: u64, quota: &Decision, now: i64) -> Result<Value, ApiError> {
     let Call { state, handlers, route, parts } = call;
     let list = route.price.price(units);
-    let mut about = json!({
-        "price": { "usd": list.to_string(), "atomic": list.atomic().to_string(), "asset": "USDC",
-                   "credits": route.credit_price_for(units).to_string() },
-        "served_at": rfc3339(now),
-        "remaining": (!quota.is_unlimited()).then_some(quota.remaining),
-        "resets_at": (!quota.is_unlimited()).then(|| rfc3339(quota.reset_at_ms)),
-        "pay": "Send the same request without preview=true for the x402 challenge, pay it, and get the whole answer.",
-    });
+    let mut about = PreviewInfo {
+        price: PreviewPrice {
+            usd: list.to_string(),
+            atomic: list.atomic().to_string(),
+            asset: "USDC".into(),
+            credits: route.credit_price_for(units).to_string(),
+            your_tier: None,
+            your_credits: None,
+        },
+        served_at: rfc3339(now),
+        remaining: (!quota.is_unlimited()).then_some(quota.remaining),
+        resets_at: (!quota.is_unlimited()).then(|| rfc3339(quota.reset_at_ms)),
+        pay: "Send the same request without preview=true for the x402 challenge, pay it, and get the whole answer."
+            .into(),
+        truncated: true,
+        note: None,
+        max_items: None,
+        lists: None,
+        omitted: None,
+        data_as_of: None,
+    };
     if let Some((tier, price)) = identified_price(state, route, parts, units, now).await? {
-        about["price"]["your_tier"] = json!(tier);
-        about["price"]["your_credits"] = json!(price.to_string());
+        about.price.your_tier = Some(tier);
+        about.price.your_credits = Some(price.to_string());
     }
     let (max_items, omit) = match route.preview {
         PreviewPolicy::QuoteOnly => {
-            about["truncated"] = json!(true);
-            about["note"] = json!("This route acts; a preview only validates the request and quotes its price.");
+            about.note = Some("This route acts; a preview only validates the request and quotes its price.".into());
             return Ok(json!({ "preview": about }));
         }
         PreviewPolicy::Truncate { max_items, omit } => (max_items, omit),
@@ -101,14 +114,12 @@ async fn answer(call: Call<'_>, input: ValidInput, units: u64, quota: &Decision,
     let mut answer: Value =
         serde_json::from_slice(&body.json).map_err(|e| ApiError::Internal(format!("preview of {}: {e}", route.id)))?;
     let mut lists = Vec::new();
-    let truncated = cut(&mut answer, max_items, omit, "", &mut lists);
-    about["truncated"] = json!(truncated);
-    about["max_items"] = json!(max_items);
-    // Counts in the answer (`result_count`, `total`, ...) describe the whole answer; these say
-    // what of each list the preview shows.
-    about["lists"] = Value::Array(lists);
-    about["omitted"] = json!(omit);
-    about["data_as_of"] = data_as_of(&answer);
+    about.truncated = cut(&mut answer, max_items, omit, "", &mut lists);
+    about.max_items = Some(max_items);
+    about.lists = Some(lists);
+    about.omitted = Some(omit.iter().map(|name| (*name).to_owned()).collect());
+    about.data_as_of = data_as_of(&answer);
+    let about = serde_json::to_value(about).map_err(|e| ApiError::Internal(format!("preview of {}: {e}", route.id)))?;
     match &mut answer {
         Value::Object(fields) => {
             fields.insert("preview".into(), about);
@@ -146,13 +157,17 @@ async fn identified_price(
 /// Keeps at most `max_items` of every array and drops `omit` fields, at any depth. Returns
 /// whether anything was cut; every list that lost items is noted in `lists` as its JSON
 /// pointer (from `at`), its length and what is shown.
-fn cut(value: &mut Value, max_items: usize, omit: &[&str], at: &str, lists: &mut Vec<Value>) -> bool {
+fn cut(value: &mut Value, max_items: usize, omit: &[&str], at: &str, lists: &mut Vec<PreviewList>) -> bool {
     match value {
         Value::Array(items) => {
             let total = items.len();
             let mut cut_any = total > max_items;
             if cut_any {
-                lists.push(json!({"path": if at.is_empty() { "/" } else { at }, "total": total, "shown": max_items}));
+                lists.push(PreviewList {
+                    path: if at.is_empty() { "/" } else { at }.to_owned(),
+                    total,
+                    shown: max_items,
+                });
             }
             items.truncate(max_items);
             for (i, item) in items.iter_mut().enumerate() {
@@ -175,12 +190,11 @@ fn cut(value: &mut Value, max_items: usize, omit: &[&str], at: &str, lists: &mut
 }
 
 /// When the data was made, as the answer itself says (`generated_at`, `as_of`, `updated_at`).
-fn data_as_of(answer: &Value) -> Value {
+fn data_as_of(answer: &Value) -> Option<String> {
     let fields: Option<&Map<String, Value>> = answer.as_object();
     ["generated_at", "as_of", "updated_at", "fetched_at"]
         .iter()
-        .find_map(|name| fields.and_then(|f| f.get(*name)).filter(|v| v.is_string()).cloned())
-        .unwrap_or(Value::Null)
+        .find_map(|name| fields.and_then(|f| f.get(*name)).and_then(Value::as_str).map(str::to_owned))
 }
 
 #[cfg(test)]
@@ -205,8 +219,8 @@ mod tests {
         assert_eq!(
             lists,
             [
-                json!({"path": "/picks", "total": 2, "shown": 1}),
-                json!({"path": "/picks/0/tags", "total": 3, "shown": 1})
+                PreviewList { path: "/picks".into(), total: 2, shown: 1 },
+                PreviewList { path: "/picks/0/tags".into(), total: 3, shown: 1 }
             ]
         );
         let mut small = json!({"items": [1]});

@@ -6,8 +6,8 @@ use schemars::generate::{SchemaGenerator, SchemaSettings};
 use schemars::{JsonSchema, Schema};
 use serde_json::{Map, Value, json};
 
-use crate::route::{Access, HttpMethod, InputSource, PriceRule, RouteSpec};
-use crate::wire::{ErrorBody, HttpValidationError, PaymentRequired};
+use crate::route::{Access, HttpMethod, InputSource, PreviewPolicy, PriceRule, RouteSpec};
+use crate::wire::{ErrorBody, HttpValidationError, PaymentRequired, PreviewInfo};
 use crate::{Catalogue, input};
 
 /// Version of the interface description, from the contract.
@@ -134,10 +134,15 @@ fn error_response(description: &str) -> Value {
 fn operation(route: &RouteSpec, schemas: &mut SchemaGenerator, credits: bool) -> Value {
     let output = (route.output.schema)(schemas).to_value();
     let mut responses = Map::new();
-    responses.insert(
-        "200".into(),
-        json!({ "description": "Success.", "content": { "application/json": { "schema": output } } }),
-    );
+    let success = if route.access == Access::Paid && !credits {
+        json!({
+            "description": "Success: the whole answer, or with `?preview=true` the free preview (the second schema).",
+            "content": { "application/json": { "schema": { "anyOf": [output, schema_ref(&preview_name(route))] } } },
+        })
+    } else {
+        json!({ "description": "Success.", "content": { "application/json": { "schema": output } } })
+    };
+    responses.insert("200".into(), success);
     let mut op = Map::new();
     op.insert("operationId".into(), json!(if credits { format!("{}.credits", route.id) } else { route.id.to_owned() }));
     op.insert("summary".into(), json!(route.description));
@@ -191,6 +196,166 @@ fn operation(route: &RouteSpec, schemas: &mut SchemaGenerator, credits: bool) ->
     }
     op.insert("responses".into(), Value::Object(responses));
     Value::Object(op)
+}
+
+/// The component name of `route`'s preview answer.
+fn preview_name(route: &RouteSpec) -> String {
+    format!("{}.preview", route.id)
+}
+
+/// The schema of `route`'s preview answer, derived from its answer's schema `output` as the
+/// preview cuts it (see `PreviewPolicy`): fields it omits are gone at every depth, and the
+/// answer gains `preview` (wrapped as `{data, preview}` when it is not an object). A route
+/// that acts answers only `{preview}`.
+fn preview_schema(route: &RouteSpec, output: &Value, definitions: &Map<String, Value>) -> Value {
+    let info = schema_ref("PreviewInfo");
+    let omit = match route.preview {
+        PreviewPolicy::QuoteOnly => {
+            return json!({
+                "type": "object", "required": ["preview"], "properties": { "preview": info },
+                "additionalProperties": false,
+            });
+        }
+        PreviewPolicy::Truncate { omit, .. } => omit,
+    };
+    let answer =
+        if omit.is_empty() { resolved(output, definitions).clone() } else { without(output, definitions, omit, 0) };
+    match answer {
+        Value::Object(mut object) if object.get("type") == Some(&json!("object")) && !object.contains_key("allOf") => {
+            let properties = object.entry("properties").or_insert_with(|| json!({}));
+            if let Some(properties) = properties.as_object_mut() {
+                properties.insert("preview".into(), info);
+            }
+            let required = object.entry("required").or_insert_with(|| json!([]));
+            if let Some(required) = required.as_array_mut() {
+                required.push(json!("preview"));
+            }
+            Value::Object(object)
+        }
+        answer if is_object(&answer, definitions, 0) => json!({
+            "allOf": [answer, { "type": "object", "required": ["preview"], "properties": { "preview": info } }],
+        }),
+        data => json!({
+            "type": "object", "required": ["data", "preview"],
+            "properties": { "data": data, "preview": info },
+        }),
+    }
+}
+
+/// Whether every value `schema` admits is a JSON object (an object type, a choice of
+/// objects, or a conjunction with one), so a preview adds its field instead of wrapping.
+fn is_object(schema: &Value, definitions: &Map<String, Value>, depth: usize) -> bool {
+    let schema = resolved(schema, definitions);
+    let branches = |key: &str| schema.get(key).and_then(Value::as_array).filter(|b| !b.is_empty());
+    if depth > 8 {
+        return false;
+    }
+    schema.get("type") == Some(&json!("object"))
+        || ["oneOf", "anyOf"]
+            .iter()
+            .any(|key| branches(key).is_some_and(|b| b.iter().all(|s| is_object(s, definitions, depth + 1))))
+        || branches("allOf").is_some_and(|b| b.iter().any(|s| is_object(s, definitions, depth + 1)))
+}
+
+/// The definition a `$ref` to `#/components/schemas/...` names, or `schema` itself.
+fn resolved<'a>(schema: &'a Value, definitions: &'a Map<String, Value>) -> &'a Value {
+    schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix("#/components/schemas/"))
+        .and_then(|name| definitions.get(name))
+        .unwrap_or(schema)
+}
+
+/// `schema` with every reference inlined and the properties named in `omit` removed (and no
+/// longer required) at every depth. Values that are data, not schemas (`enum`, `const`,
+/// `default`, `examples`), are kept as they are.
+fn without(schema: &Value, definitions: &Map<String, Value>, omit: &[&str], depth: usize) -> Value {
+    // Deeper than any answer type nests: a recursive type keeps its reference from here on.
+    const MAX_DEPTH: usize = 32;
+    match schema {
+        Value::Object(object) if depth < MAX_DEPTH => {
+            let target = resolved(schema, definitions);
+            if !std::ptr::eq(target, schema) && !names_any(target, definitions, omit, depth + 1) {
+                // Nothing under the reference is cut: it stays a reference.
+                return schema.clone();
+            }
+            if !std::ptr::eq(target, schema) {
+                let mut inlined = without(target, definitions, omit, depth + 1);
+                let beside: Map<String, Value> =
+                    object.iter().filter(|(key, _)| *key != "$ref").map(|(k, v)| (k.clone(), v.clone())).collect();
+                // Annotations beside the reference (a field's description) are kept on the
+                // inlined schema; constraints beside it apply too, as a conjunction.
+                let annotations = ["description", "title", "default", "examples", "deprecated"];
+                if beside.keys().all(|key| annotations.contains(&key.as_str())) {
+                    if let Value::Object(inlined) = &mut inlined {
+                        inlined.extend(beside);
+                    }
+                    return inlined;
+                }
+                let beside = without(&Value::Object(beside), definitions, omit, depth + 1);
+                return json!({ "allOf": [inlined, beside] });
+            }
+            let mut out = Map::new();
+            for (key, value) in object {
+                let value = match key.as_str() {
+                    "enum" | "const" | "default" | "examples" | "example" => value.clone(),
+                    "properties" => Value::Object(
+                        value
+                            .as_object()
+                            .into_iter()
+                            .flatten()
+                            .filter(|(name, _)| !omit.contains(&name.as_str()))
+                            .map(|(name, field)| (name.clone(), without(field, definitions, omit, depth + 1)))
+                            .collect(),
+                    ),
+                    "required" => Value::Array(
+                        value
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter(|name| !name.as_str().is_some_and(|name| omit.contains(&name)))
+                            .cloned()
+                            .collect(),
+                    ),
+                    _ => without(value, definitions, omit, depth + 1),
+                };
+                out.insert(key.clone(), value);
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) if depth < MAX_DEPTH => {
+            Value::Array(items.iter().map(|item| without(item, definitions, omit, depth + 1)).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+/// Whether `schema`, or any schema it refers to, has a property named in `names`.
+fn names_any(schema: &Value, definitions: &Map<String, Value>, names: &[&str], depth: usize) -> bool {
+    const MAX_DEPTH: usize = 32;
+    if depth >= MAX_DEPTH {
+        return false;
+    }
+    match schema {
+        Value::Object(object) => {
+            let target = resolved(schema, definitions);
+            if !std::ptr::eq(target, schema) && names_any(target, definitions, names, depth + 1) {
+                return true;
+            }
+            object.iter().any(|(key, value)| match key.as_str() {
+                "enum" | "const" | "default" | "examples" | "example" => false,
+                "properties" => value.as_object().is_some_and(|properties| {
+                    properties.iter().any(|(name, field)| {
+                        names.contains(&name.as_str()) || names_any(field, definitions, names, depth + 1)
+                    })
+                }),
+                _ => names_any(value, definitions, names, depth + 1),
+            })
+        }
+        Value::Array(items) => items.iter().any(|item| names_any(item, definitions, names, depth + 1)),
+        _ => false,
+    }
 }
 
 fn method_key(m: HttpMethod) -> &'static str {
@@ -328,6 +493,7 @@ pub fn document(catalogue: &Catalogue) -> Value {
     insert_component::<HttpValidationError>(&mut schemas);
     insert_component::<PaymentRequired>(&mut schemas);
     insert_component::<input::FieldError>(&mut schemas);
+    insert_component::<PreviewInfo>(&mut schemas);
     let mut tags: Vec<&str> = catalogue.routes().iter().map(|r| r.tag).collect();
     tags.dedup();
     let mut seen = std::collections::HashSet::new();
@@ -345,7 +511,7 @@ pub fn document(catalogue: &Catalogue) -> Value {
         "tags": tags.iter().map(|t| json!({ "name": t })).collect::<Vec<_>>(),
         "paths": paths,
         "components": {
-            "schemas": schemas.take_definitions(true),
+            "schemas": with_previews(catalogue, &paths, schemas.take_definitions(true)),
             "securitySchemes": {
                 "x402": {
                     "type": "apiKey", "in": "header", "name": "PAYMENT-SIGNATURE",
@@ -357,6 +523,18 @@ pub fn document(catalogue: &Catalogue) -> Value {
             },
         },
     })
+}
+
+/// `definitions` with the preview schema of every paid route, derived from the answer schema
+/// its operation documents.
+fn with_previews(catalogue: &Catalogue, paths: &Map<String, Value>, mut definitions: Map<String, Value>) -> Value {
+    for route in catalogue.routes().iter().filter(|r| r.access == Access::Paid) {
+        let output = &paths[route.path][method_key(route.method)]["responses"]["200"]["content"]["application/json"]["schema"]
+            ["anyOf"][0];
+        let preview = preview_schema(route, output, &definitions);
+        definitions.insert(preview_name(route), preview);
+    }
+    Value::Object(definitions)
 }
 
 /// The document as pretty JSON with a trailing newline, as committed in `openapi.json`.

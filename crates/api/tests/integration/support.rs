@@ -349,13 +349,26 @@ pub fn assert_error(reply: &Reply, status: StatusCode, code: &str) {
 /// `method path` (the catalogue's output type), so an answer can never drift from what
 /// agents were told to expect.
 pub fn assert_matches_schema(method: &str, path: &str, body: &Value) {
-    let mut document = svc_catalogue::openapi::document(svc_catalogue::catalogue());
+    let document = svc_catalogue::openapi::document(svc_catalogue::catalogue());
     let schema = document["paths"][path][method]["responses"]["200"]["content"]["application/json"]["schema"].clone();
     assert!(schema.is_object(), "no 200 schema for {method} {path}");
+    assert_valid(document, schema, &format!("{method} {path}"), body);
+}
+
+/// Asserts that `body` is valid against the preview schema OpenAPI documents for route `id`
+/// (its `<id>.preview` component), and not merely against the whole answer's.
+pub fn assert_matches_preview_schema(id: &str, body: &Value) {
+    let document = svc_catalogue::openapi::document(svc_catalogue::catalogue());
+    let name = format!("{id}.preview");
+    assert!(document["components"]["schemas"][&name].is_object(), "no preview schema for {id}");
+    assert_valid(document, serde_json::json!({ "$ref": format!("#/components/schemas/{name}") }), id, body);
+}
+
+fn assert_valid(mut document: Value, schema: Value, what: &str, body: &Value) {
     // Validate against the whole document so `#/components/schemas/...` references resolve.
     document["x-answer"] = schema;
     document["$ref"] = Value::from("#/x-answer");
     let validator = jsonschema::draft202012::new(&document).expect("schema compiles");
     let errors: Vec<String> = validator.iter_errors(body).map(|e| format!("{} at {}", e, e.instance_path())).collect();
-    assert!(errors.is_empty(), "{method} {path} answered off-schema: {errors:#?}\n{body}");
+    assert!(errors.is_empty(), "{what} answered off-schema: {errors:#?}\n{body}");
 }

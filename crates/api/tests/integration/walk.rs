@@ -5,7 +5,7 @@
 use axum::http::{Method, StatusCode};
 use serde_json::Value;
 
-use crate::support::{Sample, TestApp, assert_matches_schema};
+use crate::support::{Sample, TestApp, assert_matches_preview_schema, assert_matches_schema};
 
 /// Valid calls of every route that has landed, one per route.
 fn samples(app: &TestApp) -> Vec<Sample> {
@@ -33,6 +33,22 @@ async fn every_sampled_route_answers_a_schema_valid_200() {
         assert_matches_schema(&sample.method.as_str().to_lowercase(), route.path, &reply.json());
     }
     assert_eq!(app.paid_calls().await, samples.len());
+}
+
+/// Every sampled route's free preview matches the preview schema OpenAPI documents for it:
+/// the answer as the preview cuts it, and what the preview says of itself.
+#[tokio::test]
+async fn every_sampled_route_previews_on_its_documented_preview_schema() {
+    let config = svc_api::ApiConfig { previews_per_hour: 0, ..Default::default() };
+    let app = TestApp::with_config(config).await;
+    for sample in samples(&app) {
+        let separator = if sample.uri.contains('?') { '&' } else { '?' };
+        let uri = format!("{}{separator}preview=true", sample.uri);
+        let reply = app.call(&sample.method, &uri, sample.body.as_deref()).await;
+        assert_eq!(reply.status, StatusCode::OK, "{} {uri}: {}", sample.route, reply.text());
+        assert_matches_preview_schema(sample.route, &reply.json());
+    }
+    assert_eq!(app.paid_calls().await, 0);
 }
 
 /// Every paid data, infrastructure and signal route has a sample above, so the walk covers
