@@ -22,9 +22,15 @@ use crate::state::AppState;
 /// token before it reads a body at all.
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route(&format!("{TELEGRAM_PATH}/webhook/{{token_hash}}"), post(relay))
+        .route(
+            &format!("{TELEGRAM_PATH}/webhook/{{token_hash}}"),
+            post(relay).fallback(|| async { ApiError::MethodNotAllowed { allow: "POST" } }),
+        )
         .route(&format!("{TELEGRAM_PATH}/{{bot}}/{{method}}"), any(shim))
-        .route(&format!("{TELEGRAM_PATH}/file/{{bot}}/{{*path}}"), axum::routing::get(file))
+        .route(
+            &format!("{TELEGRAM_PATH}/file/{{bot}}/{{*path}}"),
+            axum::routing::get(file).fallback(|| async { ApiError::MethodNotAllowed { allow: "GET" } }),
+        )
 }
 
 async fn relay(State(state): State<AppState>, Path(hash): Path<String>, request: axum::extract::Request) -> Response {

@@ -175,6 +175,8 @@ pub fn app_with(state: AppState, handlers: Handlers, extra: Router<AppState>) ->
         .merge(seller_invoke::router())
         .merge(extra)
         .fallback(|| async { ApiError::NotFound })
+        // Every route above that takes another method sets its own; what is left are the
+        // operational routes and the gateway log, all GET.
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed { allow: "GET" } });
 
     // One `layer` call, so each route is boxed once with both. Metrics outermost, so a panic

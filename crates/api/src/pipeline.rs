@@ -82,13 +82,12 @@ async fn run(
     if !matches!(channel, Channel::Free) {
         handlers.before_payment(route.id, state, &input).await?;
     }
+    let preview = matches!(channel, Channel::X402) && crate::preview::requested(parts.uri.query())?;
     let call = Call { state, handlers, route, parts };
     // Every branch but the challenge's is boxed: an unboxed branch would make this future as
     // large as its largest one, and axum moves it several times per request.
     match channel {
-        Channel::X402 if crate::preview::requested(parts.uri.query()) => {
-            Ok(Box::pin(crate::preview::serve(call, input)).await)
-        }
+        Channel::X402 if preview => Ok(Box::pin(crate::preview::serve(call, input)).await),
         Channel::X402 => {
             let presented = crate::x402::Presented::read(&parts.headers);
             let payer = presented.claimed_payer();

@@ -13,7 +13,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 use svc_catalogue::wire::{PreviewInfo, PreviewList, PreviewPrice};
-use svc_catalogue::{PreviewPolicy, RouteSpec, ValidInput};
+use svc_catalogue::{FieldError, InputError, Loc, PreviewPolicy, RouteSpec, ValidInput};
 use svc_domain::rfc3339;
 
 use crate::call::Call;
@@ -25,12 +25,28 @@ use svc_limits::Decision;
 /// The preview window.
 const HOUR_MS: i64 = 3_600_000;
 
-/// Whether the query asks for a preview (`preview=true`, any case).
-pub fn requested(query: Option<&str>) -> bool {
-    query.is_some_and(|q| {
-        q.split('&')
-            .any(|pair| pair.split_once('=').is_some_and(|(k, v)| k == "preview" && v.eq_ignore_ascii_case("true")))
-    })
+/// Whether the query asks for a preview: `preview=true` (any case). `preview=false`, or no
+/// `preview`, is a paid call; any other value is a 422, so a typo is never answered with a
+/// challenge to pay for what was meant as a free look.
+pub fn requested(query: Option<&str>) -> Result<bool, InputError> {
+    let mut asked = false;
+    for (name, value) in query.unwrap_or_default().split('&').filter_map(|pair| pair.split_once('=')) {
+        if name != "preview" {
+            continue;
+        }
+        if value.eq_ignore_ascii_case("true") {
+            asked = true;
+        } else if !value.eq_ignore_ascii_case("false") {
+            return Err(InputError {
+                errors: vec![FieldError::new(
+                    [Loc::from("query"), Loc::from("preview")],
+                    "preview must be true or false",
+                    "bool_parsing",
+                )],
+            });
+        }
+    }
+    Ok(asked)
 }
 
 /// Serves a preview of `route` for validated `input`.
@@ -202,12 +218,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn preview_is_asked_only_by_preview_true() {
-        assert!(requested(Some("preview=true")));
-        assert!(requested(Some("a=1&preview=TRUE")));
-        assert!(!requested(Some("preview=false")));
-        assert!(!requested(Some("nopreview=true")));
-        assert!(!requested(None));
+    fn preview_is_asked_only_by_preview_true_and_junk_is_refused() {
+        assert_eq!(requested(Some("preview=true")), Ok(true));
+        assert_eq!(requested(Some("a=1&preview=TRUE")), Ok(true));
+        assert_eq!(requested(Some("preview=false")), Ok(false));
+        assert_eq!(requested(Some("nopreview=true")), Ok(false));
+        assert_eq!(requested(None), Ok(false));
+        for junk in ["preview=null", "preview=1", "preview=", "a=1&preview=yes"] {
+            assert!(requested(Some(junk)).is_err(), "{junk}");
+        }
     }
 
     #[test]

@@ -167,7 +167,9 @@ fn operation(route: &RouteSpec, schemas: &mut SchemaGenerator, credits: bool) ->
                 }),
             );
             responses.insert("429".into(), error_response("Rate or preview quota exceeded."));
-            op.insert("security".into(), json!([{ "x402": [] }]));
+            // Without a payment the route answers its challenge (or a free preview): the
+            // payment is optional to call it, not to be served.
+            op.insert("security".into(), json!([{ "x402": [] }, {}]));
             op.insert("x-price".into(), price_extension(route.price));
         }
         (Access::Paid, true) => {
@@ -443,7 +445,7 @@ pub fn invoke_operation() -> Value {
             seller, signed, and only a successful JSON answer is settled and returned; a seller error, timeout or \
             oversized answer is a 502 or 504 that charges nothing. `?preview=true`: the agent's examples and price, \
             free, without calling the seller.",
-        "security": [{ "x402": [] }],
+        "security": [{ "x402": [] }, {}],
         "parameters": [
             { "name": "agent_id", "in": "path", "required": true, "schema": { "type": "string" } },
             { "name": "preview", "in": "query", "required": false, "schema": { "type": "boolean" },

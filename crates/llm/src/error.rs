@@ -19,6 +19,12 @@ pub enum LlmError {
     /// No token, or one that is malformed, forged or rotated: all alike.
     #[error("invalid LLM token")]
     Unauthorized,
+    /// The path exists, but not for this method.
+    #[error("this path accepts {allow} only")]
+    MethodNotAllowed {
+        /// The methods it accepts.
+        allow: &'static str,
+    },
     /// The alias is not in the model table.
     #[error("the model `{0}` does not exist")]
     ModelNotFound(String),

@@ -26,8 +26,14 @@ pub const BASE_PATH: &str = "/api/v1/llm";
 /// The proxy's routes, over `llm`.
 pub fn router<S: Clone + Send + Sync + 'static>(llm: Arc<Llm>) -> Router<S> {
     Router::new()
-        .route(&format!("{BASE_PATH}/chat/completions"), post(chat_completions))
-        .route(&format!("{BASE_PATH}/models"), get(models))
+        .route(
+            &format!("{BASE_PATH}/chat/completions"),
+            post(chat_completions).fallback(|| async { error_response(&LlmError::MethodNotAllowed { allow: "POST" }) }),
+        )
+        .route(
+            &format!("{BASE_PATH}/models"),
+            get(models).fallback(|| async { error_response(&LlmError::MethodNotAllowed { allow: "GET" }) }),
+        )
         .with_state(llm)
 }
 
@@ -137,6 +143,9 @@ async fn models(State(llm): State<Arc<Llm>>) -> Response {
 fn classify(err: &LlmError) -> (StatusCode, &'static str, &'static str) {
     match err {
         LlmError::Unauthorized => (StatusCode::UNAUTHORIZED, "invalid_request_error", "invalid_api_key"),
+        LlmError::MethodNotAllowed { .. } => {
+            (StatusCode::METHOD_NOT_ALLOWED, "invalid_request_error", "method_not_allowed")
+        }
         LlmError::ModelNotFound(_) => (StatusCode::NOT_FOUND, "invalid_request_error", "model_not_found"),
         LlmError::BadRequest { code, .. } => (StatusCode::BAD_REQUEST, "invalid_request_error", code),
         LlmError::TooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "invalid_request_error", "request_too_large"),
@@ -217,6 +226,9 @@ pub(crate) fn error_response(err: &LlmError) -> Response {
         LlmError::UpstreamBusy { retry_after } => *retry_after,
         _ => None,
     };
+    if let LlmError::MethodNotAllowed { allow } = err {
+        headers.insert(header::ALLOW, HeaderValue::from_static(allow));
+    }
     if let Some(secs) = retry_after {
         headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
     }

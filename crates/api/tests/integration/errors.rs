@@ -23,6 +23,28 @@ async fn a_wrong_method_is_a_json_405_naming_the_right_one() {
     assert_eq!(reply.headers.get("allow").and_then(|v| v.to_str().ok()), Some("POST"));
 }
 
+/// Routes outside the catalogue name their own methods, not the GET of the operational routes
+/// (found by schemathesis: the chat-bot relay's 405 said it accepted GET).
+#[tokio::test]
+async fn a_wrong_method_off_the_catalogue_names_the_right_one_too() {
+    let app = TestApp::new().await;
+    let allow =
+        |reply: &crate::support::Reply| reply.headers.get("allow").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let relay = app.get("/api/agentbox/telegram/webhook/abc").await;
+    assert_error(&relay, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed");
+    assert_eq!(allow(&relay).as_deref(), Some("POST"));
+    let invoke = app.get("/x402/agents/agt_0/invoke").await;
+    assert_eq!((invoke.status, allow(&invoke).as_deref()), (StatusCode::METHOD_NOT_ALLOWED, Some("POST")));
+    // The LLM proxy answers in its own (OpenAI) shape.
+    let chat = app.get("/api/v1/llm/chat/completions").await;
+    assert_eq!((chat.status, allow(&chat).as_deref()), (StatusCode::METHOD_NOT_ALLOWED, Some("POST")));
+    assert_eq!(chat.json()["error"]["code"], "method_not_allowed", "{}", chat.text());
+    let models = app.post_json("/api/v1/llm/models", "{}").await;
+    assert_eq!((models.status, allow(&models).as_deref()), (StatusCode::METHOD_NOT_ALLOWED, Some("GET")));
+    let health = app.post_json("/healthz", "{}").await;
+    assert_eq!((health.status, allow(&health).as_deref()), (StatusCode::METHOD_NOT_ALLOWED, Some("GET")));
+}
+
 #[tokio::test]
 async fn an_oversize_body_is_a_json_413() {
     let app = TestApp::with_config(svc_api::ApiConfig { body_limit_bytes: 1024, ..Default::default() }).await;

@@ -141,3 +141,18 @@ async fn a_preview_says_how_much_of_each_list_it_shows() {
     assert_eq!(data["shown"], shown);
     assert!(shown < 10);
 }
+
+/// `preview` is a boolean: a value that is neither `true` nor `false` is a 422 naming it, never
+/// a challenge to pay for what was meant as a free look (found by schemathesis).
+#[tokio::test]
+async fn a_preview_flag_that_is_not_a_boolean_is_a_422() {
+    let app = TestApp::new().await;
+    let coin = COIN.replace("{mint}", &app.sim.world.coins()[0].mint);
+    for junk in ["null", "1", "yes", ""] {
+        let reply = app.get_from(ALICE, &format!("{coin}?preview={junk}"), &[]).await;
+        assert_invalid_at(&reply, &["query".into(), "preview".into()]);
+    }
+    let paid = app.get_from(ALICE, &format!("{coin}?preview=false"), &[]).await;
+    assert_eq!(paid.status, StatusCode::PAYMENT_REQUIRED, "false asks for the paid answer");
+    assert_eq!(app.paid_calls().await, 0);
+}

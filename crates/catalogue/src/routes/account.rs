@@ -300,7 +300,7 @@ pub struct AccountView {
 pub struct LedgerQuery {
     /// Entries to list, newest first (1–200, default 50).
     #[serde(default)]
-    #[garde(inner(range(min = 1, max = 200)))]
+    #[garde(range(min = 1, max = 200))]
     #[schemars(range(min = 1, max = 200))]
     pub limit: Option<u32>,
 }
@@ -410,11 +410,11 @@ pub struct NewKeyRequest {
     pub name: String,
     /// Scopes; default `["data"]`.
     #[serde(default)]
-    #[garde(inner(length(min = 1, max = 5)))]
+    #[garde(length(min = 1, max = 5))]
     pub scopes: Option<Vec<KeyScope>>,
     /// Days until it expires (1–365); never when absent.
     #[serde(default)]
-    #[garde(inner(range(min = 1, max = 365)))]
+    #[garde(range(min = 1, max = 365))]
     pub expires_in_days: Option<u32>,
 }
 
@@ -448,7 +448,7 @@ pub struct CreditPurchase {
     pub amount: Money,
     /// The account to credit; default: the paying wallet's own account.
     #[serde(default)]
-    #[garde(inner(length(min = 1, max = 64), pattern(r"^acct_[0-9a-f]+$")))]
+    #[garde(length(min = 1, max = 64), pattern(r"^acct_[0-9a-f]+$"))]
     pub account_id: Option<String>,
 }
 

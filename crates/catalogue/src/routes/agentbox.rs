@@ -105,7 +105,7 @@ pub struct TelegramConfigRequest {
     pub group_policy: GroupPolicy,
     /// Group chat ids the agent answers in (at most 50).
     #[serde(default)]
-    #[garde(inner(length(max = 50)))]
+    #[garde(length(max = 50))]
     pub allowed_groups: Option<Vec<i64>>,
     /// Not accepted: see the error it gets.
     #[serde(default)]

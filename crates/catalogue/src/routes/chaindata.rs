@@ -454,6 +454,7 @@ fn chain_ethereum() -> Chain {
 /// The upstream takes one `address` or an `entity_name`; svc queries each wallet and joins the
 /// rows. When both are given the wallets are profiled and `entityId` is ignored.
 #[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
+#[schemars(extend("anyOf" = [{ "required": ["walletAddresses"] }, { "required": ["entityId"] }]))]
 pub struct ChaindataProfilerPayload {
     /// Wallets to profile, 1–20, each well-formed for `chain` (0x + 40 hex on EVM chains,
     /// base58 on Solana).

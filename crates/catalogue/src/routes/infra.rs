@@ -203,13 +203,15 @@ pub struct DefiDiscoverRequest {
     #[garde(skip)]
     pub network: Chain,
     /// Protocol slugs to include (e.g. `aave-v3`); all when absent.
-    #[garde(inner(length(max = 20), inner(length(min = 1, max = 64))))]
+    // garde's `inner` on an `Option` reaches the list, schemars' the list's items: each says it its way.
+    #[garde(length(max = 20), inner(inner(length(min = 1, max = 64))))]
+    #[schemars(inner(length(min = 1, max = 64)))]
     pub protocols: Option<Vec<String>>,
     /// Minimum APY, percent (EVM only).
-    #[garde(inner(range(min = 0.0)))]
+    #[garde(range(min = 0.0))]
     pub min_apy: Option<f64>,
     /// Minimum TVL, USD (EVM only).
-    #[garde(inner(range(min = 0.0)))]
+    #[garde(range(min = 0.0))]
     pub min_tvl: Option<f64>,
     /// Pools per page (1–100, default 20).
     #[serde(default = "twenty")]
@@ -283,7 +285,9 @@ pub struct DefiNontokenizedRequest {
     #[garde(skip)]
     pub network: EvmChain,
     /// Protocol slugs; all when absent.
-    #[garde(inner(length(max = 20), inner(length(min = 1, max = 64))))]
+    // garde's `inner` on an `Option` reaches the list, schemars' the list's items: each says it its way.
+    #[garde(length(max = 20), inner(inner(length(min = 1, max = 64))))]
+    #[schemars(inner(length(min = 1, max = 64)))]
     pub protocols: Option<Vec<String>>,
 }
 
@@ -317,7 +321,7 @@ pub struct ShieldTxData {
     #[garde(pattern("^0x([0-9a-fA-F]{2})*$"), length(max = 262_144))]
     pub data: String,
     /// Value in wei, hex (`0x…`) or decimal.
-    #[garde(inner(pattern("^(0x[0-9a-fA-F]{1,64}|[0-9]{1,78})$")))]
+    #[garde(pattern("^(0x[0-9a-fA-F]{1,64}|[0-9]{1,78})$"))]
     pub value: Option<String>,
 }
 
@@ -743,7 +747,7 @@ pub struct PerpOrder {
     #[garde(skip)]
     pub reduce_only: bool,
     /// Client order id, `0x` and 32 hex digits.
-    #[garde(inner(pattern("^0x[0-9a-fA-F]{32}$")))]
+    #[garde(pattern("^0x[0-9a-fA-F]{32}$"))]
     pub cloid: Option<String>,
 }
 

@@ -167,7 +167,7 @@ pub struct AgentRequest {
     pub input_schema: Option<Value>,
     /// Seconds the endpoint gets to answer, 1 to 60 (default 30).
     #[serde(default)]
-    #[garde(inner(range(min = 1, max = 60)))]
+    #[garde(range(min = 1, max = 60))]
     pub timeout_secs: Option<u64>,
 }
 
@@ -181,31 +181,35 @@ pub struct AgentPatch {
     #[garde(length(max = 64))]
     pub agent_id: String,
     /// See [`AgentRequest::name`].
-    #[garde(inner(length(chars, min = 1, max = 100)))]
+    #[garde(length(chars, min = 1, max = 100))]
     pub name: Option<String>,
     /// See [`AgentRequest::endpoint`].
-    #[garde(inner(length(max = 2048)))]
+    #[garde(length(max = 2048))]
     pub endpoint: Option<String>,
     /// See [`AgentRequest::description`].
-    #[garde(inner(length(chars, max = 2000)))]
+    #[garde(length(chars, max = 2000))]
     pub description: Option<String>,
     /// See [`AgentRequest::category`].
-    #[garde(inner(length(chars, max = 50)))]
+    #[garde(length(chars, max = 50))]
     pub category: Option<String>,
     /// See [`AgentRequest::tags`].
-    #[garde(inner(length(max = 20), inner(length(chars, min = 1, max = 32))))]
+    // garde's `inner` on an `Option` reaches the list, schemars' the list's items: each says it its way.
+    #[garde(length(max = 20), inner(inner(length(chars, min = 1, max = 32))))]
+    #[schemars(inner(length(min = 1, max = 32)))]
     pub tags: Option<Vec<String>>,
     /// See [`AgentRequest::examples`].
-    #[garde(inner(length(max = 10)))]
+    #[garde(length(max = 10))]
     pub examples: Option<Vec<Example>>,
     /// See [`AgentRequest::capabilities`].
-    #[garde(inner(length(max = 20), inner(length(chars, min = 1, max = 100))))]
+    // garde's `inner` on an `Option` reaches the list, schemars' the list's items: each says it its way.
+    #[garde(length(max = 20), inner(inner(length(chars, min = 1, max = 100))))]
+    #[schemars(inner(length(min = 1, max = 100)))]
     pub capabilities: Option<Vec<String>>,
     /// See [`AgentRequest::input_schema`].
     #[garde(skip)]
     pub input_schema: Option<Value>,
     /// See [`AgentRequest::timeout_secs`].
-    #[garde(inner(range(min = 1, max = 60)))]
+    #[garde(range(min = 1, max = 60))]
     pub timeout_secs: Option<u64>,
 }
 
@@ -387,7 +391,7 @@ pub struct X402ConfigRequest {
     /// The wallet's network: `ethereum` (the EVM network svc pays out on), a configured network's
     /// name (`base`, `base-sepolia`) or its CAIP-2 id. Default: the EVM network svc pays out on.
     #[serde(default)]
-    #[garde(inner(length(max = 64)))]
+    #[garde(length(max = 64))]
     pub network: Option<String>,
     /// Limits (default: 10,000 a day, 60 a minute).
     #[serde(default)]
@@ -476,7 +480,7 @@ pub struct WithdrawRequest {
     pub amount: Money,
     /// Where to (default: the config's wallet).
     #[serde(default)]
-    #[garde(inner(length(max = 64)))]
+    #[garde(length(max = 64))]
     pub destination: Option<String>,
 }
 
@@ -528,23 +532,23 @@ pub struct WithdrawalList {
 pub struct MarketplaceQuery {
     /// Only this category.
     #[serde(default)]
-    #[garde(inner(length(max = 50)))]
+    #[garde(length(max = 50))]
     pub category: Option<String>,
     /// Only agents with this tag.
     #[serde(default)]
-    #[garde(inner(length(max = 32)))]
+    #[garde(length(max = 32))]
     pub tag: Option<String>,
     /// Words the name, description or capabilities must contain (any case).
     #[serde(default)]
-    #[garde(inner(length(max = 200)))]
+    #[garde(length(max = 200))]
     pub q: Option<String>,
     /// Page, from 1.
     #[serde(default)]
-    #[garde(inner(range(min = 1, max = 10_000)))]
+    #[garde(range(min = 1, max = 10_000))]
     pub page: Option<u32>,
     /// Agents per page, 1 to 100 (default 20).
     #[serde(default)]
-    #[garde(inner(range(min = 1, max = 100)))]
+    #[garde(range(min = 1, max = 100))]
     pub per_page: Option<u32>,
 }
 
