@@ -493,10 +493,11 @@ impl ChaindataPayloadRules for ChaindataProfilerPayload {
         let mut errors = ChaindataDateRange::rule(self.date.as_ref(), "date");
         let at = |field: &str| [Loc::from(field)];
         match (&self.wallet_addresses, &self.entity_id) {
+            // Neither field is required alone, so this is not a `missing` field error.
             (None, None) => errors.push(FieldError::new(
                 at("walletAddresses"),
-                "Field required: give walletAddresses (1-20 wallets) or entityId",
-                "missing",
+                "give walletAddresses (1-20 wallets) or entityId",
+                "value_error",
             )),
             (Some(wallets), _) if wallets.is_empty() || wallets.len() > 20 => errors.push(FieldError::new(
                 at("walletAddresses"),
@@ -1924,7 +1925,7 @@ mod tests {
             .expect("solana wallet");
         parse(&spec, &json!({"payload": {"walletAddresses": vec![USDC_BASE; 20]}})).expect("twenty wallets");
         let err = parse(&spec, &json!({"payload": {}})).expect_err("neither");
-        assert_eq!(err.errors[0].kind, "missing");
+        assert_eq!(err.errors[0].kind, "value_error", "neither field is required alone");
         assert!(err.errors[0].msg.contains("entityId"), "{}", err.errors[0].msg);
     }
 
