@@ -13,7 +13,10 @@
 #      a transaction sent from a relayer key behind svc's back mid-run;
 #   4. sellers on that chain: the official client pays a seller's agent (an endpoint that checks
 #      svc's signature), and svc pays the withdrawn balance out to the seller's wallet, once, also
-#      when svc is killed between sending a payout and recording it.
+#      when svc is killed between sending a payout and recording it;
+#   5. svc killed (kill -9) a third of the way through 200 distinct payments at concurrency 32,
+#      on SQLite and on PostgreSQL, and started again: within 30 s every client has its answer or
+#      a clear error, and a transfer landed exactly for the payments answered.
 # Usage: interop/run.sh [path to the svc binary]
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -26,7 +29,13 @@ if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
 .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
 
 scratch="$(mktemp -d)"
-cleanup() { kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$scratch"; }
+crash_db=""
+cleanup() {
+  kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$scratch"
+  if [ -n "$crash_db" ]; then
+    psql -h 127.0.0.1 -U postgres -d test -qc "DROP DATABASE IF EXISTS $crash_db WITH (FORCE)" >/dev/null 2>&1 || true
+  fi
+}
 trap cleanup EXIT
 status=0
 fail() { status=1; echo "--- $1 log" >&2; tail -n 30 "$2" >&2; }
@@ -106,8 +115,10 @@ start_chain "$scratch/chain.log" "$scratch/svc.toml" "$payer"
 printf '\n[sellers]\nallow_http_hosts = ["127.0.0.1"]\n' >>"$scratch/svc.toml"
 port="$(free_port)"
 mkdir -p "$scratch/settle"
+settle_db="" rate_off=""
 serve_settling() {
-  SVC_SIMULATOR_URL="http://127.0.0.1:$sim_port" SVC_DATA_DIR="$scratch/settle" SVC_CONFIG="$scratch/svc.toml" \
+  env ${settle_db:+SVC_DATABASE_URL="$settle_db"} ${rate_off:+SVC_RATE_PER_MINUTE=0} \
+    SVC_SIMULATOR_URL="http://127.0.0.1:$sim_port" SVC_DATA_DIR="$scratch/settle" SVC_CONFIG="$scratch/svc.toml" \
     SVC_EVM_RELAYER_KEYS="$relayer_key,$relayer2_key" SVC_PAYOUT_KEY="$pay_to_key" \
     "$svc" serve --listen "127.0.0.1:$port" >>"$scratch/settle.log" 2>&1 &
   settle_pid=$!
@@ -136,5 +147,39 @@ else
   fail svc "$scratch/settle.log"
 fi
 if grep -q "whsec_" "$scratch/settle.log"; then status=1; echo "a seller's signing secret reached the log" >&2; fi
+
+# crash_load LABEL: 200 distinct payments from 40 payers at concurrency 32; the script kills svc
+# (kill -9) a third of the way in, svc is started again on the same store, and the clients retry.
+crash_load() {
+  RPC_URL="$rpc" TOKEN="$token" PAY_TO="$pay_to" DEPLOYER_KEY="$deployer_key" RELAYERS="$relayer,$relayer2" \
+    SVC_PID="$settle_pid" COUNT=200 PAYERS=40 CONCURRENCY=32 DEADLINE_S=30 \
+    node crash-load.mjs "http://127.0.0.1:$port" "$(route 5)" &
+  local loader=$! ended=""
+  # All the clients retry from this one address: past the per-IP rate limit they would be told
+  # to come back in a minute, which real clients, each from its own address, are not.
+  rate_off=1
+  # Whichever ends first: svc, killed by the script, or the script, failing before it killed.
+  wait -n -p ended "$settle_pid" "$loader" 2>/dev/null || true
+  if [ "$ended" = "$loader" ]; then
+    wait "$loader" || true; fail "svc ($1)" "$scratch/settle.log"; return
+  fi
+  serve_settling
+  rate_off=""
+  wait "$loader" || fail "svc ($1)" "$scratch/settle.log"
+}
+echo "== kill -9 during 200 concurrent paid calls, on SQLite"
+crash_load sqlite
+if pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then
+  echo "== kill -9 during 200 concurrent paid calls, on PostgreSQL"
+  kill "$settle_pid"; wait "$settle_pid" 2>/dev/null || true
+  crash_db="svc_crash_$$"
+  psql -h 127.0.0.1 -U postgres -d test -qc "CREATE DATABASE $crash_db" >/dev/null
+  settle_db="postgres://postgres@127.0.0.1:5432/$crash_db"
+  serve_settling
+  wait_for curl -sf "http://127.0.0.1:$port/healthz"
+  crash_load postgres
+else
+  echo "== kill -9 during paid calls on PostgreSQL: skipped, no PostgreSQL at 127.0.0.1:5432"
+fi
 
 exit "$status"

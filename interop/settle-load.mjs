@@ -11,12 +11,11 @@
 //   env: RPC_URL, TOKEN, PAY_TO, DEPLOYER_KEY (mints to the payers), RELAYERS (comma-separated
 //   addresses), COUNT (200), PAYERS (8), CONCURRENCY (32), INJECT_KEY (a relayer key; optional),
 //   TIMEOUT_MS (15000 per call)
-import { x402Client } from "@x402/fetch";
-import { decodePaymentRequiredHeader, encodePaymentSignatureHeader, decodePaymentResponseHeader } from "@x402/core/http";
-import { registerExactEvmScheme } from "@x402/evm/exact/client";
+import { decodePaymentResponseHeader } from "@x402/core/http";
 import { createPublicClient, createWalletClient, http, parseAbi } from "viem";
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { privateKeyToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
+import { fundedPayers, presigned } from "./payers.mjs";
 
 const [base, path] = process.argv.slice(2);
 const { RPC_URL, TOKEN, PAY_TO, DEPLOYER_KEY } = process.env;
@@ -30,31 +29,16 @@ const transport = http(RPC_URL);
 const chain = createPublicClient({ chain: hardhat, transport });
 const abi = parseAbi([
   "function balanceOf(address) view returns (uint256)",
-  "function mint(address, uint256)",
 ]);
 const balanceOf = (who) => chain.readContract({ address: TOKEN, abi, functionName: "balanceOf", args: [who] });
 const problems = [];
 const check = (ok, message) => { if (!ok) problems.push(message); };
 
-// Fund the payers.
-const deployer = createWalletClient({ account: privateKeyToAccount(DEPLOYER_KEY), chain: hardhat, transport });
-const payers = Array.from({ length: PAYERS }, () => privateKeyToAccount(generatePrivateKey()));
-for (const payer of payers) {
-  const hash = await deployer.writeContract({ address: TOKEN, abi, functionName: "mint", args: [payer.address, 1_000_000_000n] });
-  await chain.waitForTransactionReceipt({ hash });
-}
-
-// One challenge; each payer signs its share of payments for it.
-const challengeResponse = await fetch(base + path);
-check(challengeResponse.status === 402, `challenge: status ${challengeResponse.status}`);
-const challenge = decodePaymentRequiredHeader(challengeResponse.headers.get("payment-required"));
-const headers = [];
-for (let i = 0; i < COUNT; i++) {
-  const client = new x402Client();
-  registerExactEvmScheme(client, { signer: payers[i % PAYERS] });
-  client.setSpendControls?.({ allowedAssets: [{ network: "eip155:31337", asset: TOKEN }] });
-  headers.push(encodePaymentSignatureHeader(await client.createPaymentPayload(challenge)));
-}
+const payers = await fundedPayers({ chain, transport, token: TOKEN, deployerKey: DEPLOYER_KEY, count: PAYERS });
+const signed = await presigned({ url: base + path, token: TOKEN, payers, count: COUNT });
+check(signed.status === 402, `challenge: status ${signed.status}`);
+const challenge = signed.challenge;
+const headers = signed.payments.map((p) => p.header);
 
 const nonces = async (tag) => Promise.all(relayers.map((r) => chain.getTransactionCount({ address: r, blockTag: tag })));
 const noncesBefore = await nonces("latest");

@@ -6,7 +6,8 @@
 //! - [`pipeline`]: the path every catalogue route takes (read, validate, check, then its channel).
 //! - [`call`]: the one request a channel is handed.
 //! - [`x402`]: the x402 channel: the payment header read once, challenges, the paywall's outcome
-//!   mapped to a response; [`challenge`]: the challenges it builds and caches.
+//!   mapped to a response; [`challenge`]: the challenges it builds and caches; `handover`: an
+//!   answer paid on chain confirmed to the paywall once written.
 //! - [`credits`]: the credit channel (`/api/svc-tools/*`); [`preview`]: free previews.
 //! - [`rate`]: rate limits per client; [`limits`]: who the client is, and the rate headers.
 //! - [`handlers`]: route handlers by catalogue id.
@@ -33,6 +34,7 @@ pub mod edge;
 pub mod encoding;
 pub mod error;
 pub mod handlers;
+pub(crate) mod handover;
 pub mod limits;
 pub mod metrics;
 pub mod ops;

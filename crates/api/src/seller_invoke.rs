@@ -93,9 +93,9 @@ async fn run(state: &AppState, agent_id: &str, parts: &Parts, body: Body) -> Res
         }
     };
     let outcome = match outcome {
-        Outcome::Paid { answer, receipt, v1 } => {
+        Outcome::Paid { answer, receipt, v1, handover } => {
             sellers.after_payment(&invocable, !receipt.transaction.is_empty()).await;
-            Outcome::Paid { answer, receipt, v1 }
+            Outcome::Paid { answer, receipt, v1, handover }
         }
         // The seller worked; its answer is only withheld until the transfer confirms.
         Outcome::Unsettled { error, receipt } => Outcome::Unsettled { error, receipt },

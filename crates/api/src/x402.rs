@@ -132,8 +132,11 @@ pub(crate) fn respond<A: Into<Answer>>(
     challenge: &Challenge<'_>,
 ) -> Result<Response, ApiError> {
     match outcome {
-        Outcome::Paid { answer, receipt, v1 } => {
+        Outcome::Paid { answer, receipt, v1, handover } => {
             let mut response = paid(answer, payment_response_header(&receipt));
+            if let Some(handover) = handover {
+                response = crate::handover::on_written(response, handover);
+            }
             if v1 {
                 // v1 clients read the settlement from X-PAYMENT-RESPONSE.
                 if let Some(value) = response.headers().get(PAYMENT_RESPONSE).cloned() {

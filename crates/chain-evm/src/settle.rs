@@ -218,6 +218,24 @@ impl EvmSettler {
         self.relayers.iter().any(|r| r.gas() != GasLevel::Empty)
     }
 
+    /// Whether every relayer's transactions have all been mined: the node's pending nonce of
+    /// each key is its latest. Then an authorization the token has not used was not sent by
+    /// any process on these keys, and (with the process that reserved it stopped) never
+    /// will be.
+    pub async fn nothing_in_flight(&self) -> Result<bool, EvmError> {
+        for relayer in self.relayers.iter() {
+            let provider = &self.reader.provider;
+            let latest = within("eth_getTransactionCount", provider.get_transaction_count(relayer.address()).latest());
+            let pending =
+                within("eth_getTransactionCount", provider.get_transaction_count(relayer.address()).pending());
+            let (latest, pending) = (latest.await?, pending.await?);
+            if pending != latest {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
     /// Its reads of the chain.
     pub fn reader(&self) -> &EvmReader {
         &self.reader

@@ -303,7 +303,12 @@ impl Llm {
             Ok::<_, LlmError>(Sold { answer: (), json: Bytes::from(json.to_string()), then: Some(delivery) })
         };
         match self.paywall.charge(sale, payment, work).await? {
-            Outcome::Paid { receipt, .. } => {
+            Outcome::Paid { receipt, handover, .. } => {
+                // What the payment bought is credits, on the account before this call goes on:
+                // nothing of it is left to hand over.
+                if let Some(handover) = handover {
+                    handover.delivered();
+                }
                 // The delivery reports its own failures; the credits must be there before the
                 // call goes on, so a failed delivery is tried once more here (it is idempotent)
                 // and a second failure is the caller's error, with the payment on record.

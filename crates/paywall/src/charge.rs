@@ -14,6 +14,22 @@ use crate::{ANSWER_KEPT_MS, Buyer, Outcome, Paywall, PaywallError, Sale, Sold};
 /// The verify outcome of an EIP-3009 authorization the token has already consumed.
 const NONCE_USED: &str = "invalid_exact_evm_nonce_already_used";
 
+/// What a client is told of its payment while a request of ours holds it undecided: wait and
+/// send the same payment again. `None` once the payment is decided.
+fn undecided(status: PaymentStatus) -> Option<&'static str> {
+    match status {
+        PaymentStatus::Reserved => Some(
+            "payment_in_progress: this authorization is paying for another request; if that request was cut off \
+             by a restart, svc decides it within a minute: send the same payment again then",
+        ),
+        PaymentStatus::Pending => Some(
+            "payment_pending: the transfer of this payment was sent and is not confirmed yet; send the same \
+             payment again in a minute to get the answer",
+        ),
+        _ => None,
+    }
+}
+
 /// Why a charge stopped before its work ran.
 enum Halt {
     /// Refused with a reason: the caller challenges again.
@@ -241,11 +257,45 @@ impl Paywall {
                         self.claim_withheld(sale, &earlier).await?;
                         Ok(Verdict::Withheld(Box::new(earlier)))
                     }
+                    // Spent by a request of ours not decided yet (its process was killed after
+                    // sending, say): the reconciler will find it settled and owe this payment
+                    // its answer, so the client is told to wait, not that it replayed.
+                    Some(earlier) if undecided(earlier.status).is_some() => {
+                        Err(refused(undecided(earlier.status).unwrap_or_default()))
+                    }
+                    // Settled and answered, but the answer may not have reached the client.
+                    Some(earlier) if earlier.status == PaymentStatus::Settled && earlier.route_id == sale.product => {
+                        Err(self.undelivered(&earlier, payment, err.reason()).await?)
+                    }
                     _ => Err(refused(err.reason().to_owned())),
                 }
             }
             Err(err) => Err(refused(err.reason().to_owned())),
         }
+    }
+
+    /// A settled payment sent again. Its answer is kept until it has been written to its
+    /// client; one still kept was cut off, by a process killed between settling and writing:
+    /// the very payment that bought it, signature included, gets it once that process has
+    /// stopped (until then the request may still be writing it). Any other is a replay.
+    async fn undelivered(&self, earlier: &PaymentRecord, payment: &DecodedPayment, replay: &str) -> Result<Halt, Halt> {
+        let now = self.clock.now_ms();
+        let id = kept_id(&earlier.network, &earlier.payer, &earlier.nonce);
+        let Some(kept) = self.store.paid_response(&id, now - ANSWER_KEPT_MS).await? else {
+            return Ok(refused(replay.to_owned()));
+        };
+        if kept.payload_digest != payment.payload_digest() {
+            return Ok(refused(replay.to_owned()));
+        }
+        let holder = earlier.holder.as_deref().unwrap_or_default();
+        if !self.store.instance_stopped(holder, now - crate::reconcile::STOPPED_AFTER_MS).await? {
+            return Ok(refused(undecided(PaymentStatus::Reserved).unwrap_or_default()));
+        }
+        if !self.store.forget_paid_response(&id).await? {
+            // Another retry took it first.
+            return Ok(refused(replay.to_owned()));
+        }
+        Ok(Halt::Kept { body: Bytes::from(kept.body), receipt: kept.payment_response })
     }
 
     /// Step 3, reserve: one request per authorization, across replicas.
@@ -280,17 +330,10 @@ impl Paywall {
                 self.claim_withheld(sale, &earlier).await?;
                 Ok(Admitted::Withheld(earlier))
             }
-            Reservation::Duplicate(earlier) => Err(refused(match earlier.status {
-                PaymentStatus::Reserved => {
-                    "payment_in_progress: this authorization is paying for another request; if that request was \
-                     cut off by a restart, svc decides it within a minute: send the same payment again then"
-                }
-                PaymentStatus::Pending => {
-                    "payment_pending: the transfer of this payment was sent and is not confirmed yet; \
-                     send the same payment again in a minute to get the answer"
-                }
-                _ => "payment_already_used: this authorization was already spent; sign a new one",
-            })),
+            Reservation::Duplicate(earlier) => Err(refused(
+                undecided(earlier.status)
+                    .unwrap_or("payment_already_used: this authorization was already spent; sign a new one"),
+            )),
         }
     }
 
@@ -367,13 +410,20 @@ impl Paywall {
                     delivery.await;
                 }
                 let receipt = receipt(true, None, Some(payer), transaction.clone(), network);
+                let mut handover = None;
                 if let Some(payment_id) = &matched.payment_id {
-                    self.keep_answer(payment_id, matched, &json, &receipt, at_ms).await;
+                    self.keep_answer(payment_id, &matched.digest, matched, &json, &receipt, at_ms).await;
+                } else if status == PaymentStatus::Settled {
+                    // Funds moved on chain: the answer is kept until it is written, so a
+                    // process killed in between still owes it to the payment's retry.
+                    let id = kept_id(network, &matched.replay.payer, &matched.replay.nonce);
+                    self.keep_answer(&id, &payment.payload_digest(), matched, &json, &receipt, at_ms).await;
+                    handover = Some(crate::Handover { store: self.store.clone(), kept: id });
                 }
                 let transaction = Some(transaction).filter(|t| !t.is_empty());
                 Settlement {
                     record: Record { status, transaction, error: None, at_ms },
-                    outcome: Outcome::Paid { answer, receipt, v1: payment.version == 1 },
+                    outcome: Outcome::Paid { answer, receipt, v1: payment.version == 1, handover },
                 }
             }
             Err(error) => {
@@ -401,14 +451,23 @@ impl Paywall {
         })
     }
 
-    /// Keeps a paid answer for a retry that names its payment id.
-    async fn keep_answer(&self, id: &str, matched: &Matched, body: &Bytes, receipt: &SettleResponse, now_ms: i64) {
+    /// Keeps a paid answer for a retry: one that names its payment id, or the very payment
+    /// that bought it after a settlement on chain.
+    async fn keep_answer(
+        &self,
+        id: &str,
+        digest: &str,
+        matched: &Matched,
+        body: &Bytes,
+        receipt: &SettleResponse,
+        now_ms: i64,
+    ) {
         let kept = svc_store::PaidResponse {
             payment_id: id.to_owned(),
             network: matched.requirement.network.clone(),
             payer: matched.replay.payer.clone(),
             nonce: matched.replay.nonce.clone(),
-            payload_digest: matched.digest.clone(),
+            payload_digest: digest.to_owned(),
             body: body.to_vec(),
             payment_response: svc_x402::encode_header(receipt),
             created_at: now_ms,
@@ -468,11 +527,17 @@ impl Paywall {
         self.rebate(sale, &earlier.payer, earlier.amount, &earlier.id).await;
         let transaction = earlier.tx_hash.clone().unwrap_or_default();
         let receipt = receipt(true, None, Some(earlier.payer.clone()), transaction, &earlier.network);
-        Outcome::Paid { answer, receipt, v1: payment.version == 1 }
+        Outcome::Paid { answer, receipt, v1: payment.version == 1, handover: None }
     }
 }
 
 /// A payment that settled after its answer was withheld.
+/// The key an on-chain payment's answer is kept under when the client named no payment id.
+/// A client's ids have no `:`, so the two never meet.
+fn kept_id(network: &str, payer: &str, nonce: &str) -> String {
+    format!("paid:{network}:{payer}:{nonce}")
+}
+
 fn is_withheld(record: &PaymentRecord) -> bool {
     record.status == PaymentStatus::Settled && record.error.as_deref() == Some(svc_store::ANSWER_WITHHELD)
 }

@@ -114,6 +114,9 @@ pub enum Outcome<A, E> {
         /// Whether the payment was an x402 v1 one (its client reads the settlement from the
         /// v1 header).
         v1: bool,
+        /// For a payment settled on chain, what to call once the answer has been written to
+        /// its client.
+        handover: Option<Handover>,
     },
     /// A retry of a call already answered: the same answer, without a second charge.
     Kept {
@@ -140,6 +143,27 @@ pub enum Outcome<A, E> {
         /// The failed settlement, for the payer.
         receipt: SettleResponse,
     },
+}
+
+/// An answer paid on chain and kept until it reaches its client: if the process is killed
+/// before, the payment's retry gets it (see `Paywall::charge`). Dropping it unconfirmed keeps
+/// the answer for that retry (a client that went away may come back).
+#[derive(Debug)]
+pub struct Handover {
+    pub(crate) store: svc_store::Store,
+    pub(crate) kept: String,
+}
+
+impl Handover {
+    /// The answer was written to its client: it is no longer kept, so the same payment sent
+    /// again is a replay.
+    pub fn delivered(self) {
+        tokio::spawn(async move {
+            if let Err(err) = self.store.forget_paid_response(&self.kept).await {
+                tracing::warn!(error = %err, "could not forget a delivered answer");
+            }
+        });
+    }
 }
 
 /// What stops a charge without an answer for the payer to act on.

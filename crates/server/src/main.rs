@@ -223,8 +223,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     let state = AppState::new(services).context("configuring the LLM proxy and sellers")?;
     // Settlements left pending and reservations left by a stopped process are settled from
-    // what the chain says.
-    tokio::spawn(svc_paywall::reconcile::run(state.paywall.clone(), std::time::Duration::from_secs(15)));
+    // what the chain says. A pass is one indexed query when nothing is due; every 5 s, so a
+    // killed process's payments are decided within seconds of its last beat going stale.
+    tokio::spawn(svc_paywall::reconcile::run(state.paywall.clone(), std::time::Duration::from_secs(5)));
     // The signal engine: one snapshot now, then one per refresh interval, on the replica that
     // holds the engine lease; the others serve the leader's snapshots.
     tokio::spawn(state.signals.clone().run());

@@ -140,6 +140,10 @@ pub struct PaymentRecord {
     pub created_at: i64,
     /// Last change, unix ms.
     pub updated_at: i64,
+    /// The process that reserved it (see [`Store::beat_instance`]); `None` for rows older
+    /// than holders. Internal: never serialised.
+    #[serde(skip)]
+    pub holder: Option<String>,
 }
 
 /// The outcome of a reservation. The record is boxed because it is large and `Reserved`, the
@@ -158,7 +162,7 @@ macro_rules! select_payments {
     ($rest:literal) => {
         concat!(
             "SELECT id, route_id, network, payer, nonce, amount, asset, pay_to, status, tx_hash, error, ",
-            "valid_before, created_at, updated_at FROM payments ",
+            "valid_before, created_at, updated_at, holder FROM payments ",
             $rest
         )
     };
@@ -294,6 +298,13 @@ impl Store {
         self.write(BEAT, vec![Arg::Text(id.to_owned()), Arg::Int(now_ms)]).await?;
         self.write(FORGET, vec![Arg::Int(now_ms - 86_400_000)]).await?;
         Ok(())
+    }
+
+    /// Whether process `id` has not been seen since `since_ms` (stopped, or never seen).
+    pub async fn instance_stopped(&self, id: &str, since_ms: i64) -> Result<bool, StoreError> {
+        const SQL: &str = "SELECT COUNT(*) FROM paywall_instances WHERE id = $1 AND seen_at >= $2";
+        let seen: i64 = with_pool!(&self.db, |p| sqlx::query_scalar(SQL).bind(id).bind(since_ms).fetch_one(p).await)?;
+        Ok(seen == 0)
     }
 
     /// Records what the chain says of a pending or abandoned payment: `settled` (with

@@ -54,6 +54,13 @@ impl Store {
         Ok(with_pool!(&self.db, |p| sqlx::query_as(SQL).bind(payment_id).bind(since_ms).fetch_optional(p).await)?)
     }
 
+    /// Forgets the answer kept under `payment_id` (it reached its client); returns whether
+    /// there was one.
+    pub async fn forget_paid_response(&self, payment_id: &str) -> Result<bool, StoreError> {
+        const SQL: &str = "DELETE FROM paid_responses WHERE payment_id = $1";
+        Ok(self.write(SQL, vec![Arg::Text(payment_id.to_owned())]).await? == 1)
+    }
+
     /// Forgets answers stored before `before_ms`; returns how many.
     pub async fn prune_paid_responses(&self, before_ms: i64) -> Result<u64, StoreError> {
         const SQL: &str = "DELETE FROM paid_responses WHERE created_at < $1";

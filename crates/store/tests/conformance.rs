@@ -326,6 +326,19 @@ async fn a_paid_answer_is_kept_once_per_payment_id_and_expires(store: Store) {
     assert_eq!(store.paid_response(&answer.payment_id, 1_001).await.expect("read"), None, "older than asked");
     assert_eq!(store.prune_paid_responses(1_001).await.expect("prune"), 1);
     assert_eq!(store.paid_response(&answer.payment_id, 0).await.expect("read"), None);
+    // Delivered: forgotten at once, once.
+    assert!(store.save_paid_response(&answer).await.expect("save"));
+    assert!(store.forget_paid_response(&answer.payment_id).await.expect("forget"));
+    assert!(!store.forget_paid_response(&answer.payment_id).await.expect("forget"), "once");
+    assert_eq!(store.paid_response(&answer.payment_id, 0).await.expect("read"), None);
+}
+
+conformance!(a_process_is_stopped_once_not_seen_since_the_bound_or_never_seen);
+async fn a_process_is_stopped_once_not_seen_since_the_bound_or_never_seen(store: Store) {
+    store.beat_instance("pw_a", 5_000).await.expect("beat");
+    assert!(!store.instance_stopped("pw_a", 5_000).await.expect("read"), "seen at the bound");
+    assert!(store.instance_stopped("pw_a", 5_001).await.expect("read"), "silent since");
+    assert!(store.instance_stopped("pw_never", 0).await.expect("read"), "never seen");
 }
 
 conformance!(pending_and_abandoned_payments_are_reconciled_once_and_a_withheld_answer_claimed_once);

@@ -35,6 +35,12 @@ pub trait EvmChain: EvmLedger {
     fn can_settle(&self) -> bool {
         true
     }
+    /// Whether none of its senders has a transaction not yet mined, so an authorization the
+    /// token has not used was not sent and (its process stopped) will not be. `false` when
+    /// it cannot tell: the payment then waits for its `validBefore`.
+    fn nothing_in_flight(&self) -> BoxFuture<'_, Result<bool, EvmError>> {
+        async { Ok(false) }.boxed()
+    }
 }
 
 /// A node attached to one network, shared by every request.
@@ -351,7 +357,19 @@ impl Facilitator for BuiltinFacilitator {
             if sent_nothing {
                 return Ok(Resolution::NotSettled);
             }
-            self.ledgers.resolve(payment).await.unwrap_or(Ok(Resolution::Unknown))
+            // A reservation left by a stopped process, with no transaction on record: if none
+            // of our relayers has one unmined (read first), an authorization still unused was
+            // never sent, and is released now instead of at its `validBefore`.
+            let idle = match self.evm_chains.get(&network.network) {
+                Some(chain) if payment.abandoned && payment.transaction.is_none() => {
+                    chain.nothing_in_flight().await.unwrap_or(false)
+                }
+                _ => false,
+            };
+            match self.ledgers.resolve(payment).await.unwrap_or(Ok(Resolution::Unknown))? {
+                Resolution::Unknown if idle => Ok(Resolution::NotSettled),
+                resolution => Ok(resolution),
+            }
         }
         .boxed()
     }
@@ -422,6 +440,10 @@ impl EvmChain for svc_chain_evm::settle::EvmSettler {
 
     fn can_settle(&self) -> bool {
         self.can_pay_gas()
+    }
+
+    fn nothing_in_flight(&self) -> BoxFuture<'_, Result<bool, EvmError>> {
+        svc_chain_evm::settle::EvmSettler::nothing_in_flight(self).boxed()
     }
 }
 

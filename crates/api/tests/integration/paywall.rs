@@ -71,6 +71,8 @@ struct FakeChain {
     time: std::sync::atomic::AtomicU64,
     /// No relayer can pay for gas.
     out_of_gas: std::sync::atomic::AtomicBool,
+    /// Every relayer transaction has been mined (none in the node's pool).
+    idle: std::sync::atomic::AtomicBool,
 }
 
 impl EvmLedger for FakeChain {
@@ -90,6 +92,10 @@ impl EvmLedger for FakeChain {
 impl EvmChain for FakeChain {
     fn can_settle(&self) -> bool {
         !self.out_of_gas.load(Ordering::SeqCst)
+    }
+
+    fn nothing_in_flight(&self) -> BoxFuture<'_, Result<bool, EvmError>> {
+        futures::future::ready(Ok(self.idle.load(Ordering::SeqCst))).boxed()
     }
 
     fn is_valid_signature<'a>(&'a self, _: &'a VerifiedAuthorization) -> BoxFuture<'a, Result<bool, EvmError>> {
@@ -1157,6 +1163,128 @@ mod reconciliation {
         let records = p.app.store.payments_by_payer(&payer_id, 10).await.expect("payments");
         let live = records.iter().find(|r| r.id == "cut-off-28").expect("the live process's reservation");
         assert_eq!(live.status, PaymentStatus::Reserved, "a live process's request is its own");
+    }
+
+    /// Killed after its transfer landed, before recording it: a client retrying before the
+    /// reconciler decides finds the authorization spent on chain. It is told to wait (the
+    /// payment is ours and undecided), not that it replayed, and once decided it is answered
+    /// (found by the interop's kill -9 under load).
+    #[tokio::test]
+    async fn a_retry_that_finds_its_transfer_landed_before_the_reconciler_decided_is_told_to_wait() {
+        let p = paywalled(Some(FakeChain::default())).await;
+        let killed = cut_off(&p, 31, svc_paywall::reconcile::STOPPED_AFTER_MS + 1_000).await;
+        p.chain.used.store(true, Ordering::SeqCst);
+        let early = p.pay(TOP_PICKS, "payment-signature", &killed).await;
+        assert_eq!(early.status, StatusCode::PAYMENT_REQUIRED);
+        assert!(error_of(&early).starts_with("payment_in_progress"), "told to wait: {}", error_of(&early));
+        assert_eq!(reconcile(&p).await, Report { settled: 1, ..Report::default() });
+        let served = p.pay(TOP_PICKS, "payment-signature", &killed).await;
+        assert_eq!(served.status, StatusCode::OK, "{}", served.text());
+        let again = p.pay(TOP_PICKS, "payment-signature", &killed).await;
+        assert_eq!(again.status, StatusCode::PAYMENT_REQUIRED, "answered once");
+        assert_eq!(error_of(&again), "invalid_exact_evm_nonce_already_used", "a replay now");
+        assert_eq!(p.chain.transfers.load(Ordering::SeqCst), 0, "the earlier transfer was the payment");
+    }
+
+    /// Killed before it sent the transfer: with none of svc's relayer transactions left
+    /// unmined, an unused authorization was never sent and will not be, so it is released
+    /// within a pass of its process going quiet, not at its `validBefore`; the client's retry
+    /// is then served and charged once (the interop's kill -9 under load left such payments
+    /// "in progress" for minutes).
+    #[tokio::test]
+    async fn a_killed_processs_unsent_payment_is_released_at_once_when_nothing_is_in_flight() {
+        let p = paywalled(Some(FakeChain::default())).await;
+        let killed = cut_off(&p, 35, svc_paywall::reconcile::STOPPED_AFTER_MS + 1_000).await;
+        assert_eq!(reconcile(&p).await, Report { undecided: 1, ..Report::default() }, "a relayer has one in flight");
+        p.chain.idle.store(true, Ordering::SeqCst);
+        assert_eq!(reconcile(&p).await, Report { released: 1, ..Report::default() });
+        let served = p.pay(TOP_PICKS, "payment-signature", &killed).await;
+        assert_eq!(served.status, StatusCode::OK, "{}", served.text());
+        assert_eq!(p.chain.transfers.load(Ordering::SeqCst), 1, "charged once, by the retry");
+    }
+
+    /// The key and digest the paywall keeps an on-chain answer under until it is written.
+    fn kept_key(header: &str) -> (String, String) {
+        let payment = b64_json(header);
+        let authorization = &payment["payload"]["authorization"];
+        let payer = authorization["from"].as_str().expect("from").to_lowercase();
+        let nonce = authorization["nonce"].as_str().expect("nonce").to_lowercase();
+        let decoded = svc_x402::codec::decode_payment(header.as_bytes()).expect("decodes");
+        (format!("paid:{}:{payer}:{nonce}", svc_x402::network::BASE), decoded.payload_digest())
+    }
+
+    /// An answer paid on chain is kept only until it has been written to its client: once
+    /// written, the same payment sent again is a replay like any other.
+    #[tokio::test]
+    async fn an_answer_written_to_its_client_is_not_kept_and_its_payment_sent_again_is_a_replay() {
+        let p = paywalled(Some(FakeChain::default())).await;
+        let header = p.signed(TOP_PICKS, 32).await;
+        assert_eq!(p.pay(TOP_PICKS, "payment-signature", &header).await.status, StatusCode::OK);
+        let (kept, _) = kept_key(&header);
+        let mut forgotten = false;
+        for _ in 0..200 {
+            if p.app.store.paid_response(&kept, 0).await.expect("read").is_none() {
+                forgotten = true;
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        assert!(forgotten, "the written answer is no longer kept");
+        p.chain.used.store(true, Ordering::SeqCst);
+        let replay = p.pay(TOP_PICKS, "payment-signature", &header).await;
+        assert_eq!(error_of(&replay), "invalid_exact_evm_nonce_already_used");
+        assert_eq!(p.chain.transfers.load(Ordering::SeqCst), 1);
+    }
+
+    /// Killed after its payment settled and was recorded, before its answer was written (the
+    /// interop's kill -9 under load found such payments charged and never answered): the kept
+    /// answer goes to the very payment that bought it, once, after its process has stopped;
+    /// while that process may still be writing it, the client is told to wait.
+    #[tokio::test]
+    async fn an_answer_cut_off_after_settlement_goes_to_its_payments_retry_once() {
+        let p = paywalled(Some(FakeChain::default())).await;
+        let now = svc_domain::Clock::now_ms(&p.app.clock);
+        let mut headers = Vec::new();
+        for (nonce, silent_ms) in [(33u8, 1_000), (34, svc_paywall::reconcile::STOPPED_AFTER_MS + 1_000)] {
+            let holder = format!("pw_cut_{nonce}");
+            p.app.store.beat_instance(&holder, now - silent_ms).await.expect("beat");
+            let id = format!("cut-{nonce}");
+            let header = left_reserved(&p, nonce, id.clone(), now - 2_000, Some(holder)).await;
+            assert!(
+                p.app
+                    .store
+                    .finish_payment(&id, PaymentStatus::Settled, Some("0xt"), None, now - 1_000)
+                    .await
+                    .expect("record")
+            );
+            let (kept, digest) = kept_key(&header);
+            let answer = svc_store::PaidResponse {
+                payment_id: kept,
+                network: svc_x402::network::BASE.into(),
+                payer: String::new(),
+                nonce: String::new(),
+                payload_digest: digest,
+                body: br#"{"cut":"off"}"#.to_vec(),
+                payment_response: "eyJzdWNjZXNzIjp0cnVlfQ==".into(),
+                created_at: now - 1_000,
+            };
+            assert!(p.app.store.save_paid_response(&answer).await.expect("keep"));
+            headers.push(header);
+        }
+        p.chain.used.store(true, Ordering::SeqCst);
+        let (live, stopped) = (&headers[0], &headers[1]);
+        let wait = p.pay(TOP_PICKS, "payment-signature", live).await;
+        assert!(
+            error_of(&wait).starts_with("payment_in_progress"),
+            "its process may still write it: {}",
+            error_of(&wait)
+        );
+        let served = p.pay(TOP_PICKS, "payment-signature", stopped).await;
+        assert_eq!(served.status, StatusCode::OK, "{}", served.text());
+        assert_eq!(served.json(), serde_json::json!({"cut": "off"}), "the answer it paid for");
+        let again = p.pay(TOP_PICKS, "payment-signature", stopped).await;
+        assert_eq!(error_of(&again), "invalid_exact_evm_nonce_already_used", "given once");
+        assert_eq!(p.chain.transfers.load(Ordering::SeqCst), 0, "nothing moved again");
     }
 
     #[tokio::test]
