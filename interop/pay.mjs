@@ -1,11 +1,13 @@
 // Pays one svc route with the official x402 TypeScript client (@x402/fetch + @x402/evm) and
 // checks what a paying agent relies on: 200, a successful PAYMENT-RESPONSE for the network it
-// paid on, and a JSON answer. Usage: node pay.mjs BASE_URL METHOD PATH [JSON_BODY]
+// paid on, and a JSON answer. Usage: node pay.mjs BASE_URL METHOD PATH [JSON_BODY | @FILE]
 import { wrapFetchWithPayment, x402Client, decodePaymentResponseHeader } from "@x402/fetch";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { privateKeyToAccount } from "viem/accounts";
 
-const [base, method, path, body] = process.argv.slice(2);
+const [base, method, path, bodyArg] = process.argv.slice(2);
+// `@file` reads the body from a file (a large body does not fit in one argument).
+const body = bodyArg?.startsWith("@") ? (await import("node:fs")).readFileSync(bodyArg.slice(1), "utf8") : bodyArg;
 const payer = privateKeyToAccount(process.env.PAYER_KEY);
 
 const client = new x402Client();

@@ -1,6 +1,6 @@
 """Pays one svc route with the official x402 Python client (PyPI `x402`, requests adapter) and
 checks what a paying agent relies on: 200, a successful PAYMENT-RESPONSE for the network it paid
-on, and a JSON answer. Usage: python pay.py BASE_URL METHOD PATH [JSON_BODY]"""
+on, and a JSON answer. Usage: python pay.py BASE_URL METHOD PATH [JSON_BODY | @FILE]"""
 
 import json
 import os
@@ -16,6 +16,9 @@ from x402.mechanisms.evm.signers import EthAccountSigner
 
 base, method, path = sys.argv[1:4]
 body = sys.argv[4] if len(sys.argv) > 4 else None
+if body and body.startswith("@"):  # a large body does not fit in one argument
+    with open(body[1:], encoding="utf-8") as f:
+        body = f.read()
 payer = Account.from_key(os.environ["PAYER_KEY"])
 
 client = x402ClientSync()

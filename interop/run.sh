@@ -59,6 +59,15 @@ SVC_SIMULATOR_URL="http://127.0.0.1:$sim_port" SVC_DATA_DIR="$scratch/verify-onl
 wait_for curl -sf "http://127.0.0.1:$port/healthz"
 node pay.mjs "http://127.0.0.1:$port" GET "$(route 0)" || fail svc "$scratch/verify-only.log"
 .venv/bin/python pay.py "http://127.0.0.1:$port" GET "$(route 1)" || fail svc "$scratch/verify-only.log"
+# The largest input a route's schema allows is paid for like any other, by both official
+# clients: 64 KiB of calldata to simulate (the challenge echoes a bounded part of it, so the
+# payment that copies the challenge stays small).
+python3 -c 'import json; print(json.dumps({"from_address": "0x2c7536E3605D9C16a7a3D7b1898e529396a65c23",
+  "tx_data": {"to": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", "data": "0x" + "ab" * 65536}}))' >"$scratch/largest.json"
+node pay.mjs "http://127.0.0.1:$port" POST /api/x402/svc-tools/shield/simulate "@$scratch/largest.json" \
+  || fail svc "$scratch/verify-only.log"
+.venv/bin/python pay.py "http://127.0.0.1:$port" POST /api/x402/svc-tools/shield/simulate "@$scratch/largest.json" \
+  || fail svc "$scratch/verify-only.log"
 # svc's own client, `svc pay`, pays the same way and prints the answer and the settlement.
 SVC_PAYER_KEY="$PAYER_KEY" "$svc" pay GET "$(route 0)" --url "http://127.0.0.1:$port" \
   >"$scratch/svc-pay.json" 2>"$scratch/svc-pay.log" || fail "svc pay" "$scratch/svc-pay.log"

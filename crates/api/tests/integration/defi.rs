@@ -502,14 +502,18 @@ async fn evm_only_filters_on_solana_discovery_are_a_free_422() {
     assert!(app.sim.faults.log().is_empty());
 }
 
-/// A large valid input is paid for like any other: the challenge echoes no more of it than a
+/// The largest valid input is paid for like any other: the challenge echoes no more of it than a
 /// small bound, so the payment that copies the challenge's extensions stays a payment svc
 /// takes (before, 11 KB of calldata made the payment too large and the client looped on 402).
 #[tokio::test]
 async fn a_simulation_with_large_calldata_is_challenged_briefly_and_paid() {
     let app = TestApp::new().await;
-    let data = format!("0xa9059cbb{}", "00".repeat(32 * 1024));
+    // The most calldata the schema allows (64 KiB), which fits the default body limit.
+    let data = format!("0xa9059cbb{}", "00".repeat(64 * 1024 - 4));
     let body = json!({"tx_data": {"to": BASE_USDC, "data": data}, "from_address": WALLET});
+    let one_more = json!({"tx_data": {"to": BASE_USDC, "data": format!("{data}00")}, "from_address": WALLET});
+    let refused = app.call(&Method::POST, SIMULATE, Some(&one_more.to_string())).await;
+    crate::support::assert_invalid_at(&refused, &[json!("body"), json!("tx_data"), json!("data")]);
     let challenge = app.call(&Method::POST, SIMULATE, Some(&body.to_string())).await;
     assert_eq!(challenge.status, StatusCode::PAYMENT_REQUIRED, "{}", challenge.text());
     let header = challenge.headers.get("payment-required").expect("challenge header");

@@ -316,9 +316,11 @@ pub struct ShieldTxData {
     /// Recipient or contract.
     #[garde(skip)]
     pub to: EvmAddress,
-    /// Calldata, `0x`-prefixed hex (default `0x`, a plain transfer).
+    /// Calldata, `0x`-prefixed hex (default `0x`, a plain transfer), up to 64 KiB of it.
+    // `0x` and 64 KiB as hex: the largest body the schema allows fits svc's default body
+    // limit (256 KiB), so whatever validates can be paid for.
     #[serde(default = "empty_calldata")]
-    #[garde(pattern("^0x([0-9a-fA-F]{2})*$"), length(max = 262_144))]
+    #[garde(pattern("^0x([0-9a-fA-F]{2})*$"), length(max = 131_074))]
     pub data: String,
     /// Value in wei, hex (`0x…`) or decimal.
     #[garde(pattern("^(0x[0-9a-fA-F]{1,64}|[0-9]{1,78})$"))]
