@@ -211,6 +211,11 @@ impl Keypair {
     pub fn address(&self) -> String {
         bs58::encode(self.0.verifying_key().to_bytes()).into_string()
     }
+
+    /// The ed25519 signature of `message` by this key.
+    pub(crate) fn sign(&self, message: &[u8]) -> [u8; 64] {
+        self.0.sign(message).to_bytes()
+    }
 }
 
 impl std::fmt::Debug for Keypair {

@@ -6,15 +6,21 @@
 //! same reason codes) before anything is served: the layout of its instructions, the
 //! compute-budget caps that bound what the fee payer spends, the mint, the destination token
 //! account, the exact amount, and the payer's ed25519 signature. It also co-signs a verified
-//! transaction for settlement.
+//! transaction for settlement. On the paying side it builds that transaction as the official
+//! client does ([`build_exact`]).
 
 mod exact;
+mod pay;
 #[cfg(feature = "settle")]
 pub mod settle;
 
 pub use exact::{
     ExactSvmPayload, ExactSvmRequirement, Keypair, MAX_COMPUTE_UNIT_PRICE_MICROLAMPORTS, MAX_COMPUTE_UNITS,
     SolanaError, VerifiedTransfer, associated_token_account, replay_key, verify_exact,
+};
+pub use pay::{
+    BuildError, DEFAULT_COMPUTE_UNIT_LIMIT, DEFAULT_COMPUTE_UNIT_PRICE_MICROLAMPORTS, ExactSvmPayment, MAX_MEMO_BYTES,
+    build_exact,
 };
 
 /// Program ids the check recognises.

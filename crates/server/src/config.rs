@@ -215,9 +215,13 @@ pub enum KeysCommand {
 
 /// Settings of `svc pay`.
 #[derive(Args)]
-#[command(after_help = "Environment:\n  SVC_PAYER_KEY  the paying wallet's private key, 0x followed by 64 hex digits \
-    (required; read from the environment only, never printed)\n  SVC_URL        base URL of the service \
-    (default http://127.0.0.1:8402)\n\nExits non-zero on any answer that is not a 2xx, after printing it.")]
+#[command(after_help = "Environment:\n  SVC_PAYER_KEY         the paying EVM wallet's private key, 0x followed by 64 \
+    hex digits (read from the environment only, never printed)\n  SVC_PAYER_SOLANA_KEY  the paying Solana wallet's \
+    key, for --network solana: its base58 secret key (64 bytes, as Phantom or solana-keygen export it) or the JSON \
+    array of 64 bytes solana-keygen writes, e.g. \"$(cat ~/.config/solana/id.json)\" (read from the environment \
+    only, never printed)\n  SVC_SOLANA_RPC_URL    Solana node to read the recent blockhash and the mint from \
+    (default: none; see --solana-rpc-url)\n  SVC_URL               base URL of the service (default \
+    http://127.0.0.1:8402)\n\nExits non-zero on any answer that is not a 2xx, after printing it.")]
 pub struct PayArgs {
     /// HTTP method.
     pub method: String,
@@ -229,12 +233,25 @@ pub struct PayArgs {
     /// Base URL of the service.
     #[arg(long, env = "SVC_URL", default_value = "http://127.0.0.1:8402")]
     pub url: String,
-    /// Pay on this network only (CAIP-2); default: the first EVM network offered.
+    /// Pay on this network only: a CAIP-2 id as the challenge lists it (`eip155:8453`,
+    /// `solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp`), or `solana` for the first Solana network
+    /// offered. Default: the first EVM network offered, or Solana when only
+    /// SVC_PAYER_SOLANA_KEY is set.
     #[arg(long)]
     pub network: Option<String>,
+    /// Solana JSON-RPC node the payment reads the recent blockhash (`getLatestBlockhash`) and
+    /// the mint's program and decimals from, as the official client does. Without one, a
+    /// blockhash the challenge offers is used, else a placeholder that only a verify-only
+    /// service (svc's default) accepts; svc says so on stderr.
+    #[arg(long, env = "SVC_SOLANA_RPC_URL", hide_env_values = true)]
+    pub solana_rpc_url: Option<String>,
     /// The paying wallet's private key (0x-hex). From the environment only; never printed.
     #[arg(long = "payer-key", env = "SVC_PAYER_KEY", hide_env_values = true, hide = true)]
     pub payer_key: Option<String>,
+    /// The paying Solana wallet's key (base58 or a JSON byte array). From the environment
+    /// only; never printed.
+    #[arg(long = "payer-solana-key", env = "SVC_PAYER_SOLANA_KEY", hide_env_values = true, hide = true)]
+    pub payer_solana_key: Option<String>,
 }
 
 impl std::fmt::Debug for PayArgs {

@@ -1,10 +1,12 @@
-//! The paying side: answer a challenge with a signed payment, as the official clients do. Used
-//! by `svc pay` and by tests that must pay the server exactly like a real client.
+//! The paying side: answer a challenge with a signed payment, as the official clients do (an
+//! EIP-3009 authorization on EVM networks, a partially signed transfer on Solana). Used by
+//! `svc pay` and by tests that must pay the server exactly like a real client.
 
 use std::str::FromStr;
 
 use serde_json::{Value, json};
 use svc_chain_evm::{Address, B256, Payer, TokenDomain, U256};
+use svc_chain_solana::{BuildError, ExactSvmPayment, ExactSvmRequirement, Keypair};
 
 use crate::siwx::{Proof, SIGN_IN_WITH_X};
 use crate::wire::{PaymentRequired, PaymentRequirements};
@@ -21,7 +23,13 @@ pub enum PayError {
     /// Signing failed.
     #[error("signing failed: {0}")]
     Sign(String),
+    /// The Solana transaction could not be built.
+    #[error("the Solana transaction could not be built: {0}")]
+    Solana(#[from] BuildError),
 }
+
+/// USDC's mint on Solana devnet (and testnet); mainnet's is [`crate::network::SOLANA_USDC`].
+const SOLANA_DEVNET_USDC: &str = "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU";
 
 /// The first requirement of `challenge` an EVM wallet can pay, optionally on `network` only.
 pub fn choose<'a>(challenge: &'a PaymentRequired, network: Option<&str>) -> Option<&'a PaymentRequirements> {
@@ -60,6 +68,62 @@ pub fn pay_header(
     let valid_before = now.saturating_add(requirement.max_timeout_seconds);
     let payload =
         payer.authorize(&domain, to, value, 0, valid_before, nonce).map_err(|e| PayError::Sign(e.to_string()))?;
+    Ok(envelope(challenge, requirement, json!(payload)))
+}
+
+/// The first Solana `exact` requirement of `challenge` that names a fee payer, optionally on
+/// `network` only: a CAIP-2 id as the challenge lists it, or `solana` for any Solana network.
+pub fn choose_solana<'a>(challenge: &'a PaymentRequired, network: Option<&str>) -> Option<&'a PaymentRequirements> {
+    challenge.accepts.iter().find(|r| {
+        r.scheme == "exact"
+            && r.network.starts_with("solana:")
+            && network.is_none_or(|n| n == "solana" || r.network == n)
+            && r.extra.as_ref().is_some_and(|e| e.get("feePayer").is_some_and(Value::is_string))
+    })
+}
+
+/// The decimals of a Solana requirement's asset as far as the challenge tells: its
+/// `extra.decimals`, else 6 for USDC's mints on mainnet and devnet. `None` for another mint,
+/// whose decimals only a node can tell (the official client always reads them from the mint).
+pub fn solana_decimals(requirement: &PaymentRequirements) -> Option<u8> {
+    let stated = requirement.extra.as_ref().and_then(|e| e.get("decimals")).and_then(|d| match d {
+        Value::Number(n) => n.as_u64().and_then(|n| u8::try_from(n).ok()),
+        Value::String(s) => s.parse().ok(),
+        _ => None,
+    });
+    stated.or_else(|| {
+        [crate::network::SOLANA_USDC, SOLANA_DEVNET_USDC].contains(&requirement.asset.as_str()).then_some(6)
+    })
+}
+
+/// A `PAYMENT-SIGNATURE` header paying the Solana `requirement` from `payer`: the transaction
+/// the official client builds ([`svc_chain_solana::build_exact`]), with the asset's
+/// `decimals` and `payment`'s token program, blockhash and nonce, in the envelope
+/// [`pay_header`] sends.
+pub fn pay_header_solana(
+    challenge: &PaymentRequired,
+    requirement: &PaymentRequirements,
+    payer: &Keypair,
+    decimals: u8,
+    payment: &ExactSvmPayment<'_>,
+) -> Result<String, PayError> {
+    let extra = requirement.extra.as_ref().ok_or(PayError::Malformed("feePayer"))?;
+    let text = |key: &str| extra.get(key).and_then(Value::as_str);
+    let required = ExactSvmRequirement {
+        amount: requirement.amount.parse().map_err(|_| PayError::Malformed("amount"))?,
+        asset: &requirement.asset,
+        decimals,
+        pay_to: &requirement.pay_to,
+        fee_payer: Some(text("feePayer").ok_or(PayError::Malformed("feePayer"))?),
+        memo: text("memo"),
+    };
+    let transaction = svc_chain_solana::build_exact(&required, payer, payment)?;
+    Ok(envelope(challenge, requirement, json!({"transaction": transaction})))
+}
+
+/// The x402 v2 payment message around `payload`: the challenge's resource, the accepted
+/// requirement echoed, and the challenge's extensions copied, as the official clients send.
+fn envelope(challenge: &PaymentRequired, requirement: &PaymentRequirements, payload: Value) -> String {
     let mut message = json!({
         "x402Version": 2,
         "payload": payload,
@@ -69,7 +133,7 @@ pub fn pay_header(
     if let Some(extensions) = &challenge.extensions {
         message["extensions"] = Value::Object(extensions.clone());
     }
-    Ok(crate::encode_header(&message))
+    crate::encode_header(&message)
 }
 
 /// The `SIGN-IN-WITH-X` header proving `payer`'s wallet on `network`, when the challenge

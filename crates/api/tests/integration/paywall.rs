@@ -884,6 +884,40 @@ mod solana {
         assert_eq!(records[0].status, PaymentStatus::Settled);
     }
 
+    /// The Solana payer role (the transaction the official client builds, from svc's own
+    /// client): each payment is served once, under the payer's base58 address; the same
+    /// payment again is a replay, a new one (another memo nonce) pays again.
+    #[tokio::test]
+    async fn the_solana_payers_payments_are_each_served_once() {
+        let app = app(None).await;
+        let get = axum::http::Method::GET;
+        let paid = app.pay_solana(&get, TOP_PICKS, None, 1).await;
+        assert_eq!(paid.status, StatusCode::OK, "{}", paid.text());
+        let settled = b64_json(paid.headers["payment-response"].to_str().expect("ascii"));
+        assert_eq!((settled["payer"].as_str(), settled["network"].as_str()), (Some(PAYER), Some(SOLANA)));
+        let again = app.pay_solana(&get, TOP_PICKS, None, 1).await;
+        assert!(error_of(&again).starts_with("payment_already_used"), "{}", again.text());
+        let another = app.pay_solana(&get, TOP_PICKS, None, 2).await;
+        assert_eq!(another.status, StatusCode::OK, "{}", another.text());
+        let records = app.store.payments_by_payer(PAYER, 10).await.expect("payments");
+        assert_eq!(records.len(), 2);
+    }
+
+    /// Where svc settles Solana, the payer's transaction is co-signed and sent once, and the
+    /// answer names the sent transaction.
+    #[tokio::test]
+    async fn the_solana_payers_payment_is_cosigned_and_sent() {
+        let node = Arc::new(FakeSolana::default());
+        let app = app(Some(Arc::clone(&node))).await;
+        let paid = app.pay_solana(&axum::http::Method::GET, TOP_PICKS, None, 7).await;
+        assert_eq!(paid.status, StatusCode::OK, "{}", paid.text());
+        let settled = b64_json(paid.headers["payment-response"].to_str().expect("ascii"));
+        assert!(settled["transaction"].as_str().is_some_and(|t| !t.is_empty()), "{settled}");
+        assert_eq!(node.sent.lock().expect("sent").len(), 1);
+        let records = app.store.payments_by_payer(PAYER, 10).await.expect("payments");
+        assert_eq!(records[0].status, PaymentStatus::Settled);
+    }
+
     #[tokio::test]
     async fn a_solana_payment_to_another_recipient_is_refused_before_serving() {
         let app = TestApp::with(Setup {

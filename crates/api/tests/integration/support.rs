@@ -30,6 +30,14 @@ pub const PAYER_KEY: &str = "0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae
 /// Where test payments go (a fixed, public test address).
 pub const PAY_TO: &str = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C";
 
+/// The paying Solana wallet of [`TestApp::pay_solana`]: the x402 vectors' public test seed
+/// (the same 32 bytes as [`PAYER_KEY`]), whose address is `9fijMemJYwXS5QD85Qxsq7iKqvSebgb6LvpGftgkeigk`.
+pub const SOLANA_PAYER_KEY: &str = "0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318";
+
+/// The recent blockhash the Solana payer signs with: a fixed test value (svc checks no
+/// blockhash before settling; a node would refuse it).
+pub const SOLANA_TEST_BLOCKHASH: &str = "AEfG19HkBEptPUkVN3MpETgCTuUxvTM2q75pyHq6YfDF";
+
 pub struct TestApp {
     pub router: Router,
     pub state: AppState,
@@ -237,6 +245,15 @@ impl TestApp {
         sign_challenge(&challenge, nonce)
     }
 
+    /// Pays for `method uri` from the Solana payer: gets the 402 challenge and answers its
+    /// Solana requirement with the transaction the official client builds, signed by
+    /// [`SOLANA_PAYER_KEY`] with memo nonce `nonce`. The app must offer Solana.
+    pub async fn pay_solana(&self, method: &Method, uri: &str, body: Option<&str>, nonce: u8) -> Reply {
+        let challenge = self.call(method, uri, body).await;
+        let header = sign_challenge_solana(&challenge, nonce);
+        self.call_with(method, uri, body, &[("payment-signature", &header)]).await
+    }
+
     /// How many calls [`PAYER_KEY`] has paid for.
     pub async fn paid_calls(&self) -> usize {
         let payer = Payer::from_key(PAYER_KEY).expect("key").address().to_string().to_lowercase();
@@ -319,6 +336,21 @@ pub fn sign_challenge(challenge: &Reply, nonce: u8) -> String {
     let payer = Payer::from_key(PAYER_KEY).expect("key");
     let now = u64::try_from(NOW_MS / 1000).expect("now");
     svc_x402::client::pay_header(&challenge, requirement, &payer, now, B256::with_last_byte(nonce)).expect("sign")
+}
+
+/// The `PAYMENT-SIGNATURE` header paying `challenge` (a 402) on Solana from
+/// [`SOLANA_PAYER_KEY`], with memo nonce `nonce`: an SPL Token transfer of USDC (6 decimals).
+pub fn sign_challenge_solana(challenge: &Reply, nonce: u8) -> String {
+    assert_eq!(challenge.status, StatusCode::PAYMENT_REQUIRED, "{}", challenge.text());
+    let challenge: svc_x402::PaymentRequired = serde_json::from_slice(&challenge.body).expect("challenge");
+    let requirement = svc_x402::client::choose_solana(&challenge, None).expect("Solana offered");
+    let payer = svc_chain_solana::Keypair::parse(SOLANA_PAYER_KEY).expect("key");
+    let payment = svc_chain_solana::ExactSvmPayment {
+        token_program: svc_chain_solana::programs::TOKEN,
+        recent_blockhash: SOLANA_TEST_BLOCKHASH,
+        nonce: [nonce; 16],
+    };
+    svc_x402::client::pay_header_solana(&challenge, requirement, &payer, 6, &payment).expect("sign")
 }
 
 /// Asserts a 422 whose errors include one at `loc`.
