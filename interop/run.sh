@@ -134,7 +134,7 @@ serve_settling() {
 }
 serve_settling
 wait_for curl -sf "http://127.0.0.1:$port/healthz"
-RPC_URL="$rpc" TOKEN="$token" PAY_TO="$pay_to" node settle.mjs "http://127.0.0.1:$port" "$(route 2)" \
+RPC_URL="$rpc" TOKEN="$token" PAY_TO="$pay_to" DEPLOYER_KEY="$deployer_key" node settle.mjs "http://127.0.0.1:$port" "$(route 2)" \
   || fail svc "$scratch/settle.log"
 RPC_URL="$rpc" TOKEN="$token" PAY_TO="$pay_to" DEPLOYER_KEY="$deployer_key" RELAYERS="$relayer,$relayer2" \
   COUNT=200 PAYERS=8 CONCURRENCY=32 INJECT_KEY="$relayer_key" \

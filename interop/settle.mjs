@@ -1,11 +1,15 @@
 // Real settlement: the official client (@x402/fetch + @x402/evm) pays svc, whose built-in
 // facilitator sends transferWithAuthorization to the local chain. Checks that the funds moved
-// exactly once, and that replaying the same signed payment is refused and moves nothing.
-// Usage: node settle.mjs BASE_URL PATH   (env: RPC_URL, TOKEN, PAYER_KEY, PAY_TO)
+// exactly once, and that replaying the same signed payment is refused and moves nothing; that
+// the token's own refusals, found by simulating the transfer before the call is served, reach
+// the client by their x402 reason: a payer without the funds, and an authorization used on
+// chain behind svc's back.
+// Usage: node settle.mjs BASE_URL PATH   (env: RPC_URL, TOKEN, PAYER_KEY, PAY_TO, DEPLOYER_KEY)
 import { wrapFetchWithPayment, x402Client, decodePaymentResponseHeader } from "@x402/fetch";
+import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
-import { createPublicClient, http, parseAbi } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { createPublicClient, createWalletClient, http, parseAbi, parseSignature } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
 
 const [base, path] = process.argv.slice(2);
@@ -80,7 +84,42 @@ check(burstStatuses.filter((s) => s === 200).length === 1, `concurrent copies: s
 check(beforeBurst.payer - afterBurst.payer === price, `concurrent copies moved ${beforeBurst.payer - afterBurst.payer}, one payment is ${price}`);
 check(afterBurst.payTo - beforeBurst.payTo === price, "the recipient did not get exactly one payment");
 
-console.log(JSON.stringify({ check: "settlement on a local chain", status: response.status, transaction: settlement?.transaction, price: String(price), replay: replay.status, concurrent: burstStatuses.join(",") }));
+// Signed by the official client for the route's challenge, sent by hand.
+const signedBy = async (signer) => {
+  const challenge = decodePaymentRequiredHeader((await fetch(base + path)).headers.get("payment-required"));
+  const c = new x402Client();
+  registerExactEvmScheme(c, { signer });
+  c.setSpendControls({ allowedAssets: [{ network: "eip155:31337", asset: TOKEN }] });
+  return c.createPaymentPayload(challenge);
+};
+const refusal = async (payload) => {
+  const reply = await fetch(base + path, { headers: { "payment-signature": encodePaymentSignatureHeader(payload) } });
+  return { status: reply.status, error: String((await reply.json().catch(() => ({}))).error) };
+};
+
+// A payer without the funds: refused before the call is served, by the token's own check.
+const broke = await refusal(await signedBy(privateKeyToAccount(generatePrivateKey())));
+check(broke.status === 402 && broke.error.startsWith("invalid_exact_evm_insufficient_balance"), `unfunded payer: ${JSON.stringify(broke)}`);
+
+// An authorization used on chain behind svc's back (anyone may submit it): refused as used,
+// and nothing more moves.
+const used = await signedBy(payer);
+const a = used.payload.authorization;
+const { v, r, s } = parseSignature(used.payload.signature);
+const submitter = createWalletClient({ account: privateKeyToAccount(process.env.DEPLOYER_KEY), chain: hardhat, transport: http(RPC_URL) });
+const transferAbi = parseAbi(["function transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,uint8,bytes32,bytes32)"]);
+const direct = await submitter.writeContract({
+  address: TOKEN, abi: transferAbi, functionName: "transferWithAuthorization",
+  args: [a.from, a.to, BigInt(a.value), BigInt(a.validAfter), BigInt(a.validBefore), a.nonce, Number(v), r, s],
+});
+await chain.waitForTransactionReceipt({ hash: direct });
+const beforeUsed = await balances();
+const usedReply = await refusal(used);
+check(usedReply.status === 402 && usedReply.error.startsWith("invalid_exact_evm_nonce_already_used"), `used on chain: ${JSON.stringify(usedReply)}`);
+const afterUsed = await balances();
+check(afterUsed.payer === beforeUsed.payer && afterUsed.payTo === beforeUsed.payTo, "a payment used behind svc's back moved funds again");
+
+console.log(JSON.stringify({ check: "settlement on a local chain", status: response.status, transaction: settlement?.transaction, price: String(price), replay: replay.status, concurrent: burstStatuses.join(","), unfunded: broke.error, usedOnChain: usedReply.error }));
 if (problems.length) {
   console.error(problems.join("\n"));
   process.exit(1);

@@ -8,6 +8,8 @@
 
 mod exact;
 #[cfg(feature = "settle")]
+mod reads;
+#[cfg(feature = "settle")]
 mod relayer;
 #[cfg(feature = "settle")]
 pub mod settle;
@@ -52,6 +54,9 @@ pub enum EvmError {
     /// The payer cannot cover the amount.
     #[error("the payer's balance does not cover the amount")]
     InsufficientBalance,
+    /// Simulating the transfer failed for a reason the token did not name.
+    #[error("the token refused the transfer in simulation: {0}")]
+    SimulationFailed(String),
     /// The transfer was mined but reverted.
     #[error("the transfer transaction reverted")]
     TransactionFailed(B256),
@@ -83,6 +88,7 @@ impl EvmError {
             EvmError::ValidAfter => "invalid_exact_evm_payload_authorization_valid_after",
             EvmError::NonceUsed => "invalid_exact_evm_nonce_already_used",
             EvmError::InsufficientBalance => "invalid_exact_evm_insufficient_balance",
+            EvmError::SimulationFailed(_) => "invalid_exact_evm_transaction_simulation_failed",
             EvmError::TransactionFailed(_) => "invalid_exact_evm_transaction_failed",
             EvmError::Pending(_) | EvmError::SendUnknown(_) => "settlement_pending",
             EvmError::Rpc(_) | EvmError::Config(_) => "unexpected_settle_error",

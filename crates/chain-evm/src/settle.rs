@@ -3,8 +3,9 @@
 //! gas, each through its own nonce lane (the `relayer` module).
 //! Behind the `settle` feature because the node client is most of this crate's build time.
 
-use std::sync::{Arc, Weak};
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 
 use alloy::providers::{DynProvider, Provider, ProviderBuilder};
 use alloy::rpc::types::TransactionRequest;
@@ -12,6 +13,7 @@ use alloy::signers::local::PrivateKeySigner;
 use alloy::sol;
 use alloy_primitives::{Address, B256, Bytes, U256};
 
+use crate::reads::{ReadError, Reads};
 pub use crate::relayer::GasLevel;
 use crate::relayer::{Broadcast, Relayer};
 use crate::{EvmError, VerifiedAuthorization};
@@ -39,6 +41,8 @@ const ERC1271_MAGIC: [u8; 4] = [0x16, 0x26, 0xba, 0x7e];
 pub struct EvmReader {
     provider: DynProvider,
     token: Address,
+    /// Simulations and receipts, batched under load.
+    reads: Reads,
 }
 
 /// A node connection with the relayer keys that submit transfers for one token. Each key has
@@ -51,6 +55,9 @@ pub struct EvmSettler {
     /// spreads transfers (and gas use) over every key.
     turn: Arc<std::sync::atomic::AtomicUsize>,
     receipt_timeout: Duration,
+    /// The gas each verified transfer's simulation used, by its EIP-712 digest: settling it
+    /// moments later needs no second simulation.
+    estimates: Arc<Mutex<HashMap<B256, (u64, Instant)>>>,
 }
 
 /// Gas a `transferWithAuthorization` is assumed to need when judging a relayer's balance;
@@ -63,6 +70,11 @@ const GAS_WATCH_INTERVAL: Duration = Duration::from_secs(30);
 /// First wait between receipt polls; it doubles up to [`RECEIPT_POLL_MAX`].
 const RECEIPT_POLL_START: Duration = Duration::from_millis(20);
 const RECEIPT_POLL_MAX: Duration = Duration::from_secs(1);
+
+/// How long a verified transfer's gas estimate is kept for its settlement.
+const ESTIMATE_TTL: Duration = Duration::from_secs(600);
+/// Estimates kept before the old ones are dropped.
+const ESTIMATES_KEPT: usize = 10_000;
 
 /// Longest wait for one node call: a paid request must not hang on a node that stopped
 /// answering.
@@ -133,7 +145,11 @@ impl EvmReader {
     pub async fn connect(rpc_url: &str, token: Address, chain_id: u64) -> Result<Self, EvmError> {
         let provider = ProviderBuilder::new().connect_client(rpc_client(rpc_url)?).erased();
         check_chain(&provider, chain_id).await?;
-        Ok(EvmReader { provider, token })
+        Ok(EvmReader::new(provider, token))
+    }
+
+    fn new(provider: DynProvider, token: Address) -> Self {
+        EvmReader { reads: Reads::start(provider.clone()), provider, token }
     }
 
     /// Whether the token consumed `payer`'s authorization `nonce` (so the transfer happened).
@@ -151,7 +167,8 @@ impl EvmReader {
     /// The outcome of a sent transaction: `Some(true)` mined and succeeded, `Some(false)`
     /// mined and reverted, `None` not mined (yet).
     pub async fn receipt(&self, hash: B256) -> Result<Option<bool>, EvmError> {
-        let receipt = within("eth_getTransactionReceipt", self.provider.get_transaction_receipt(hash)).await?;
+        let receipt: Option<alloy::rpc::types::TransactionReceipt> =
+            self.reads.call("eth_getTransactionReceipt", &(hash,)).await?;
         Ok(receipt.map(|r| r.status()))
     }
 
@@ -201,8 +218,13 @@ impl EvmSettler {
         check_chain(&provider, chain_id).await?;
         let relayers: Arc<[Relayer]> =
             signers.into_iter().map(|signer| Relayer::start(signer, provider.clone(), chain_id)).collect();
-        let settler =
-            EvmSettler { reader: EvmReader { provider, token }, relayers, turn: Arc::default(), receipt_timeout };
+        let settler = EvmSettler {
+            reader: EvmReader::new(provider, token),
+            relayers,
+            turn: Arc::default(),
+            receipt_timeout,
+            estimates: Arc::default(),
+        };
         read_gas_levels(&settler.relayers, &settler.reader).await;
         tokio::spawn(gas_watch(Arc::downgrade(&settler.relayers), settler.reader.clone()));
         Ok(settler)
@@ -274,13 +296,13 @@ impl EvmSettler {
                 return Err(EvmError::Rpc("no relayer can pay for gas".into()));
             };
             tried.push(relayer.address());
-            // Estimating runs the transfer first: one the token would refuse (authorization
-            // used, balance short) fails here, before a nonce is spent on it.
-            let request = TransactionRequest::default()
-                .from(relayer.address())
-                .to(self.reader.token)
-                .input(calldata.clone().into());
-            let gas = within_estimate(self.reader.provider.estimate_gas(request)).await?;
+            // The simulation of its verification moments ago, or one now: either runs the
+            // transfer first, so one the token would refuse (authorization used, balance
+            // short) fails here, before a nonce is spent on it.
+            let gas = match self.take_estimate(verified.digest) {
+                Some(gas) => gas,
+                None => self.simulate(relayer.address(), &calldata).await.map_err(|e| send_refusal(&e))?,
+            };
             let gas_limit = gas.saturating_add(gas / 5);
             match relayer.send(self.reader.token, calldata.clone(), gas_limit).await {
                 Broadcast::Accepted(hash) => return self.await_receipt(hash).await,
@@ -298,6 +320,60 @@ impl EvmSettler {
                 Broadcast::Lost => return Err(EvmError::SendUnknown("the relayer's lane stopped mid-send".into())),
             }
         }
+    }
+
+    /// Whether the token would take this transfer now: x402's simulation of
+    /// `transferWithAuthorization`, as the reference facilitator verifies, in one read (it
+    /// covers the nonce, the balance and the signature at once). Its gas is kept for the
+    /// settlement. A refusal is named by the token's reason, or, when the token gives none
+    /// known, by reading its record of the nonce and the payer's balance.
+    pub async fn check_transfer(&self, verified: &VerifiedAuthorization) -> Result<(), EvmError> {
+        let sender = self.relayers.first().map(Relayer::address).unwrap_or_default();
+        match self.simulate(sender, &verified.transfer_calldata()).await {
+            Ok(gas) => {
+                self.keep_estimate(verified.digest, gas);
+                Ok(())
+            }
+            Err(ReadError::Unanswered(message)) => Err(EvmError::Rpc(message)),
+            Err(ReadError::Refused(message)) => match simulation_refusal(&message) {
+                Some(known) => Err(known),
+                None => {
+                    let a = &verified.authorization;
+                    let (used, balance) =
+                        tokio::join!(self.reader.authorization_used(a.from, a.nonce), self.reader.balance(a.from));
+                    if used? {
+                        Err(EvmError::NonceUsed)
+                    } else if balance? < a.value {
+                        Err(EvmError::InsufficientBalance)
+                    } else {
+                        Err(EvmError::SimulationFailed(message))
+                    }
+                }
+            },
+        }
+    }
+
+    /// `eth_estimateGas` of `calldata` to the token from `sender`.
+    async fn simulate(&self, sender: Address, calldata: &Bytes) -> Result<u64, ReadError> {
+        let request = TransactionRequest::default().from(sender).to(self.reader.token).input(calldata.clone().into());
+        let gas: alloy_primitives::U64 = self.reader.reads.call("eth_estimateGas", &(request,)).await?;
+        Ok(gas.to::<u64>())
+    }
+
+    fn keep_estimate(&self, digest: B256, gas: u64) {
+        let Ok(mut estimates) = self.estimates.lock() else { return };
+        if estimates.len() >= ESTIMATES_KEPT {
+            estimates.retain(|_, (_, at)| at.elapsed() < ESTIMATE_TTL);
+            if estimates.len() >= ESTIMATES_KEPT {
+                estimates.clear();
+            }
+        }
+        estimates.insert(digest, (gas, Instant::now()));
+    }
+
+    fn take_estimate(&self, digest: B256) -> Option<u64> {
+        let (gas, at) = self.estimates.lock().ok()?.remove(&digest)?;
+        (at.elapsed() < ESTIMATE_TTL).then_some(gas)
     }
 
     /// The least busy relayer not yet tried that can pay for gas; the next in turn among
@@ -373,18 +449,33 @@ async fn gas_watch(relayers: Weak<[Relayer]>, reader: EvmReader) {
     }
 }
 
-/// Estimates gas, mapping the token's refusals to their x402 codes. Nothing is sent here, so
-/// every failure means nothing moved.
-async fn within_estimate(
-    call: impl std::future::IntoFuture<Output = Result<u64, alloy::transports::TransportError>>,
-) -> Result<u64, EvmError> {
-    match tokio::time::timeout(CALL_TIMEOUT, call).await {
-        Ok(Ok(gas)) => Ok(gas),
-        Ok(Err(e)) => Err(match classify_send_error(&e.to_string()) {
-            EvmError::SendUnknown(message) => EvmError::Rpc(format!("eth_estimateGas: {message}")),
-            known => known,
-        }),
-        Err(_) => Err(EvmError::Rpc(format!("eth_estimateGas: no answer in {CALL_TIMEOUT:?}"))),
+/// A failed estimate before sending, as the token's refusal mapped to its x402 code. Nothing is
+/// sent here, so every failure means nothing moved.
+fn send_refusal(e: &ReadError) -> EvmError {
+    match classify_send_error(e.message()) {
+        EvmError::SendUnknown(message) => EvmError::Rpc(format!("eth_estimateGas: {message}")),
+        known => known,
+    }
+}
+
+/// What a refused simulation says, where the token names its reason; `None` when it does not.
+fn simulation_refusal(message: &str) -> Option<EvmError> {
+    let lower = message.to_ascii_lowercase();
+    if lower.contains("authorization is used") || lower.contains("authorization used") {
+        Some(EvmError::NonceUsed)
+    } else if lower.contains("exceeds balance")
+        || lower.contains("erc20insufficientbalance")
+        || lower.contains("0xe450d38c")
+    {
+        Some(EvmError::InsufficientBalance)
+    } else if lower.contains("invalid signature") {
+        Some(EvmError::Signature)
+    } else if lower.contains("authorization is expired") {
+        Some(EvmError::ValidBefore)
+    } else if lower.contains("authorization is not yet valid") {
+        Some(EvmError::ValidAfter)
+    } else {
+        None
     }
 }
 
@@ -415,6 +506,35 @@ fn classify_send_error(message: &str) -> EvmError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_simulation_is_named_by_the_tokens_reason_when_it_gives_one() {
+        let reason = |m: &str| simulation_refusal(m).map(|e| e.reason());
+        let hardhat = "eth_estimateGas: Error: VM Exception while processing transaction: reverted with reason string";
+        assert_eq!(
+            reason(&format!("{hardhat} 'FiatTokenV2: authorization is used or canceled'")),
+            Some("invalid_exact_evm_nonce_already_used")
+        );
+        assert_eq!(
+            reason("execution reverted: ERC20: transfer amount exceeds balance"),
+            Some("invalid_exact_evm_insufficient_balance")
+        );
+        assert_eq!(
+            reason("execution reverted: custom error 0xe450d38c000000"),
+            Some("invalid_exact_evm_insufficient_balance")
+        );
+        assert_eq!(reason(&format!("{hardhat} 'FiatTokenV2: invalid signature'")), Some("invalid_exact_evm_signature"));
+        assert_eq!(
+            reason("execution reverted: FiatTokenV2: authorization is expired"),
+            Some("invalid_exact_evm_payload_authorization_valid_before")
+        );
+        assert_eq!(
+            reason("execution reverted: FiatTokenV2: authorization is not yet valid"),
+            Some("invalid_exact_evm_payload_authorization_valid_after")
+        );
+        assert_eq!(reason("execution reverted: Pausable: paused"), None, "diagnosed by reading the token");
+        assert_eq!(EvmError::SimulationFailed("x".into()).reason(), "invalid_exact_evm_transaction_simulation_failed");
+    }
 
     #[test]
     fn only_refusals_known_to_precede_the_broadcast_count_as_failures() {

@@ -31,6 +31,28 @@ pub trait EvmChain: EvmLedger {
     fn transfer<'a>(&'a self, verified: &'a VerifiedAuthorization) -> BoxFuture<'a, Result<String, EvmError>>;
     /// The token balance of `owner`, in atomic units.
     fn balance<'a>(&'a self, owner: Address) -> BoxFuture<'a, Result<U256, EvmError>>;
+    /// Whether the token would take this transfer now (x402 §9.12: a payer who cannot cover
+    /// the amount is refused before the handler runs). By default the token's record of the
+    /// nonce and the payer's balance, both asked at once, so a paid call waits for the slower,
+    /// not the sum; a node client simulates the transfer itself instead.
+    fn check_transfer<'a>(&'a self, verified: &'a VerifiedAuthorization) -> BoxFuture<'a, Result<(), EvmError>> {
+        async move {
+            let authorization = &verified.authorization;
+            let (used, balance) = futures::future::join(
+                self.authorization_used(authorization.from, authorization.nonce),
+                self.balance(authorization.from),
+            )
+            .await;
+            if used? {
+                return Err(EvmError::NonceUsed);
+            }
+            if balance? < authorization.value {
+                return Err(EvmError::InsufficientBalance);
+            }
+            Ok(())
+        }
+        .boxed()
+    }
     /// Whether a transfer can be sent now (some relayer can pay for gas).
     fn can_settle(&self) -> bool {
         true
@@ -162,19 +184,10 @@ impl BuiltinFacilitator {
             if verified.signer == Signer::NeedsEip1271 && !chain.is_valid_signature(&verified).await.map_err(rpc)? {
                 return Err(evm_invalid(EvmError::Signature));
             }
-            // Both asked at once: a paid call waits for the slower, not the sum (x402 §9.12:
-            // a payer who cannot cover the amount is refused before the handler runs).
-            let authorization = &verified.authorization;
-            let (used, balance) = futures::future::join(
-                chain.authorization_used(authorization.from, authorization.nonce),
-                chain.balance(authorization.from),
-            )
-            .await;
-            if used.map_err(rpc)? {
-                return Err(evm_invalid(EvmError::NonceUsed));
-            }
-            if balance.map_err(rpc)? < verified.authorization.value {
-                return Err(evm_invalid(EvmError::InsufficientBalance));
+            match chain.check_transfer(&verified).await {
+                Ok(()) => {}
+                Err(e @ (EvmError::Rpc(_) | EvmError::Config(_))) => return Err(rpc(e)),
+                Err(refused) => return Err(evm_invalid(refused)),
             }
         }
         Ok(verified)
@@ -436,6 +449,10 @@ impl EvmChain for svc_chain_evm::settle::EvmSettler {
 
     fn balance<'a>(&'a self, owner: Address) -> BoxFuture<'a, Result<U256, EvmError>> {
         svc_chain_evm::settle::EvmSettler::balance(self, owner).boxed()
+    }
+
+    fn check_transfer<'a>(&'a self, verified: &'a VerifiedAuthorization) -> BoxFuture<'a, Result<(), EvmError>> {
+        svc_chain_evm::settle::EvmSettler::check_transfer(self, verified).boxed()
     }
 
     fn can_settle(&self) -> bool {
