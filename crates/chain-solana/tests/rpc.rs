@@ -87,3 +87,30 @@ async fn an_unconfirmed_transfer_is_pending_not_failed() {
     assert_eq!(result.as_ref().map_err(SendError::reason), Err("settlement_pending"));
     assert!(calls.iter().filter(|c| *c == "getSignatureStatuses").count() >= 2);
 }
+
+/// A node whose every `getBalance` answers `lamports`.
+async fn holding(lamports: u64) -> String {
+    let app = axum::Router::new().route(
+        "/",
+        axum::routing::post(move |Json(req): Json<Value>| async move {
+            assert_eq!(req["method"], "getBalance");
+            Json(json!({"jsonrpc":"2.0","id":1,"result":{"context":{"slot":1},"value":lamports}}))
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}/", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+#[tokio::test]
+async fn the_fee_payers_sol_is_read_as_enough_low_or_not_enough_for_one_transaction() {
+    use svc_chain_solana::settle::Funds;
+    for (lamports, expected) in [(5_000_000_000, Funds::Ok), (1_000_000, Funds::Low), (19_999, Funds::Empty)] {
+        let rpc = SolanaRpc::new(&holding(lamports).await, Duration::from_secs(1)).expect("client");
+        assert_eq!(rpc.funds(), Funds::Ok, "not watched yet");
+        rpc.watch_fee_payer("FeePayer1111111111111111111111111111111111".into()).await;
+        assert_eq!(rpc.funds(), expected, "{lamports} lamports");
+        assert_eq!(rpc.balance("x").await, Ok(lamports));
+    }
+}

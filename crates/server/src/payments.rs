@@ -181,6 +181,7 @@ async fn attach_nodes(
                     .await
                     .with_context(|| format!("asking the node of {} for its health", c.network.network))?;
                 tracing::info!(network = %c.network.network, fee_payer = %key.address(), "settling payments on chain");
+                rpc.watch_fee_payer(key.address()).await;
                 facilitator = facilitator.with_solana_chain(&c.network.network, key, Arc::new(rpc))?;
                 continue;
             }

@@ -74,6 +74,10 @@ pub trait SolanaChain: SolanaLedger {
     /// Sends `transaction` (base64, fully signed, first signature `signature`) and waits for
     /// the cluster to confirm it.
     fn send<'a>(&'a self, transaction: &'a str, signature: &'a str) -> BoxFuture<'a, Result<(), SendError>>;
+    /// Whether a transaction can be sent now (the fee payer can pay its fee).
+    fn can_settle(&self) -> bool {
+        true
+    }
 }
 
 /// What settles one Solana network: the fee payer's key and its node.
@@ -388,8 +392,9 @@ impl Facilitator for BuiltinFacilitator {
     }
 
     fn unready_networks(&self) -> Vec<String> {
-        let mut unready: Vec<String> =
-            self.evm_chains.iter().filter(|(_, chain)| !chain.can_settle()).map(|(n, _)| n.clone()).collect();
+        let evm = self.evm_chains.iter().filter(|(_, chain)| !chain.can_settle()).map(|(n, _)| n);
+        let solana = self.solana.iter().filter(|(_, s)| !s.chain.can_settle()).map(|(n, _)| n);
+        let mut unready: Vec<String> = evm.chain(solana).cloned().collect();
         unready.sort();
         unready
     }
@@ -468,6 +473,10 @@ impl EvmChain for svc_chain_evm::settle::EvmSettler {
 impl SolanaChain for svc_chain_solana::settle::SolanaRpc {
     fn send<'a>(&'a self, transaction: &'a str, signature: &'a str) -> BoxFuture<'a, Result<(), SendError>> {
         self.send_and_confirm(transaction, signature).boxed()
+    }
+
+    fn can_settle(&self) -> bool {
+        self.funds() != svc_chain_solana::settle::Funds::Empty
     }
 }
 

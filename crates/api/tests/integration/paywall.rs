@@ -698,6 +698,8 @@ mod solana {
     struct FakeSolana {
         sent: std::sync::Mutex<Vec<String>>,
         cut: std::sync::Mutex<Option<Cut>>,
+        /// The fee payer cannot pay for a transaction.
+        broke: std::sync::atomic::AtomicBool,
     }
 
     #[derive(Debug, Clone, Copy, PartialEq)]
@@ -722,6 +724,10 @@ mod solana {
                 Some(_) => futures::future::pending().boxed(),
                 None => futures::future::ready(Ok(())).boxed(),
             }
+        }
+
+        fn can_settle(&self) -> bool {
+            !self.broke.load(Ordering::SeqCst)
         }
     }
 
@@ -916,6 +922,18 @@ mod solana {
         assert_eq!(node.sent.lock().expect("sent").len(), 1);
         let records = app.store.payments_by_payer(PAYER, 10).await.expect("payments");
         assert_eq!(records[0].status, PaymentStatus::Settled);
+    }
+
+    #[tokio::test]
+    async fn readiness_fails_while_the_solana_fee_payer_cannot_pay_and_recovers_when_it_can() {
+        let node = Arc::new(FakeSolana::default());
+        let app = app(Some(Arc::clone(&node))).await;
+        assert_eq!(app.get("/readyz").await.status, StatusCode::OK);
+        node.broke.store(true, Ordering::SeqCst);
+        let unready = app.get("/readyz").await;
+        assert_error(&unready, StatusCode::SERVICE_UNAVAILABLE, "unavailable");
+        node.broke.store(false, Ordering::SeqCst);
+        assert_eq!(app.get("/readyz").await.status, StatusCode::OK);
     }
 
     #[tokio::test]
