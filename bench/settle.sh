@@ -3,7 +3,10 @@
 # deployed on it, svc (release build) settling every paid call on it through its built-in
 # facilitator, and distinct payments pre-signed by the official x402 client from 8 payers, sent
 # at concurrency 16 (interop/settle-load.mjs, which also checks that every payment settled
-# exactly once and no nonce was left behind). Runs with one relayer key, then two.
+# exactly once and no nonce was left behind). Runs with one relayer key, then two; then, for
+# reference, the official x402 facilitator (interop/official-settle.mjs: @x402/core and
+# @x402/evm on a viem wallet with its nonce manager) verifying and settling the same kind of
+# payments on the same chain at the same concurrency, in process with no HTTP in front.
 # Usage: bench/settle.sh [payments per run, default 1000]; SVC=/path/to/svc measures another
 # build; BASELINE=/path/to/older/svc measures an older build in the same run (before the pool of
 # relayer keys it has one key). Needs Node.js 20 and npm (interop packages installed on first run).
@@ -62,4 +65,19 @@ print("%-9s %-9s %9d %9d %12.1f %9.1f %9.1f  %s" % (sys.argv[1], sys.argv[2], r[
 measure current "$SVC" 1
 measure current "$SVC" 2
 if [ -n "${BASELINE:-}" ]; then measure baseline "$BASELINE" 1; fi
+
+# The official facilitator: its failures are shown, not fatal (it is the reference, not svc).
+start_chain "$work/chain.log" "$work/svc.toml"
+problems=none
+result="$(RPC_URL="$rpc" TOKEN="$token" PAY_TO="$pay_to" DEPLOYER_KEY="$deployer_key" RELAYER_KEY="${keys[0]}" \
+  COUNT="$COUNT" PAYERS=8 CONCURRENCY="$CONCURRENCY" node official-settle.mjs 2>"$work/problems")" ||
+  problems="the script failed"
+[ -s "$work/problems" ] && problems="$(head -c 160 "$work/problems" | tr '\n' ' ')"
+echo "$result" | tail -n 1 | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+print("%-9s %-9s %9d %9d %12.1f %9.1f %9.1f  %s" % ("official", "1", r["payments"], r["settled"], r["settled_per_s"], r["p50_ms"], r["p99_ms"], sys.argv[1]))
+' "$problems"
+kill "$chain_pid"
+wait "$chain_pid" 2>/dev/null || true
 exit "$status"

@@ -26,6 +26,12 @@ export async function fundedPayers({ chain, transport, token, deployerKey, count
 export async function presigned({ url, token, payers, count }) {
   const response = await fetch(url);
   const challenge = decodePaymentRequiredHeader(response.headers.get("payment-required"));
+  return { status: response.status, ...(await signedFor({ challenge, token, payers, count })) };
+}
+
+/// `count` payments for `challenge` signed in turn by `payers`: each as its payload, its header
+/// and the authorization's payer and nonce.
+export async function signedFor({ challenge, token, payers, count }) {
   const payments = [];
   for (let i = 0; i < count; i++) {
     const client = new x402Client();
@@ -33,7 +39,7 @@ export async function presigned({ url, token, payers, count }) {
     client.setSpendControls?.({ allowedAssets: [{ network: "eip155:31337", asset: token }] });
     const payload = await client.createPaymentPayload(challenge);
     const { from, nonce } = payload.payload.authorization;
-    payments.push({ header: encodePaymentSignatureHeader(payload), from, nonce });
+    payments.push({ payload, header: encodePaymentSignatureHeader(payload), from, nonce });
   }
-  return { status: response.status, challenge, payments };
+  return { challenge, payments };
 }
