@@ -14,15 +14,10 @@ use svc_chain_solana::{
     verify_exact,
 };
 
-const VECTOR: &str = include_str!("../../../fixtures/x402/svm-solana-mainnet-exact.json");
-const USDC: &str = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
-const FEE_PAYER: &str = "HreMf6X5nAv9evt728Gf3TSuUNEnEXDPhdpCC1GJ5sv9";
-const PAY_TO: &str = "649F3Ama5VBkrXtWKxy8KRhXKwF15HiyUDyYosdWiBci";
-const PAYER: &str = "9fijMemJYwXS5QD85Qxsq7iKqvSebgb6LvpGftgkeigk";
+mod common;
 
-fn vector() -> serde_json::Value {
-    serde_json::from_str(VECTOR).expect("vector")
-}
+use common::{FEE_PAYER, PAY_TO, USDC, vector};
+const PAYER: &str = "9fijMemJYwXS5QD85Qxsq7iKqvSebgb6LvpGftgkeigk";
 
 fn official_transaction() -> String {
     vector()["paymentPayload"]["payload"]["transaction"].as_str().expect("transaction").to_owned()

@@ -118,13 +118,7 @@ fn pay_evm(args: &PayArgs, challenge: &PaymentRequired, payer: &Payer) -> anyhow
         bail!("the challenge offers nothing an EVM wallet can pay: {}", networks(challenge));
     };
     let now = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs();
-    eprintln!(
-        "paying {} atomic units of {} on {} from {}",
-        requirement.amount,
-        requirement.asset,
-        requirement.network,
-        payer.address()
-    );
+    announce(requirement, &payer.address());
     Ok(svc_x402::client::pay_header(challenge, requirement, payer, now, B256::random())?)
 }
 
@@ -165,15 +159,17 @@ async fn pay_solana(args: &PayArgs, challenge: &PaymentRequired, payer: &Keypair
     };
     let mut nonce = [0u8; 16];
     nonce.copy_from_slice(&B256::random()[..16]);
-    eprintln!(
-        "paying {} atomic units of {} on {} from {}",
-        requirement.amount,
-        requirement.asset,
-        requirement.network,
-        payer.address()
-    );
+    announce(requirement, &payer.address());
     let payment = ExactSvmPayment { token_program, recent_blockhash: &blockhash, nonce };
     Ok(svc_x402::client::pay_header_solana(challenge, requirement, payer, decimals, &payment)?)
+}
+
+/// Says on stderr what is about to be paid, and from which wallet (scripts read the amount).
+fn announce(requirement: &svc_x402::PaymentRequirements, from: &dyn std::fmt::Display) {
+    eprintln!(
+        "paying {} atomic units of {} on {} from {from}",
+        requirement.amount, requirement.asset, requirement.network
+    );
 }
 
 /// The blockhash a Solana requirement offers (`extra.recentBlockhash`); the official client
