@@ -216,7 +216,9 @@ mod tests {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let url = format!("http://{}", listener.local_addr().expect("addr"));
         tokio::spawn(async move { axum::serve(listener, app).await });
-        let provider = ProviderBuilder::new().connect_http(url.parse().expect("url")).erased();
+        // The node client svc uses, as configured for a real node.
+        let client = crate::settle::rpc_client(&url).expect("client");
+        let provider = ProviderBuilder::new().connect_client(client).erased();
         (node, Reads::start(provider))
     }
 

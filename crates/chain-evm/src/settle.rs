@@ -130,7 +130,7 @@ fn parse_url(rpc_url: &str) -> Result<alloy::transports::http::reqwest::Url, Evm
 const IDLE_CONNECTION: Duration = Duration::from_secs(3);
 
 /// A JSON-RPC client of `rpc_url` over connections that are dropped before the node drops them.
-fn rpc_client(rpc_url: &str) -> Result<alloy::rpc::client::RpcClient, EvmError> {
+pub(crate) fn rpc_client(rpc_url: &str) -> Result<alloy::rpc::client::RpcClient, EvmError> {
     let url = parse_url(rpc_url)?;
     let http = alloy::transports::http::reqwest::Client::builder()
         .pool_idle_timeout(IDLE_CONNECTION)
