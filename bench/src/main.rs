@@ -228,25 +228,36 @@ async fn main() -> anyhow::Result<()> {
             for t in 0..concurrency {
                 let store = store.clone();
                 tasks.spawn(async move {
+                    let mut waits = Vec::with_capacity(per_task);
                     for i in 0..per_task {
+                        let began = std::time::Instant::now();
                         pair(store.clone(), t * per_task + i, "par").await?;
+                        waits.push(began.elapsed());
                     }
-                    anyhow::Ok(())
+                    anyhow::Ok(waits)
                 });
             }
+            let mut waits = Vec::with_capacity(count);
             while let Some(done) = tasks.join_next().await {
-                done??;
+                waits.extend(done??);
             }
             let concurrent = started.elapsed();
+            waits.sort_unstable();
+            let at = |q: f64| waits.get(((waits.len() as f64 * q) as usize).min(waits.len().saturating_sub(1)));
+            let ms = |d: Option<&std::time::Duration>| d.map_or(0.0, |d| d.as_secs_f64() * 1000.0);
             let us = |d: std::time::Duration, n: usize| d.as_micros() as f64 / n.max(1) as f64;
             use std::io::Write as _;
             writeln!(
                 std::io::stdout(),
-                "store: sequential {:.0} µs/pair ({:.0} pairs/s); {concurrency} writers {:.0} µs/pair ({:.0} pairs/s)",
+                "store: sequential {:.0} µs/pair ({:.0} pairs/s); {concurrency} writers {:.0} µs/pair ({:.0} pairs/s), \
+                 each pair p50 {:.2} ms p99 {:.2} ms max {:.2} ms",
                 us(sequential, count),
                 count as f64 / sequential.as_secs_f64(),
                 us(concurrent, per_task * concurrency),
-                (per_task * concurrency) as f64 / concurrent.as_secs_f64()
+                (per_task * concurrency) as f64 / concurrent.as_secs_f64(),
+                ms(at(0.5)),
+                ms(at(0.99)),
+                ms(waits.last()),
             )?;
         }
         Command::Presign { count, out, path, body, db } => {

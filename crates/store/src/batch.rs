@@ -4,8 +4,10 @@
 //! one task that runs whatever is waiting in one `BEGIN IMMEDIATE … COMMIT`, and answers each
 //! caller only after the commit, so a caller never sees a write that could still be lost.
 
+use std::sync::Arc;
+
 use sqlx::SqlitePool;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot};
 
 use crate::StoreError;
 
@@ -55,11 +57,18 @@ pub(crate) struct Batcher {
 
 impl Batcher {
     /// Starts the writer task over `pool` (its single connection); it ends when every handle
-    /// is dropped.
-    pub(crate) fn spawn(pool: SqlitePool) -> Self {
+    /// is dropped. `wrote` is notified after every batch, and once more when the task ends.
+    pub(crate) fn spawn(pool: SqlitePool, wrote: Arc<Notify>) -> Self {
         let (queue, rx) = mpsc::channel(4 * MAX_BATCH);
-        tokio::spawn(run(pool, rx));
+        tokio::spawn(run(pool, rx, wrote));
         Batcher { queue }
+    }
+
+    /// Whether any handle to this writer is left: tasks that serve the store (the WAL
+    /// checkpointer) ask it to know when to end.
+    pub(crate) fn liveness(&self) -> impl Fn() -> bool + Send + 'static {
+        let weak = self.queue.downgrade();
+        move || weak.strong_count() > 0
     }
 
     /// Runs `sql` with `args` in the next batch; returns the rows it affected, once committed.
@@ -70,7 +79,7 @@ impl Batcher {
     }
 }
 
-async fn run(pool: SqlitePool, mut rx: mpsc::Receiver<Queued>) {
+async fn run(pool: SqlitePool, mut rx: mpsc::Receiver<Queued>, wrote: Arc<Notify>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let results = execute(&pool, &mut batch).await;
@@ -78,7 +87,9 @@ async fn run(pool: SqlitePool, mut rx: mpsc::Receiver<Queued>) {
             // A caller that gave up (its request was cancelled) no longer listens.
             let _ = queued.reply.send(result);
         }
+        wrote.notify_one();
     }
+    wrote.notify_one();
 }
 
 /// Runs a batch in one transaction. A statement that fails is reported to its caller alone

@@ -23,6 +23,7 @@
 pub mod accounts;
 pub mod agentbox;
 mod batch;
+mod checkpoint;
 pub mod llm;
 pub mod payments;
 pub mod responses;
@@ -34,6 +35,7 @@ pub mod usage;
 
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
@@ -174,12 +176,13 @@ impl Store {
             .max_lifetime(None)
             .connect_with(options)
             .await?;
-        let batcher = batch::Batcher::spawn(pool.clone());
+        let batcher = batch::Batcher::spawn(pool.clone(), Arc::default());
         Ok(Store { db: Db::Sqlite { read: pool.clone(), write: pool, batcher } })
     }
 
     /// Opens (creating if needed) a SQLite database file in WAL mode: readers never wait for
-    /// the writer, and `synchronous = NORMAL` is durable across process crashes in WAL.
+    /// the writer, and `synchronous = NORMAL` is durable across process crashes in WAL. The
+    /// WAL is checkpointed by a task of its own, never by a commit.
     pub async fn open_sqlite_file(path: &Path) -> Result<Store, StoreError> {
         let options = SqliteConnectOptions::new()
             .filename(path)
@@ -190,17 +193,26 @@ impl Store {
             .busy_timeout(Duration::from_secs(5));
         // A local file cannot drop a connection the way a network peer can, so the pools skip
         // the liveness ping sqlx otherwise sends before lending each connection.
+        // The writer never checkpoints: a task of its own does (see `checkpoint`).
         let write = SqlitePoolOptions::new()
+            .max_connections(1)
+            .test_before_acquire(false)
+            .connect_with(options.clone().pragma("wal_autocheckpoint", "0"))
+            .await?;
+        let checkpointer = SqlitePoolOptions::new()
             .max_connections(1)
             .test_before_acquire(false)
             .connect_with(options.clone())
             .await?;
+
         let read = SqlitePoolOptions::new()
             .max_connections(8)
             .test_before_acquire(false)
             .connect_with(options.read_only(true))
             .await?;
-        let batcher = batch::Batcher::spawn(write.clone());
+        let wrote = Arc::new(tokio::sync::Notify::new());
+        let batcher = batch::Batcher::spawn(write.clone(), wrote.clone());
+        checkpoint::spawn(checkpointer, wrote, batcher.liveness());
         Ok(Store { db: Db::Sqlite { read, write, batcher } })
     }
 

@@ -307,6 +307,30 @@ async fn a_sqlite_url_creates_the_file_and_memory_urls_keep_their_data() {
     assert!(memory.payment("mem1").await.expect("read").is_some());
 }
 
+/// The writer never checkpoints (a commit that did would sync the database file while every
+/// payment in its batch waited); a task of its own folds the WAL back within seconds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_writes_reach_the_database_file_through_the_background_checkpoint() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("svc.db");
+    let store = Store::open_sqlite_file(&path).await.expect("open");
+    store.migrate().await.expect("migrate");
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let before = std::fs::metadata(&path).expect("db file").len();
+    let writes = (0..2000).map(|i| {
+        let store = store.clone();
+        async move { store.reserve_payment(&payment(&format!("ck{i}"), &format!("0xck{i}"), 1)).await.expect("reserve") }
+    });
+    futures::future::join_all(writes).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::fs::metadata(&path).expect("db file").len() <= before {
+        assert!(std::time::Instant::now() < deadline, "the WAL was never checkpointed into {}", path.display());
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(store.payment("ck1999").await.expect("read").is_some());
+    store.close().await;
+}
+
 conformance!(a_paid_answer_is_kept_once_per_payment_id_and_expires);
 async fn a_paid_answer_is_kept_once_per_payment_id_and_expires(store: Store) {
     let answer = svc_store::PaidResponse {
