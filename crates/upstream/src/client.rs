@@ -2,6 +2,7 @@
 //! jitter honouring `Retry-After`, the concurrency cap and the per-vendor metrics. Adapters
 //! say what to ask; this says how.
 
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -17,6 +18,8 @@ use crate::{UpstreamError, Vendor, VendorConfig};
 pub(crate) struct VendorClient {
     vendor: Vendor,
     http: reqwest::Client,
+    /// Sent on every call: the vendor's key among them, marked sensitive.
+    headers: HeaderMap,
     base: String,
     permits: Semaphore,
     config: VendorConfig,
@@ -24,6 +27,35 @@ pub(crate) struct VendorClient {
 
 /// First backoff step; doubled each retry, with full jitter.
 const BACKOFF_BASE: Duration = Duration::from_millis(100);
+
+/// Idle connections kept per vendor host. A connection that read a large answer keeps its
+/// grown read buffer (tens to hundreds of KiB) while idle, so an unbounded pool left by a
+/// burst (the signal engine's refresh fans out to every token) holds megabytes for nothing;
+/// a few warm connections are what steady traffic reuses.
+const IDLE_PER_HOST: usize = 8;
+
+/// How long an idle vendor connection is kept.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The one HTTP client every vendor shares: one connection pool (keyed by host) and one TLS
+/// root store for the process, instead of a root store parsed and a pool kept per vendor.
+/// Keys and timeouts are per call, so sharing it mixes nothing between vendors.
+fn shared_http() -> Result<reqwest::Client, String> {
+    static SHARED: OnceLock<reqwest::Client> = OnceLock::new();
+    if let Some(client) = SHARED.get() {
+        return Ok(client.clone());
+    }
+    // Vendors are HTTPS; the process-wide TLS provider may not be chosen yet (tests).
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::builder()
+        .user_agent(concat!("svc/", env!("CARGO_PKG_VERSION")))
+        .redirect(reqwest::redirect::Policy::none())
+        .pool_max_idle_per_host(IDLE_PER_HOST)
+        .pool_idle_timeout(IDLE_TIMEOUT)
+        .build()
+        .map_err(|e| format!("HTTP client: {e}"))?;
+    Ok(SHARED.get_or_init(|| client).clone())
+}
 
 impl VendorClient {
     /// A client for `vendor`, sending `headers` on every call. Keyed vendors put their key
@@ -34,18 +66,10 @@ impl VendorClient {
         if !matches!(base.scheme(), "http" | "https") || base.host_str().is_none() {
             return Err(misconfigured("base URL must be http(s)://host[/path]".into()));
         }
-        // Vendors are HTTPS; the process-wide TLS provider may not be chosen yet (tests).
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let http = reqwest::Client::builder()
-            .default_headers(headers)
-            .user_agent(concat!("svc/", env!("CARGO_PKG_VERSION")))
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(config.timeout)
-            .build()
-            .map_err(|e| misconfigured(format!("HTTP client: {e}")))?;
         Ok(VendorClient {
             vendor,
-            http,
+            http: shared_http().map_err(misconfigured)?,
+            headers,
             base: config.base_url.trim_end_matches('/').to_owned(),
             permits: Semaphore::new(config.max_concurrency.max(1)),
             config: config.clone(),
@@ -154,7 +178,8 @@ impl VendorClient {
             }
             let mut attempt = 0;
             loop {
-                let sent = decorate(self.http.request(method.clone(), url.clone())).send().await;
+                let request = self.http.request(method.clone(), url.clone()).headers(self.headers.clone());
+                let sent = decorate(request.timeout(self.config.timeout)).send().await;
                 let wait = match sent {
                     Ok(response) if response.status().is_success() => {
                         return response.bytes().await.map_err(|e| self.failure(e));
