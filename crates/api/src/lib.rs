@@ -19,7 +19,6 @@
 //! - [`edge`]: request ids, tracing, CORS and the panic guard, around every route.
 //! - [`error`]: [`ApiError`], the one place errors become responses.
 //! - [`ops`]: health, readiness, metrics and the generated documents.
-//! - [`metrics`]: Prometheus recording.
 //! - [`config`]: the HTTP settings; [`state`]: the shared [`AppState`].
 //! - [`serve`]: accepting connections, with timeouts and a cap.
 
@@ -36,7 +35,6 @@ pub mod error;
 pub mod handlers;
 pub(crate) mod handover;
 pub mod limits;
-pub mod metrics;
 pub mod ops;
 pub mod pipeline;
 pub mod preview;
@@ -102,7 +100,7 @@ fn method_router(
 /// serves is a 405 naming those that are.
 fn add_route(
     paths: &mut std::collections::BTreeMap<String, (axum::routing::MethodRouter<AppState>, Vec<&'static str>)>,
-    labels: &mut metrics::RouteLabels,
+    labels: &mut svc_metrics::RouteLabels,
     path: String,
     route: &'static RouteSpec,
     channel: Channel,
@@ -137,7 +135,7 @@ pub fn app_with(state: AppState, handlers: Handlers, extra: Router<AppState>) ->
     handlers.verify(state.catalogue)?;
     let handlers = Arc::new(handlers);
     let mut paths = std::collections::BTreeMap::new();
-    let mut labels = metrics::RouteLabels::default();
+    let mut labels = svc_metrics::RouteLabels::default();
     for route in state.catalogue.routes() {
         let channel = if route.is_paid() { Channel::X402 } else { Channel::Free };
         add_route(&mut paths, &mut labels, router_path(route.path), route, channel, &handlers);
@@ -183,8 +181,15 @@ pub fn app_with(state: AppState, handlers: Handlers, extra: Router<AppState>) ->
 
     // One `layer` call, so each route is boxed once with both. Metrics outermost, so a panic
     // turned into a 500 by the edge layer is counted as one.
-    let layers = tower::ServiceBuilder::new().layer(metrics::RecordLayer::new(labels)).layer(edge::EdgeLayer::new());
+    let metrics = svc_metrics::RecordLayer::new(labels, matched_path);
+    let layers = tower::ServiceBuilder::new().layer(metrics).layer(edge::EdgeLayer::new());
     Ok(router.layer(layers).with_state(state))
+}
+
+/// The router path a request matched, as the router keeps it: what requests are counted under
+/// when they reach no catalogue route.
+fn matched_path(extensions: &axum::http::Extensions) -> Option<&str> {
+    extensions.get::<axum::extract::MatchedPath>().map(axum::extract::MatchedPath::as_str)
 }
 
 /// How long in-flight requests get to finish after a shutdown signal.

@@ -4,7 +4,6 @@ use std::sync::Arc;
 
 pub use crate::config::ApiConfig;
 
-use metrics_exporter_prometheus::PrometheusHandle;
 use svc_catalogue::Catalogue;
 use svc_domain::Clock;
 use svc_paywall::Paywall;
@@ -30,7 +29,7 @@ pub struct App {
     /// HTTP settings.
     pub config: ApiConfig,
     /// Renders `/metrics`.
-    pub metrics: PrometheusHandle,
+    pub metrics: svc_metrics::PrometheusHandle,
     /// Charges x402 payments.
     pub paywall: Arc<Paywall>,
     /// The x402 channel's challenges.
@@ -129,7 +128,7 @@ impl AppState {
             clock,
             catalogue,
             config,
-            metrics: crate::metrics::handle(),
+            metrics: svc_metrics::handle(),
             paywall,
             challenges,
             upstreams,

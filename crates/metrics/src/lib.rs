@@ -1,5 +1,8 @@
 //! Prometheus metrics: request counts and latency by route id and status, rendered at
 //! `/metrics`. The recorder is process-global (the `metrics` facade is), installed once.
+//!
+//! [`RecordLayer`] is a tower layer over plain `http` requests: the HTTP application says how
+//! a request names the path it matched, and which route id each path and method serves.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -9,10 +12,10 @@ use std::sync::{Arc, OnceLock, RwLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use axum::extract::{MatchedPath, Request};
-use axum::response::Response;
+use http::{Extensions, Method, Request, Response};
 use metrics::{Counter, Histogram, SharedString};
-use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use metrics_exporter_prometheus::PrometheusBuilder;
+pub use metrics_exporter_prometheus::PrometheusHandle;
 
 /// Latency buckets in seconds: sub-millisecond paid calls up to slow upstreams.
 const BUCKETS: &[f64] = &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
@@ -60,10 +63,15 @@ pub fn upkeeps() -> u64 {
 /// The layer recording one count and one latency sample per request, labelled with the
 /// catalogue id of the route served (both billing channels of a route share it), else the
 /// matched path, else `unmatched`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct RecordLayer {
     routes: Arc<RouteLabels>,
+    matched: MatchedPath,
 }
+
+/// How a request names the router path it matched (kept in its extensions by the router),
+/// if it matched one.
+pub type MatchedPath = fn(&Extensions) -> Option<&str>;
 
 /// Catalogue ids by router path and method, with their metric handles.
 #[derive(Debug, Default)]
@@ -83,14 +91,14 @@ impl RouteLabels {
 
     /// The handles a request is counted under: the catalogue id of the route served, else the
     /// matched path, else `unmatched`.
-    fn label(&self, path: Option<&MatchedPath>, method: &str) -> Arc<RouteMetrics> {
+    fn label(&self, path: Option<&str>, method: &str) -> Arc<RouteMetrics> {
         let key = match path {
             Some(path) => {
-                let routes = self.by_path.get(path.as_str());
+                let routes = self.by_path.get(path);
                 if let Some((_, metrics)) = routes.and_then(|routes| routes.iter().find(|(m, _)| *m == method)) {
                     return metrics.clone();
                 }
-                path.as_str()
+                path
             }
             None => "unmatched",
         };
@@ -106,9 +114,10 @@ impl RouteLabels {
 }
 
 impl RecordLayer {
-    /// Records with the catalogue labels of `routes`.
-    pub fn new(routes: RouteLabels) -> Self {
-        RecordLayer { routes: Arc::new(routes) }
+    /// Records with the catalogue labels of `routes`, reading each request's matched path
+    /// with `matched`.
+    pub fn new(routes: RouteLabels, matched: MatchedPath) -> Self {
+        RecordLayer { routes: Arc::new(routes), matched }
     }
 }
 
@@ -116,7 +125,7 @@ impl<S> tower::Layer<S> for RecordLayer {
     type Service = Record<S>;
 
     fn layer(&self, inner: S) -> Record<S> {
-        Record { inner, routes: self.routes.clone() }
+        Record { inner, routes: self.routes.clone(), matched: self.matched }
     }
 }
 
@@ -125,11 +134,12 @@ impl<S> tower::Layer<S> for RecordLayer {
 pub struct Record<S> {
     inner: S,
     routes: Arc<RouteLabels>,
+    matched: MatchedPath,
 }
 
-impl<S, B> tower::Service<Request> for Record<S>
+impl<S, A, B> tower::Service<Request<A>> for Record<S>
 where
-    S: tower::Service<Request, Response = Response<B>>,
+    S: tower::Service<Request<A>, Response = Response<B>>,
 {
     type Response = Response<B>;
     type Error = S::Error;
@@ -139,9 +149,9 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Request) -> Self::Future {
+    fn call(&mut self, request: Request<A>) -> Self::Future {
         let method = method_label(request.method());
-        let label = self.routes.label(request.extensions().get::<MatchedPath>(), method);
+        let label = self.routes.label((self.matched)(request.extensions()), method);
         RecordFuture { inner: self.inner.call(request), started: Instant::now(), method, label: Some(label) }
     }
 }
@@ -216,8 +226,7 @@ const STATUS_LABELS: &[&str] = &[
     "503", "504",
 ];
 
-fn method_label(method: &axum::http::Method) -> &'static str {
-    use axum::http::Method;
+fn method_label(method: &Method) -> &'static str {
     match *method {
         Method::GET => "GET",
         Method::POST => "POST",
