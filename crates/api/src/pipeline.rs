@@ -82,7 +82,7 @@ async fn run(
     if !matches!(channel, Channel::Free) {
         handlers.before_payment(route.id, state, &input).await?;
     }
-    let preview = matches!(channel, Channel::X402) && crate::preview::requested(parts.uri.query())?;
+    let preview = matches!(channel, Channel::X402) && svc_catalogue::preview::requested(parts.uri.query())?;
     let call = Call { state, handlers, route, parts };
     // Every branch but the challenge's is boxed: an unboxed branch would make this future as
     // large as its largest one, and axum moves it several times per request.

@@ -43,7 +43,7 @@ async fn run(state: &AppState, agent_id: &str, parts: &Parts, body: Body) -> Res
     let body = crate::pipeline::read_body(&parts.headers, body, state.config.body_limit_bytes).await?;
     let value = sellers.check_body(&invocable, &body)?;
     let now = state.clock.now_ms();
-    if crate::preview::requested(parts.uri.query())? {
+    if svc_catalogue::preview::requested(parts.uri.query())? {
         let (quota, _) = match crate::preview::take_quota(state, parts, now).await {
             Ok(taken) => taken,
             Err(refused) => return Ok(refused),

@@ -10,18 +10,21 @@
 //! - [`route`]: [`RouteSpec`] and the policies it carries.
 //! - [`input`]: raw request parts → validated input, or FastAPI-style 422 errors.
 //! - [`price`]: the price table (`prices.toml`).
+//! - [`preview`]: free previews: whether one is asked for, and an answer cut down to one.
 //! - [`routes`]: the entries, one module per route family, with their input and output types;
 //!   [`ids`]: every route's id as a constant.
 //! - [`openapi`]: the OpenAPI 3.1 document.
 //! - [`wire`]: the error bodies, defined once for the HTTP layer and the document.
 //! - [`discovery`]: the catalogue JSON, the `.well-known` manifest, `llms.txt` and the
 //!   `bazaar` extension of a route.
+//! - [`operational`]: the free operational routes' paths; [`skills`]: the agents' skill files.
 
 pub mod discovery;
 pub mod ids;
 pub mod input;
 pub mod openapi;
 pub mod operational;
+pub mod preview;
 pub mod price;
 pub mod route;
 pub mod routes;
