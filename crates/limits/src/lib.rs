@@ -4,6 +4,12 @@
 //! Counters live in this process by default; replicas that must share them point at Redis
 //! (`SVC_REDIS_URL`). Either way a hit is one atomic step, so concurrent requests from one
 //! client cannot all slip under the limit.
+//!
+//! # Layout
+//! - this module: [`Limiter`], its counters and holds, and the [`Decision`] a hit returns.
+//! - [`paid`]: rate limits on calls paid per call, where a challenge holds a slot.
+
+pub mod paid;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
