@@ -102,6 +102,15 @@ pub fn purchase_reference(payment: &str) -> String {
     format!("purchase:{payment}")
 }
 
+/// The ledger kind of a rebate: credits back to a payer whose tier earned a discount but who
+/// paid the list price over x402.
+pub const REBATE: &str = "rebate";
+
+/// The ledger reference of the rebate of payment `payment_id`: one per payment.
+pub fn rebate_reference(payment_id: &str) -> String {
+    format!("rebate:{payment_id}")
+}
+
 /// An account's volume-discount tier, by its credit-billed calls in the trailing window.
 pub async fn account_tier(store: &Store, account_id: &str, now_ms: i64) -> Result<DiscountTier, StoreError> {
     let (calls, _) = store.credit_calls_since(account_id, now_ms - DISCOUNT_WINDOW_MS).await?;

@@ -6,6 +6,7 @@
 //! - [`auth`]: sign-in with a wallet, and the tokens it gives.
 //! - [`credits`]: charging a call's price to an account's credits.
 //! - [`siwx`]: sign-in-with-x, a payer proving its wallet before it pays, to be quoted its price.
+//! - [`views`]: the account routes' answers, as the catalogue defines them.
 //!
 //! A key is `svck_` and 64 hex digits (256 random bits); only its SHA-256 and its first
 //! characters are stored, so a leaked database holds no usable key and the owner can still
@@ -15,6 +16,7 @@
 pub mod auth;
 pub mod credits;
 pub mod siwx;
+pub mod views;
 
 use sha2::{Digest, Sha256};
 use svc_store::{Account, ApiKeyRecord, NewApiKey, Store, StoreError};
@@ -250,6 +252,30 @@ pub async fn calling_account(
         return Ok(Err(Refusal::NotSignedIn));
     };
     Ok(store.account(&id).await?.ok_or(Refusal::NotSignedIn))
+}
+
+/// The account calling `route`, on routes for accounts (`None` on others): by sign-in token,
+/// or by a live key of the account where the route takes keys (with one of its key scopes,
+/// when it names any).
+pub async fn route_account(
+    store: &Store,
+    sign_in: &crate::auth::SignInConfig,
+    route: &svc_catalogue::RouteSpec,
+    api_key: Option<&str>,
+    authorization: Option<&str>,
+    now_ms: i64,
+) -> Result<Result<Option<Account>, Refusal>, StoreError> {
+    if !route.access.needs_account() {
+        return Ok(Ok(None));
+    }
+    let scopes: Vec<Scope> = route.key_scopes.iter().filter_map(|name| Scope::parse(name)).collect();
+    let keys = match route.access {
+        svc_catalogue::Access::Account if scopes.is_empty() => KeysAccepted::Any,
+        svc_catalogue::Access::Account => KeysAccepted::WithScope(&scopes),
+        _ => KeysAccepted::No,
+    };
+    let found = calling_account(store, sign_in, api_key, authorization, keys, now_ms).await?;
+    Ok(found.map(Some))
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use svc_catalogue::{Access, InputSource, RawInput, RouteSpec};
+use svc_catalogue::{InputSource, RawInput, RouteSpec};
 
 use crate::answer::json_response;
 use crate::call::Call;
@@ -108,28 +108,11 @@ async fn run(
 /// Who calls a free route: the account, on routes for accounts.
 async fn caller(state: &AppState, route: &RouteSpec, parts: &Parts) -> Result<Caller, ApiError> {
     let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
-    let mut caller = Caller::default();
-    if route.access.needs_account() {
-        let scopes: Vec<svc_accounts::Scope> =
-            route.key_scopes.iter().filter_map(|name| svc_accounts::Scope::parse(name)).collect();
-        let keys = match route.access {
-            Access::Account if scopes.is_empty() => svc_accounts::KeysAccepted::Any,
-            Access::Account => svc_accounts::KeysAccepted::WithScope(&scopes),
-            _ => svc_accounts::KeysAccepted::No,
-        };
-        let now = state.clock.now_ms();
-        let found = svc_accounts::calling_account(
-            &state.store,
-            &state.config.sign_in,
-            header("x-api-key"),
-            header("authorization"),
-            keys,
-            now,
-        )
-        .await??;
-        caller.account = Some(found);
-    }
-    Ok(caller)
+    let (api_key, authorization) = (header("x-api-key"), header("authorization"));
+    let now = state.clock.now_ms();
+    let sign_in = &state.config.sign_in;
+    let account = svc_accounts::route_account(&state.store, sign_in, route, api_key, authorization, now).await??;
+    Ok(Caller { account, ..Caller::default() })
 }
 
 /// Reads a JSON body up to `limit` bytes. An empty body is allowed (the input decides whether

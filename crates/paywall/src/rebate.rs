@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use svc_accounts::credits::{REBATE, rebate_reference};
 use svc_domain::{DiscountTier, Money};
 use svc_store::NewCredit;
 
@@ -95,12 +96,4 @@ impl Paywall {
         }
         Ok(calls.saturating_sub(1))
     }
-}
-
-/// The ledger kind of a rebate.
-pub const REBATE: &str = "rebate";
-
-/// The ledger reference of the rebate of payment `payment_id`: one per payment.
-pub fn rebate_reference(payment_id: &str) -> String {
-    format!("rebate:{payment_id}")
 }
