@@ -103,6 +103,36 @@ impl Catalogue {
     pub fn get(&self, id: &str) -> Option<&RouteSpec> {
         self.by_id.get(id).map(|&i| &self.routes[i])
     }
+
+    /// What each paid route costs `payer` (its key, if named), who made `calls` paid calls in
+    /// the discount window: so an agent can budget before it pays and see how far it is from
+    /// the next volume tier.
+    pub fn pricing(&self, payer: Option<String>, calls: u64) -> routes::public::PricingResponse {
+        let tier = svc_domain::DiscountTier::for_calls(calls);
+        let routes = self
+            .routes
+            .iter()
+            .filter(|r| r.is_paid())
+            .map(|r| routes::public::RoutePrice {
+                id: r.id.to_owned(),
+                method: r.method.as_str().to_owned(),
+                path: r.path.to_owned(),
+                list: r.price.min(),
+                price: tier.apply(r.price.min()),
+                max: r.price.max(),
+                credits: r.credit_price,
+            })
+            .collect();
+        routes::public::PricingResponse {
+            payer,
+            tier,
+            percent_off: tier.percent_off(),
+            calls_in_window: calls,
+            window_days: svc_domain::discount::DISCOUNT_WINDOW_DAYS,
+            calls_to_next_tier: svc_domain::DiscountTier::calls_to_next(calls),
+            routes,
+        }
+    }
 }
 
 /// The catalogue of this build, assembled once.

@@ -12,11 +12,11 @@
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use svc_catalogue::routes::signals::TrackRecordResponse;
+use svc_catalogue::routes::signals::{TrackRecordResponse, WhaleAlertsResponse};
 use svc_domain::Clock;
 use svc_store::{Store, StoreError};
 
-use crate::gather::Market;
+use crate::gather::{Market, parse_time};
 use crate::{SignalConfig, Snapshot};
 
 /// Why the engine has no snapshot to give.
@@ -42,6 +42,11 @@ pub struct Current<P> {
     /// What was published from it.
     pub published: P,
 }
+
+/// How far back the track record looks.
+const TRACK_WINDOW_MS: i64 = 30 * 24 * 60 * 60 * 1000;
+/// Most snapshots the track record reads (30 days of half-hourly snapshots).
+const TRACK_MAX_SNAPSHOTS: u32 = 1_500;
 
 /// The engine: its inputs, its store, and the newest snapshot in memory.
 pub struct SignalEngine<P> {
@@ -97,17 +102,38 @@ impl<P: Send + Sync + 'static> SignalEngine<P> {
         &self.config
     }
 
-    /// The cached track record, if it was computed up to the snapshot of `newest`.
-    pub fn track_record_for(&self, newest: Option<i64>) -> Option<Arc<TrackRecordResponse>> {
-        let g = self.track.read().ok()?;
-        g.as_ref().filter(|(at, _)| *at == newest).map(|(_, r)| r.clone())
+    /// The track record of the last 30 days: computed from stored snapshots only (it never
+    /// triggers a gathering), and cached until the next snapshot lands.
+    pub async fn track_record(&self) -> Result<Arc<TrackRecordResponse>, EngineError> {
+        let newest = self.store.latest_signal_snapshot_at().await?;
+        let cached =
+            self.track.read().ok().and_then(|g| g.as_ref().filter(|(at, _)| *at == newest).map(|(_, r)| r.clone()));
+        if let Some(hit) = cached {
+            return Ok(hit);
+        }
+        let since = self.clock.now_ms() - TRACK_WINDOW_MS;
+        let history: Vec<Snapshot> = self
+            .store
+            .signal_snapshots_since(since, TRACK_MAX_SNAPSHOTS)
+            .await?
+            .into_iter()
+            .filter_map(|s| serde_json::from_str(&s.body).ok())
+            .collect();
+        let record = Arc::new(crate::track_record(&history));
+        if let Ok(mut g) = self.track.write() {
+            *g = Some((history.last().map(|s| s.generated_at_ms), record.clone()));
+        }
+        Ok(record)
     }
 
-    /// Caches the track record computed up to the snapshot of `newest`.
-    pub fn keep_track_record(&self, newest: Option<i64>, record: Arc<TrackRecordResponse>) {
-        if let Ok(mut g) = self.track.write() {
-            *g = Some((newest, record));
-        }
+    /// The newest snapshot's whale alerts still inside the alert window now (a snapshot is up
+    /// to one refresh old, and an alert must never be older than the window).
+    pub async fn whale_alerts(&self) -> Result<WhaleAlertsResponse, EngineError> {
+        let s = &self.latest().await?.snapshot;
+        let from = self.clock.now_ms() - self.config.whale_window_ms;
+        let alerts =
+            s.whale_alerts.iter().filter(|a| parse_time(&a.at.0).is_some_and(|at| at > from)).cloned().collect();
+        Ok(WhaleAlertsResponse { meta: s.meta(), threshold_usd: s.whale_threshold_usd, alerts })
     }
 
     fn cached(&self) -> Option<Arc<Current<P>>> {

@@ -31,7 +31,9 @@ use svc_catalogue::routes::chaindata::{
     ChaindataTokenDexTradeRow, ChaindataTokenFlowRow, ChaindataTokenInformation, ChaindataTransactionRow,
     ChaindataTransferRow, ChaindataWhoBoughtSoldRow,
 };
-use svc_domain::{Address, Clock};
+use svc_catalogue::routes::common::Timestamp;
+use svc_catalogue::routes::public::{TokenStat, TokenStatsResponse};
+use svc_domain::{Address, Clock, rfc3339};
 
 use crate::client::VendorClient;
 use crate::{TtlCache, UpstreamError, Vendor, VendorConfig};
@@ -434,6 +436,36 @@ impl Chaindata {
                 Ok(TopTokens { as_of_ms: self.clock.now_ms(), rows: page.data })
             })
             .await
+    }
+
+    /// The free market overview of the `limit` largest tokens on `chains`, from
+    /// [`Chaindata::top_tokens`]; rows on a chain svc does not know are left out.
+    pub async fn token_stats(
+        &self,
+        chains: &[svc_domain::Chain],
+        limit: u32,
+    ) -> Result<TokenStatsResponse, UpstreamError> {
+        let top = self.top_tokens(chains, limit).await?;
+        let updated_at = Timestamp(rfc3339(top.as_of_ms));
+        let tokens = top
+            .rows
+            .into_iter()
+            .filter_map(|r| {
+                Some(TokenStat {
+                    chain: r.chain.parse().ok()?,
+                    price_usd: r.price_usd,
+                    change_24h_pct: r.price_change,
+                    volume_24h_usd: Some(r.volume),
+                    market_cap_usd: r.market_cap_usd,
+                    liquidity_usd: r.liquidity_usd,
+                    updated_at: updated_at.clone(),
+                    address: r.token_address,
+                    symbol: r.token_symbol,
+                    name: r.token_name,
+                })
+            })
+            .collect();
+        Ok(TokenStatsResponse { source: "chaindata".into(), as_of: Some(updated_at), tokens })
     }
 
     /// The raw answer of `endpoint` to `body`, from the cache while fresh. Only answers

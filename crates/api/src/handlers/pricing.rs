@@ -2,9 +2,7 @@
 //! pays and see how far it is from the next volume tier.
 
 use svc_catalogue::ids;
-use svc_catalogue::routes::public::{PricingRequest, PricingResponse, RoutePrice};
-use svc_domain::DiscountTier;
-use svc_domain::discount::DISCOUNT_WINDOW_DAYS;
+use svc_catalogue::routes::public::{PricingRequest, PricingResponse};
 
 use super::Handlers;
 use crate::error::ApiError;
@@ -20,29 +18,5 @@ async fn pricing(state: AppState, input: PricingRequest) -> Result<PricingRespon
         Some(payer) => state.paywall.paid_calls(payer).await?,
         None => 0,
     };
-    let tier = DiscountTier::for_calls(calls);
-    let routes = state
-        .catalogue
-        .routes()
-        .iter()
-        .filter(|r| r.is_paid())
-        .map(|r| RoutePrice {
-            id: r.id.to_owned(),
-            method: r.method.as_str().to_owned(),
-            path: r.path.to_owned(),
-            list: r.price.min(),
-            price: tier.apply(r.price.min()),
-            max: r.price.max(),
-            credits: r.credit_price,
-        })
-        .collect();
-    Ok(PricingResponse {
-        payer,
-        tier,
-        percent_off: tier.percent_off(),
-        calls_in_window: calls,
-        window_days: DISCOUNT_WINDOW_DAYS,
-        calls_to_next_tier: DiscountTier::calls_to_next(calls),
-        routes,
-    })
+    Ok(state.catalogue.pricing(payer, calls))
 }

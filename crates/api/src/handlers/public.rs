@@ -23,29 +23,8 @@ pub(super) fn register(handlers: &mut Handlers) {
 /// (cached for a minute by the adapter). When that source fails, the last rows the store
 /// holds are served instead, so a free overview page never breaks on a vendor outage.
 async fn list_token_stats(state: AppState, _: NoInput) -> Result<TokenStatsResponse, ApiError> {
-    match state.upstreams.chaindata.top_tokens(&TOKEN_STATS_CHAINS, TOKEN_STATS_LIMIT).await {
-        Ok(top) => {
-            let updated_at = Timestamp(rfc3339(top.as_of_ms));
-            let tokens = top
-                .rows
-                .into_iter()
-                .filter_map(|r| {
-                    Some(TokenStat {
-                        chain: r.chain.parse().ok()?,
-                        price_usd: r.price_usd,
-                        change_24h_pct: r.price_change,
-                        volume_24h_usd: Some(r.volume),
-                        market_cap_usd: r.market_cap_usd,
-                        liquidity_usd: r.liquidity_usd,
-                        updated_at: updated_at.clone(),
-                        address: r.token_address,
-                        symbol: r.token_symbol,
-                        name: r.token_name,
-                    })
-                })
-                .collect();
-            Ok(TokenStatsResponse { source: "chaindata".into(), as_of: Some(updated_at), tokens })
-        }
+    match state.upstreams.chaindata.token_stats(&TOKEN_STATS_CHAINS, TOKEN_STATS_LIMIT).await {
+        Ok(stats) => Ok(stats),
         Err(err) => {
             tracing::warn!(vendor = err.vendor().family(), error = %err, "token stats: serving stored rows");
             stored_token_stats(&state).await

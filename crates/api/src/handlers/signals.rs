@@ -9,8 +9,6 @@ use svc_catalogue::routes::signals::{
     TrackRecordResponse, WhaleAlertsResponse,
 };
 
-use svc_signals::parse_time;
-
 use super::Handlers;
 use crate::answer::Encoded;
 use crate::error::ApiError;
@@ -25,29 +23,9 @@ pub(super) fn register(handlers: &mut Handlers) {
     handlers.add(ids::public::ALPHA_TRACK_RECORD, track_record);
 }
 
-/// How far back the track record looks.
-const TRACK_WINDOW_MS: i64 = 30 * 24 * 60 * 60 * 1000;
-/// Most snapshots the track record reads (30 days of half-hourly snapshots).
-const TRACK_MAX_SNAPSHOTS: u32 = 1_500;
-
-/// `GET /api/public/alpha/track-record`: computed from stored snapshots only (a free route
-/// never triggers a gathering), and cached until the next snapshot lands.
+/// `GET /api/public/alpha/track-record`.
 async fn track_record(state: AppState, _: NoInput) -> Result<TrackRecordResponse, ApiError> {
-    let newest = state.store.latest_signal_snapshot_at().await?;
-    if let Some(hit) = state.signals.track_record_for(newest) {
-        return Ok((*hit).clone());
-    }
-    let since = state.clock.now_ms() - TRACK_WINDOW_MS;
-    let history: Vec<svc_signals::Snapshot> = state
-        .store
-        .signal_snapshots_since(since, TRACK_MAX_SNAPSHOTS)
-        .await?
-        .into_iter()
-        .filter_map(|s| serde_json::from_str(&s.body).ok())
-        .collect();
-    let record = std::sync::Arc::new(svc_signals::track_record(&history));
-    state.signals.keep_track_record(history.last().map(|s| s.generated_at_ms), record.clone());
-    Ok((*record).clone())
+    Ok((*state.signals.track_record().await?).clone())
 }
 
 /// `GET {alpha}/top-picks`.
@@ -65,13 +43,9 @@ async fn exodus(state: AppState, _: NoInput) -> Result<Encoded<ExodusResponse>, 
     Ok(state.signals.latest().await?.published.exodus.clone())
 }
 
-/// `GET {alpha}/whale-alerts`: the snapshot's alerts still inside the last hour now (a
-/// snapshot is up to one refresh old, and an alert must never be older than an hour).
+/// `GET {alpha}/whale-alerts`.
 async fn whale_alerts(state: AppState, _: NoInput) -> Result<WhaleAlertsResponse, ApiError> {
-    let s = &state.signals.latest().await?.snapshot;
-    let from = state.clock.now_ms() - state.signals.config().whale_window_ms;
-    let alerts = s.whale_alerts.iter().filter(|a| parse_time(&a.at.0).is_some_and(|at| at > from)).cloned().collect();
-    Ok(WhaleAlertsResponse { meta: s.meta(), threshold_usd: s.whale_threshold_usd, alerts })
+    Ok(state.signals.whale_alerts().await?)
 }
 
 /// `POST {tools}/data-products/{product_id}`.
