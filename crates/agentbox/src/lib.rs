@@ -114,6 +114,23 @@ pub struct Agentbox {
 /// Log streams one account may hold open at once.
 pub const MAX_LOG_STREAMS: usize = 4;
 
+/// How often a followed log is looked at for new lines.
+pub const LOG_POLL: Duration = Duration::from_millis(250);
+
+/// What a followed log yields ([`Agentbox::follow_log`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogEvent {
+    /// A whole line, with the log position just after it (where a reader resumes after it).
+    Line {
+        /// The position after the line.
+        after: u64,
+        /// The line.
+        text: String,
+    },
+    /// The gateway has ended and its last line was sent.
+    End,
+}
+
 impl Agentbox {
     /// The service from its `setup` (settings, backend or why there is none, chat channel).
     pub fn new(setup: AgentboxSetup, store: Store, clock: Arc<dyn Clock>, llm: Arc<svc_llm::Llm>) -> Self {
@@ -252,6 +269,52 @@ impl Agentbox {
     /// Log lines of gateway `id` from position `from`.
     pub async fn read_log(&self, id: &str, from: u64) -> Result<backend::LogChunk, AgentboxError> {
         Ok(self.backend()?.read_log(id, from, 64 * 1024).await?)
+    }
+
+    /// Follows gateway `id`'s log from position `from`: its lines as they are written (looked
+    /// for every [`LOG_POLL`]), then [`LogEvent::End`] once the gateway has stopped or failed
+    /// and its last line is sent. `held` (the stream's slot) is kept as long as the stream.
+    pub fn follow_log(
+        self: &Arc<Self>,
+        id: String,
+        from: u64,
+        held: slots::Slot,
+    ) -> impl futures::Stream<Item = LogEvent> + use<> {
+        let agentbox = Arc::clone(self);
+        let stream = futures::stream::unfold((from, false), move |(pos, done)| {
+            let agentbox = agentbox.clone();
+            let id = id.clone();
+            // Held by the stream: the account's slot comes back when the client goes.
+            let _held = &held;
+            async move {
+                if done {
+                    return None;
+                }
+                let mut pos = pos;
+                loop {
+                    // Whether it had ended before this read: then what the read finds is the last.
+                    let ended = agentbox.ended(&id).await.unwrap_or(true);
+                    let chunk = match agentbox.read_log(&id, pos).await {
+                        Ok(chunk) => chunk,
+                        Err(e) => {
+                            tracing::warn!(gateway = %id, error = %e, "could not read a gateway log");
+                            return None;
+                        }
+                    };
+                    if !chunk.lines.is_empty() {
+                        let events: Vec<LogEvent> =
+                            chunk.lines.into_iter().map(|(after, text)| LogEvent::Line { after, text }).collect();
+                        pos = chunk.next;
+                        return Some((futures::stream::iter(events), (pos, false)));
+                    }
+                    if ended {
+                        return Some((futures::stream::iter(vec![LogEvent::End]), (pos, true)));
+                    }
+                    tokio::time::sleep(LOG_POLL).await;
+                }
+            }
+        });
+        futures::StreamExt::flatten(stream)
     }
 
     /// Where reading the newest `lines` lines of gateway `id`'s log starts.

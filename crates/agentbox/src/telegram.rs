@@ -32,6 +32,10 @@ use crate::slots::Slots;
 pub use svc_catalogue::routes::agentbox::TELEGRAM_PATH;
 /// The largest update the relay takes.
 pub const MAX_UPDATE_BYTES: usize = 1 << 20;
+/// The largest parameters of a `getUpdates` call.
+pub const MAX_POLL_PARAMS: usize = 64 * 1024;
+/// The largest body forwarded to the platform (its own limit for uploads).
+pub const MAX_FORWARD: usize = 50 * 1024 * 1024;
 /// The largest file forwarded from the platform (its own download limit).
 const MAX_FILE_BYTES: usize = 20 * 1024 * 1024;
 /// The longest long poll served.
@@ -443,6 +447,43 @@ fn refusal(status: u16, description: &str) -> ShimAnswer {
     )
 }
 
+/// A shim call's parameters as the platform takes them: query string, form or JSON body.
+pub fn shim_params(query: Option<&str>, content_type: &str, body: &[u8]) -> Value {
+    let mut params = serde_json::Map::new();
+    let mut add_pairs = |text: &str| {
+        for (key, value) in serde_urlencoded::from_str::<Vec<(String, String)>>(text).unwrap_or_default() {
+            params.insert(key, Value::from(value));
+        }
+    };
+    if let Some(query) = query {
+        add_pairs(query);
+    }
+    if content_type.starts_with("application/x-www-form-urlencoded") {
+        add_pairs(&String::from_utf8_lossy(body));
+    } else if content_type.starts_with("application/json")
+        && let Ok(Value::Object(fields)) = serde_json::from_slice::<Value>(body)
+    {
+        params.extend(fields);
+    }
+    Value::Object(params)
+}
+
+/// The request path as logged: the chat platform's Bot API puts a bot's token in the path, so
+/// on svc's Bot-API shim it is hidden.
+pub fn logged_path(path: &str) -> std::borrow::Cow<'_, str> {
+    let shim = TELEGRAM_PATH;
+    let Some(rest) = path.strip_prefix(shim).and_then(|rest| rest.strip_prefix('/')) else {
+        return std::borrow::Cow::Borrowed(path);
+    };
+    // Everything there but the config and the relay is the shim, whatever its spelling
+    // (`%62ot…` routes there too): only the method is kept.
+    if rest == "config" || rest.starts_with("webhook/") {
+        return std::borrow::Cow::Borrowed(path);
+    }
+    let method = rest.rsplit_once('/').map_or("", |(_, method)| method);
+    std::borrow::Cow::Owned(format!("{shim}/bot<redacted>/{method}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -453,5 +494,26 @@ mod tests {
         assert_eq!(token_hash("a"), token_hash("a"));
         assert_ne!(token_hash("a"), token_hash("b"));
         assert_eq!(token_hash("a").len(), 64);
+    }
+}
+
+#[cfg(test)]
+mod logged_path_tests {
+    use super::logged_path;
+
+    #[test]
+    fn a_bot_token_in_a_shim_path_is_hidden_and_other_paths_are_kept() {
+        assert_eq!(
+            logged_path("/api/agentbox/telegram/bot7001:AAHsecret/getUpdates"),
+            "/api/agentbox/telegram/bot<redacted>/getUpdates"
+        );
+        assert_eq!(logged_path("/api/agentbox/telegram/bot7001:AAHsecret"), "/api/agentbox/telegram/bot<redacted>/");
+        assert_eq!(logged_path("/api/agentbox/telegram/config"), "/api/agentbox/telegram/config");
+        assert_eq!(
+            logged_path("/api/agentbox/telegram/%62ot7001:AAHsecret/getMe"),
+            "/api/agentbox/telegram/bot<redacted>/getMe"
+        );
+        assert_eq!(logged_path("/api/agentbox/telegram/webhook/abc"), "/api/agentbox/telegram/webhook/abc");
+        assert_eq!(logged_path("/api/x402/alpha/top-picks"), "/api/x402/alpha/top-picks");
     }
 }

@@ -12,16 +12,15 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::routing::get;
-use futures::Stream;
+use futures::{Stream, StreamExt as _};
 use svc_accounts::{KeysAccepted, Scope};
+use svc_agentbox::LogEvent;
 
 use crate::error::ApiError;
 use crate::state::AppState;
 
 /// Lines sent first, from the end of the log.
 const RECENT_LINES: usize = 200;
-/// How often the log is looked at for new lines.
-const POLL: Duration = Duration::from_millis(250);
 
 /// The log route.
 pub fn router() -> Router<AppState> {
@@ -54,45 +53,11 @@ async fn logs(
         })?,
         None => state.agentbox.recent_start(&gateway.id, RECENT_LINES).await?,
     };
-    let agentbox = state.agentbox.clone();
-    let id = gateway.id;
-    let stream = futures::stream::unfold((from, false), move |(pos, done)| {
-        let agentbox = agentbox.clone();
-        let id = id.clone();
-        // Held by the stream: the account's slot comes back when the client goes.
-        let _held = &slot;
-        async move {
-            if done {
-                return None;
-            }
-            let mut pos = pos;
-            loop {
-                // Whether it had ended before this read: then what the read finds is the last.
-                let ended = agentbox.ended(&id).await.unwrap_or(true);
-                let chunk = match agentbox.read_log(&id, pos).await {
-                    Ok(chunk) => chunk,
-                    Err(e) => {
-                        tracing::warn!(gateway = %id, error = %e, "could not read a gateway log");
-                        return None;
-                    }
-                };
-                if !chunk.lines.is_empty() {
-                    let events: Vec<Result<Event, Infallible>> = chunk
-                        .lines
-                        .into_iter()
-                        .map(|(after, line)| Ok(Event::default().id(after.to_string()).data(line)))
-                        .collect();
-                    pos = chunk.next;
-                    return Some((futures::stream::iter(events), (pos, false)));
-                }
-                if ended {
-                    let end = Event::default().event("end").data("the gateway has ended");
-                    return Some((futures::stream::iter(vec![Ok(end)]), (pos, true)));
-                }
-                tokio::time::sleep(POLL).await;
-            }
-        }
+    let stream = state.agentbox.follow_log(gateway.id, from, slot).map(|event| {
+        Ok(match event {
+            LogEvent::Line { after, text } => Event::default().id(after.to_string()).data(text),
+            LogEvent::End => Event::default().event("end").data("the gateway has ended"),
+        })
     });
-    let stream = futures::StreamExt::flatten(stream);
     Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)).text("heartbeat")))
 }

@@ -12,8 +12,10 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, post};
-use serde_json::{Value, json};
-use svc_agentbox::telegram::{MAX_UPDATE_BYTES, RelayRefusal, ShimMethod, TELEGRAM_PATH};
+use serde_json::json;
+use svc_agentbox::telegram::{
+    MAX_FORWARD, MAX_POLL_PARAMS, MAX_UPDATE_BYTES, RelayRefusal, ShimMethod, TELEGRAM_PATH, shim_params,
+};
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -56,11 +58,6 @@ async fn relay(State(state): State<AppState>, Path(hash): Path<String>, request:
     }
 }
 
-/// The largest parameters of a `getUpdates` call.
-const MAX_POLL_PARAMS: usize = 64 * 1024;
-/// The largest body forwarded to the platform (its own limit for uploads).
-const MAX_FORWARD: usize = 50 * 1024 * 1024;
-
 async fn shim(
     State(state): State<AppState>,
     Path((bot, method)): Path<(String, String)>,
@@ -79,7 +76,7 @@ async fn shim(
             let Ok(body) = axum::body::to_bytes(request.into_body(), MAX_POLL_PARAMS).await else {
                 return ApiError::PayloadTooLarge { limit: MAX_POLL_PARAMS }.into_response();
             };
-            telegram.get_updates(&hash, &params(query.as_deref(), &content_type, &body)).await
+            telegram.get_updates(&hash, &shim_params(query.as_deref(), &content_type, &body)).await
         }
         Ok(ShimMethod::Answer(status, body)) => (status, body),
         Ok(ShimMethod::Forward { method }) => {
@@ -106,25 +103,4 @@ async fn file(State(state): State<AppState>, Path((bot, path)): Path<(String, St
 
 fn content_type(headers: &HeaderMap) -> String {
     headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned()
-}
-
-/// Parameters as the platform takes them: query string, form or JSON body.
-fn params(query: Option<&str>, content_type: &str, body: &[u8]) -> Value {
-    let mut params = serde_json::Map::new();
-    let mut add_pairs = |text: &str| {
-        for (key, value) in serde_urlencoded::from_str::<Vec<(String, String)>>(text).unwrap_or_default() {
-            params.insert(key, Value::from(value));
-        }
-    };
-    if let Some(query) = query {
-        add_pairs(query);
-    }
-    if content_type.starts_with("application/x-www-form-urlencoded") {
-        add_pairs(&String::from_utf8_lossy(body));
-    } else if content_type.starts_with("application/json")
-        && let Ok(Value::Object(fields)) = serde_json::from_slice::<Value>(body)
-    {
-        params.extend(fields);
-    }
-    Value::Object(params)
 }

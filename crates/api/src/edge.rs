@@ -114,7 +114,7 @@ where
         let span = tracing::info_span!(
             "request",
             method = %request.method(),
-            path = %logged_path(request.uri().path()),
+            path = %svc_agentbox::telegram::logged_path(request.uri().path()),
             request_id = id.to_str().unwrap_or(""),
         );
         let span = (!span.is_disabled()).then_some(span);
@@ -246,42 +246,5 @@ mod tests {
             let expected = format!("{prefix:08x}-{:012x}", n & 0xffff_ffff_ffff);
             assert_eq!(std::str::from_utf8(&super::request_id_text(prefix, n)).expect("ascii"), expected);
         }
-    }
-}
-
-/// The request path as logged: the chat platform's Bot API puts a bot's token in the path, so
-/// on svc's Bot-API shim it is hidden.
-fn logged_path(path: &str) -> std::borrow::Cow<'_, str> {
-    let shim = svc_catalogue::routes::agentbox::TELEGRAM_PATH;
-    let Some(rest) = path.strip_prefix(shim).and_then(|rest| rest.strip_prefix('/')) else {
-        return std::borrow::Cow::Borrowed(path);
-    };
-    // Everything there but the config and the relay is the shim, whatever its spelling
-    // (`%62ot…` routes there too): only the method is kept.
-    if rest == "config" || rest.starts_with("webhook/") {
-        return std::borrow::Cow::Borrowed(path);
-    }
-    let method = rest.rsplit_once('/').map_or("", |(_, method)| method);
-    std::borrow::Cow::Owned(format!("{shim}/bot<redacted>/{method}"))
-}
-
-#[cfg(test)]
-mod logged_path_tests {
-    use super::logged_path;
-
-    #[test]
-    fn a_bot_token_in_a_shim_path_is_hidden_and_other_paths_are_kept() {
-        assert_eq!(
-            logged_path("/api/agentbox/telegram/bot7001:AAHsecret/getUpdates"),
-            "/api/agentbox/telegram/bot<redacted>/getUpdates"
-        );
-        assert_eq!(logged_path("/api/agentbox/telegram/bot7001:AAHsecret"), "/api/agentbox/telegram/bot<redacted>/");
-        assert_eq!(logged_path("/api/agentbox/telegram/config"), "/api/agentbox/telegram/config");
-        assert_eq!(
-            logged_path("/api/agentbox/telegram/%62ot7001:AAHsecret/getMe"),
-            "/api/agentbox/telegram/bot<redacted>/getMe"
-        );
-        assert_eq!(logged_path("/api/agentbox/telegram/webhook/abc"), "/api/agentbox/telegram/webhook/abc");
-        assert_eq!(logged_path("/api/x402/alpha/top-picks"), "/api/x402/alpha/top-picks");
     }
 }
