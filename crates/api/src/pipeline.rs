@@ -89,7 +89,7 @@ async fn run(
     match channel {
         Channel::X402 if preview => Ok(Box::pin(crate::preview::serve(call, input)).await),
         Channel::X402 => {
-            let presented = crate::x402::Presented::read(&parts.headers);
+            let presented = crate::x402::presented(&parts.headers);
             let payer = presented.claimed_payer();
             let paid = crate::x402::serve(call, body.as_deref(), input, presented);
             Ok(crate::rate::x402(state, route, parts, payer, paid).await)

@@ -15,11 +15,13 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use svc_paywall::{Buyer, Outcome, Sale, Sold};
+use svc_sellers::invoke::Invoked;
 
 use crate::error::ApiError;
 use crate::limits::rate_headers;
 use crate::state::AppState;
-use crate::x402::{Challenge, Offered, Presented, Schemas};
+use crate::x402::{Challenge, Offered, Schemas};
+use svc_x402::codec::Presented;
 
 /// The invoke route, beside the route table.
 pub fn router() -> Router<AppState> {
@@ -59,7 +61,7 @@ async fn run(state: &AppState, agent_id: &str, parts: &Parts, body: Body) -> Res
     let challenge = Challenge { state, offered, parts, body: Some(&body), price };
     // A call the agent's limits refuse is a 429 where its challenge would be; a paid call is
     // counted against them below, and refused the same way.
-    let payment = match Presented::read(&parts.headers) {
+    let payment = match crate::x402::presented(&parts.headers) {
         Presented::Payment(payment) => payment,
         Presented::TooLarge(bytes) => {
             return Err(ApiError::PaymentHeaderTooLarge { bytes, limit: svc_x402::codec::MAX_HEADER_BYTES });
@@ -88,30 +90,17 @@ async fn run(state: &AppState, agent_id: &str, parts: &Parts, body: Body) -> Res
     let outcome = match state.paywall.charge(sale, &payment, work).await {
         Ok(outcome) => outcome,
         Err(err) => {
-            sellers.give_back_limits(&invocable, taken).await;
+            sellers.invoked(&invocable, taken, Invoked::NotServed).await;
             return Err(err.into());
         }
     };
-    let outcome = match outcome {
-        Outcome::Paid { answer, receipt, v1, handover } => {
-            sellers.after_payment(&invocable, !receipt.transaction.is_empty()).await;
-            Outcome::Paid { answer, receipt, v1, handover }
-        }
+    let ended = match &outcome {
+        Outcome::Paid { receipt, .. } => Invoked::Paid { on_chain: !receipt.transaction.is_empty() },
         // The seller worked; its answer is only withheld until the transfer confirms.
-        Outcome::Unsettled { error, receipt } => Outcome::Unsettled { error, receipt },
-        Outcome::Kept { body, receipt } => {
-            sellers.give_back_limits(&invocable, taken).await;
-            Outcome::Kept { body, receipt }
-        }
-        Outcome::Refused { accepts, reason } => {
-            sellers.give_back_limits(&invocable, taken).await;
-            Outcome::Refused { accepts, reason }
-        }
-        Outcome::Failed(err) => {
-            sellers.give_back_limits(&invocable, taken).await;
-            Outcome::Failed(err)
-        }
+        Outcome::Unsettled { .. } => Invoked::Withheld,
+        Outcome::Kept { .. } | Outcome::Refused { .. } | Outcome::Failed(_) => Invoked::NotServed,
     };
+    sellers.invoked(&invocable, taken, ended).await;
     let mut response = crate::x402::respond::<Bytes>(outcome, &challenge)?;
     rate_headers(response.headers_mut(), &taken.minute, now);
     Ok(response)

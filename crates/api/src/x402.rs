@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use svc_catalogue::{InputEcho, RouteSpec, ValidInput};
 use svc_domain::Money;
 use svc_paywall::{Buyer, Outcome, Sale, Sold};
-use svc_x402::codec::DecodedPayment;
+use svc_x402::codec::{DecodedPayment, Presented};
 use svc_x402::{
     PAYMENT_RESPONSE, PAYMENT_SIGNATURE, PaymentRequired, PaymentRequirements, ResourceInfo, SettleResponse, X_PAYMENT,
     X402_VERSION,
@@ -24,43 +24,11 @@ use crate::error::ApiError;
 use crate::handlers::Caller;
 use crate::state::AppState;
 
-/// The payment a request presents, read once per request: the rate limiter and the paywall
-/// both work from it.
-#[derive(Debug)]
-pub(crate) enum Presented {
-    /// No payment header.
-    Nothing,
-    /// A header too large to be a payment of ours.
-    TooLarge(usize),
-    /// A header that does not decode as a payment.
-    Junk,
-    /// A decoded payment (not yet verified).
-    Payment(Box<DecodedPayment>),
-}
-
-impl Presented {
-    /// Reads the request's payment header: `PAYMENT-SIGNATURE` (v2), else `X-PAYMENT` (v1,
-    /// and v2 payloads from clients that kept the old header).
-    pub(crate) fn read(headers: &HeaderMap) -> Self {
-        let Some(header) = headers.get(&PAYMENT_SIGNATURE_HEADER).or_else(|| headers.get(&X_PAYMENT_HEADER)) else {
-            return Presented::Nothing;
-        };
-        if header.len() > svc_x402::codec::MAX_HEADER_BYTES {
-            return Presented::TooLarge(header.len());
-        }
-        match svc_x402::decode_payment(header.as_bytes()) {
-            Some(payment) => Presented::Payment(Box::new(payment)),
-            None => Presented::Junk,
-        }
-    }
-
-    /// The payer the payment names: a claim until it verifies.
-    pub(crate) fn claimed_payer(&self) -> Option<String> {
-        match self {
-            Presented::Payment(payment) => payment.replay_key().map(|(payer, _)| payer),
-            _ => None,
-        }
-    }
+/// Reads the request's payment header: `PAYMENT-SIGNATURE` (v2), else `X-PAYMENT` (v1, and v2
+/// payloads from clients that kept the old header).
+pub(crate) fn presented(headers: &HeaderMap) -> Presented {
+    let header = headers.get(&PAYMENT_SIGNATURE_HEADER).or_else(|| headers.get(&X_PAYMENT_HEADER));
+    Presented::read(header.map(HeaderValue::as_bytes))
 }
 
 /// Serves a paid route.
@@ -249,7 +217,7 @@ impl Challenge<'_> {
     /// The extensions this request's challenge advertises.
     pub(crate) fn extensions(&self, schemas: Schemas) -> Map<String, Value> {
         let mut extensions = Map::new();
-        extensions.insert("payment-identifier".into(), payment_identifier_extension());
+        extensions.insert("payment-identifier".into(), svc_x402::extensions::payment_identifier());
         let bazaar = match self.offered {
             Offered::Route { route, echo } => self.state.challenges.bazaar.get(route.id).map(|schema| {
                 let schema = match schemas {
@@ -357,21 +325,4 @@ fn paid(body: impl Into<Answer>, payment_response: Option<HeaderValue>) -> Respo
         headers.insert(PAYMENT_RESPONSE, value);
     }
     response
-}
-
-/// The `payment-identifier` extension as the challenge declares it: optional, so clients
-/// that do not know it pay as usual.
-fn payment_identifier_extension() -> Value {
-    serde_json::json!({
-        "info": {"required": false},
-        "schema": {
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "type": "object",
-            "properties": {
-                "required": {"type": "boolean"},
-                "id": {"type": "string", "minLength": 16, "maxLength": 128, "pattern": "^[a-zA-Z0-9_-]+$"},
-            },
-            "required": ["required"],
-        },
-    })
 }

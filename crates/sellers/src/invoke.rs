@@ -68,6 +68,20 @@ impl Invocable {
     }
 }
 
+/// How a paid invoke ended, as the agent's limits and payouts see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Invoked {
+    /// Served and paid; `on_chain` when the payment settled on chain.
+    Paid {
+        /// Whether the payment settled on chain.
+        on_chain: bool,
+    },
+    /// Served, its answer withheld until the transfer confirms: the call stands.
+    Withheld,
+    /// Not served (a refused payment, failed work, an answer kept from an earlier call).
+    NotServed,
+}
+
 /// What [`Sellers::take_limits`] counted, to give back if the call is not served.
 #[derive(Debug, Clone, Copy)]
 pub struct Taken {
@@ -221,6 +235,16 @@ impl Sellers {
         };
         self.store.record_seller_call(&call).await?;
         Ok(answer)
+    }
+
+    /// Settles what a counted call took by how it `ended`: a paid call may pay out, one not
+    /// served gives its count back, and one withheld stands.
+    pub async fn invoked(&self, invocable: &Invocable, taken: Taken, ended: Invoked) {
+        match ended {
+            Invoked::Paid { on_chain } => self.after_payment(invocable, on_chain).await,
+            Invoked::Withheld => {}
+            Invoked::NotServed => self.give_back_limits(invocable, taken).await,
+        }
     }
 
     /// After a paid call: the call earned in the same statement that recorded its payment (the

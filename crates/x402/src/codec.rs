@@ -27,6 +27,42 @@ pub fn encode_bytes(json: &[u8]) -> String {
     STANDARD.encode(json)
 }
 
+/// The payment a request presents, read once per request: the rate limiter and the paywall
+/// both work from it.
+#[derive(Debug)]
+pub enum Presented {
+    /// No payment header.
+    Nothing,
+    /// A header too large to be a payment of ours.
+    TooLarge(usize),
+    /// A header that does not decode as a payment.
+    Junk,
+    /// A decoded payment (not yet verified).
+    Payment(Box<DecodedPayment>),
+}
+
+impl Presented {
+    /// Reads a payment header's value, if the request has one.
+    pub fn read(header: Option<&[u8]>) -> Self {
+        let Some(header) = header else { return Presented::Nothing };
+        if header.len() > MAX_HEADER_BYTES {
+            return Presented::TooLarge(header.len());
+        }
+        match decode_payment(header) {
+            Some(payment) => Presented::Payment(Box::new(payment)),
+            None => Presented::Junk,
+        }
+    }
+
+    /// The payer the payment names: a claim until it verifies.
+    pub fn claimed_payer(&self) -> Option<String> {
+        match self {
+            Presented::Payment(payment) => payment.replay_key().map(|(payer, _)| payer),
+            _ => None,
+        }
+    }
+}
+
 /// Which requirement the client says it paid.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Choice {

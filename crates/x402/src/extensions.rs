@@ -17,6 +17,23 @@ pub fn echo_mismatch<'a>(advertised: &Map<String, Value>, echoed: &'a Map<String
     })
 }
 
+/// The `payment-identifier` extension as a challenge declares it: optional, so clients that do
+/// not know it pay as usual.
+pub fn payment_identifier() -> Value {
+    serde_json::json!({
+        "info": {"required": false},
+        "schema": {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {
+                "required": {"type": "boolean"},
+                "id": {"type": "string", "minLength": 16, "maxLength": 128, "pattern": "^[a-zA-Z0-9_-]+$"},
+            },
+            "required": ["required"],
+        },
+    })
+}
+
 /// An extension's `info`, or the value itself when it has none.
 fn info(value: &Value) -> &Value {
     value.as_object().and_then(|o| o.get("info")).unwrap_or(value)
