@@ -20,7 +20,8 @@ use svc_sellers::invoke::Invoked;
 use crate::error::ApiError;
 use crate::limits::rate_headers;
 use crate::state::AppState;
-use crate::x402::{Challenge, Offered, Schemas};
+use crate::x402::Challenge;
+use svc_catalogue::challenge::{Offered, Schemas};
 use svc_x402::codec::Presented;
 
 /// The invoke route, beside the route table.

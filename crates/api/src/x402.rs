@@ -7,7 +7,8 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
 use axum::response::Response;
 use bytes::Bytes;
 use serde_json::{Map, Value};
-use svc_catalogue::{InputEcho, RouteSpec, ValidInput};
+use svc_catalogue::ValidInput;
+use svc_catalogue::challenge::{Offered, Schemas};
 use svc_domain::Money;
 use svc_paywall::{Buyer, Outcome, Sale, Sold};
 use svc_x402::codec::{DecodedPayment, Presented};
@@ -124,44 +125,8 @@ pub(crate) fn respond<A: Into<Answer>>(
     }
 }
 
-/// Whether advertised extensions carry their schemas: a challenge does; the check of a
-/// payment's echo compares only what they say (`info`), and copying a route's whole schema
-/// for it would cost every paid call.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Schemas {
-    Included,
-    Omitted,
-}
-
-/// The most input a challenge echoes, in bytes of JSON.
-const MAX_ECHO_BYTES: usize = 4096;
-
-/// The echo of an input too large to copy.
-static NO_ECHO: std::sync::LazyLock<InputEcho> = std::sync::LazyLock::new(InputEcho::default);
-
 /// The v1 name of the settlement header.
 const X_PAYMENT_RESPONSE: &str = "x-payment-response";
-
-/// What a challenge offers.
-#[derive(Clone, Copy)]
-pub(crate) enum Offered<'a> {
-    /// A catalogue route, with the request's fields as received.
-    Route {
-        /// The route.
-        route: &'static RouteSpec,
-        /// The request's fields, for the `bazaar` example.
-        echo: &'a InputEcho,
-    },
-    /// A seller's agent: its own description and input schema, and the body being paid for.
-    Agent {
-        /// One line about it.
-        description: &'a str,
-        /// Its input schema.
-        schema: &'a Value,
-        /// The body being paid for.
-        body: &'a Value,
-    },
-}
 
 /// Builds 402 challenges for one request.
 pub(crate) struct Challenge<'a> {
@@ -218,32 +183,18 @@ impl Challenge<'_> {
     pub(crate) fn extensions(&self, schemas: Schemas) -> Map<String, Value> {
         let mut extensions = Map::new();
         extensions.insert("payment-identifier".into(), svc_x402::extensions::payment_identifier());
-        let bazaar = match self.offered {
-            Offered::Route { route, echo } => self.state.challenges.bazaar.get(route.id).map(|schema| {
-                let schema = match schemas {
-                    Schemas::Included => schema,
-                    Schemas::Omitted => &Value::Null,
-                };
-                let echo = if self.echo_fits() { echo } else { &NO_ECHO };
-                svc_catalogue::discovery::bazaar_extension(route, schema, echo)
-            }),
-            Offered::Agent { schema, body, .. } => {
-                let schema = match schemas {
-                    Schemas::Included => schema,
-                    Schemas::Omitted => &Value::Null,
-                };
-                let small = self.body.map_or(0, <[u8]>::len) <= MAX_ECHO_BYTES;
-                let example = if small { body.clone() } else { Value::Object(Map::new()) };
-                Some(svc_catalogue::discovery::bazaar_post_extension(schema, &example))
-            }
+        let route_schema = match self.offered {
+            Offered::Route { route, .. } => self.state.challenges.bazaar.get(route.id),
+            Offered::Agent { .. } => None,
         };
+        let (body, query) = (self.body.map_or(0, <[u8]>::len), self.parts.uri.query().map_or(0, str::len));
+        let bazaar = self.offered.bazaar(route_schema, schemas, body, query);
         if let Some(bazaar) = bazaar {
             extensions.insert("bazaar".into(), bazaar);
         }
-        let discountable = matches!(self.offered, Offered::Route { route, .. } if route.billed_as_data);
         // A payment echoes the sign-in offer of the challenge it paid, made in an earlier
         // minute perhaps: only the challenge carries it, and echoes of it are not compared.
-        if matches!(schemas, Schemas::Included) && discountable {
+        if matches!(schemas, Schemas::Included) && self.offered.discountable() {
             let networks = self.state.paywall.offer().networks();
             let chains: Vec<&str> =
                 networks.iter().map(|n| n.network.as_str()).filter(|n| n.starts_with("eip155:")).collect();
@@ -259,19 +210,6 @@ impl Challenge<'_> {
         extensions
     }
 
-    /// Whether the request's fields are small enough to echo in the challenge. The client
-    /// copies the challenge's extensions into its payment header, so an echo of a large input
-    /// would make a payment too large to send; past the bound the example carries no fields.
-    fn echo_fits(&self) -> bool {
-        let query = self.parts.uri.query().map_or(0, str::len);
-        if self.body.map_or(0, <[u8]>::len) + query <= MAX_ECHO_BYTES {
-            return true;
-        }
-        let Offered::Route { echo, .. } = self.offered else { return false };
-        let size = |fields: &Map<String, Value>| serde_json::to_vec(fields).map_or(usize::MAX, |v| v.len());
-        size(&echo.path).saturating_add(size(&echo.query)).saturating_add(size(&echo.body)) <= MAX_ECHO_BYTES
-    }
-
     /// The challenge's JSON and its base64 header value.
     fn build(&self, accepts: &[PaymentRequirements], error: &str) -> Result<(Bytes, HeaderValue), ApiError> {
         let extensions = self.extensions(Schemas::Included);
@@ -280,10 +218,7 @@ impl Challenge<'_> {
             error: Some(error.to_owned()),
             resource: ResourceInfo {
                 url: resource_url(self.state, self.parts),
-                description: match self.offered {
-                    Offered::Route { route, .. } => route.description.to_owned(),
-                    Offered::Agent { description, .. } => description.to_owned(),
-                },
+                description: self.offered.description().to_owned(),
                 mime_type: "application/json".to_owned(),
             },
             accepts: accepts.to_vec(),

@@ -17,8 +17,10 @@
 //! - [`wire`]: the error bodies, defined once for the HTTP layer and the document.
 //! - [`discovery`]: the catalogue JSON, the `.well-known` manifest, `llms.txt` and the
 //!   `bazaar` extension of a route.
+//! - [`challenge`]: what a 402 challenge offers, and the `bazaar` extension it advertises.
 //! - [`operational`]: the free operational routes' paths; [`skills`]: the agents' skill files.
 
+pub mod challenge;
 pub mod discovery;
 pub mod ids;
 pub mod input;
