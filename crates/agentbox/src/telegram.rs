@@ -495,11 +495,6 @@ mod tests {
         assert_ne!(token_hash("a"), token_hash("b"));
         assert_eq!(token_hash("a").len(), 64);
     }
-}
-
-#[cfg(test)]
-mod logged_path_tests {
-    use super::logged_path;
 
     #[test]
     fn a_bot_token_in_a_shim_path_is_hidden_and_other_paths_are_kept() {

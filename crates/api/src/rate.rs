@@ -7,7 +7,8 @@
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use svc_catalogue::RouteSpec;
-use svc_limits::paid::{MINUTE_MS, PaidCall, Served};
+use svc_limits::MINUTE_MS;
+use svc_limits::paid::{PaidCall, Served};
 
 use crate::error::ApiError;
 use crate::limits::{client_label, rate_headers};

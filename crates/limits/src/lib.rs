@@ -11,6 +11,9 @@
 
 pub mod paid;
 
+/// The window of a per-minute limit, in ms: the paid routes', the LLM proxy's and sellers' agents'.
+pub const MINUTE_MS: i64 = 60_000;
+
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 

@@ -11,10 +11,7 @@
 //! not use held slots either). Only a challenge to an unpaid request, or to a verified payment
 //! whose settlement failed, holds a slot.
 
-use crate::{Decision, Limiter};
-
-/// The window of every rate limit.
-pub const MINUTE_MS: i64 = 60_000;
+use crate::{Decision, Limiter, MINUTE_MS};
 
 /// How long a challenge holds its slot: its `maxTimeoutSeconds`.
 pub const HOLD_MS: i64 = 300_000;

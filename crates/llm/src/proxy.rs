@@ -6,6 +6,7 @@ use std::time::Instant;
 use bytes::Bytes;
 use serde_json::{Map, Value};
 use svc_domain::Money;
+use svc_limits::MINUTE_MS;
 use svc_paywall::{Buyer, Outcome, Sale, Sold};
 use svc_store::{Debit, FinishedLlmCall, NewLlmCall};
 use svc_x402::codec::DecodedPayment;
@@ -89,8 +90,6 @@ const MEDIA_PART_TOKENS: u64 = 4_000;
 /// never releases a call that is still running.
 pub(crate) const MAX_CALL: std::time::Duration = std::time::Duration::from_secs(30 * 60);
 
-/// The one-minute window of the rate limit.
-const MINUTE_MS: i64 = 60_000;
 const DAY_MS: i64 = 86_400_000;
 
 impl Llm {

@@ -12,14 +12,11 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 use svc_catalogue::routes::sellers::{AutoWithdraw, Example, X402Config};
 use svc_domain::{Money, rfc3339};
-use svc_limits::Decision;
+use svc_limits::{Decision, MINUTE_MS};
 use svc_store::{NewSellerCall, SellerAgent};
 
 use crate::schema::InputSchema;
 use crate::{DAY_MS, SellerError, Sellers, parse_json, sealing_context, stored_config};
-
-/// The per-minute window.
-const MINUTE_MS: i64 = 60_000;
 
 /// How long a call may stay `served` before the sweeper asks its payment's record.
 const SWEEP_AFTER_MS: i64 = 120_000;

@@ -21,7 +21,7 @@ const PAUSE: Duration = Duration::from_millis(200);
 
 /// WAL pages (4 KiB) above which a pass also restarts the WAL: SQLite's own checkpoint
 /// threshold is 1,000.
-pub(crate) const RESTART_AT: i64 = 4_000;
+const RESTART_AT: i64 = 4_000;
 
 /// Starts the checkpointer over `pool` (one read-write connection). It runs a pass after
 /// writes (`wrote` is notified by the writer after each commit) and ends, closing its

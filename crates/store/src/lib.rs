@@ -192,8 +192,8 @@ impl Store {
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(5));
         // A local file cannot drop a connection the way a network peer can, so the pools skip
-        // the liveness ping sqlx otherwise sends before lending each connection.
-        // The writer never checkpoints: a task of its own does (see `checkpoint`).
+        // the liveness ping sqlx otherwise sends before lending each connection. The writer
+        // never checkpoints: a task with a connection of its own does (see `checkpoint`).
         let write = SqlitePoolOptions::new()
             .max_connections(1)
             .test_before_acquire(false)
@@ -204,7 +204,6 @@ impl Store {
             .test_before_acquire(false)
             .connect_with(options.clone())
             .await?;
-
         let read = SqlitePoolOptions::new()
             .max_connections(8)
             .test_before_acquire(false)
