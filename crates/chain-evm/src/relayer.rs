@@ -14,13 +14,13 @@ use std::time::{Duration, Instant};
 
 use alloy::consensus::{SignableTransaction as _, TxEip1559, TxEnvelope};
 use alloy::eips::eip2718::Encodable2718 as _;
-use alloy::network::TxSignerSync as _;
 use alloy::providers::{DynProvider, Provider as _};
 use alloy::signers::local::PrivateKeySigner;
 use alloy::transports::{RpcError, TransportErrorKind};
-use alloy_primitives::{Address, B256, Bytes, TxKind};
+use alloy_primitives::{Address, B256, Bytes, Signature, TxKind};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::EvmError;
 use crate::settle::{CALL_TIMEOUT, within};
 
 /// Most transfers signed in one round.
@@ -80,13 +80,14 @@ pub(crate) struct Relayer {
 
 impl Relayer {
     /// Starts the lane of `signer` on `provider`, for chain `chain_id`.
-    pub(crate) fn start(signer: PrivateKeySigner, provider: DynProvider, chain_id: u64) -> Self {
+    pub(crate) fn start(signer: &PrivateKeySigner, provider: DynProvider, chain_id: u64) -> Result<Self, EvmError> {
         let (jobs, receiver) = mpsc::unbounded_channel();
         let address = signer.address();
         let queued = Arc::new(AtomicUsize::new(0));
-        let lane = Lane { signer, provider, chain_id, next_nonce: None, fees: None, queued: queued.clone() };
+        let key = TxKey::of(signer)?;
+        let lane = Lane { key, address, provider, chain_id, next_nonce: None, fees: None, queued: queued.clone() };
         tokio::spawn(lane.run(receiver));
-        Relayer { address, jobs, queued, gas: AtomicU8::new(GasLevel::Ok as u8) }
+        Ok(Relayer { address, jobs, queued, gas: AtomicU8::new(GasLevel::Ok as u8) })
     }
 
     /// The key's address.
@@ -127,9 +128,32 @@ impl Relayer {
     }
 }
 
+/// A relayer's key as the lane signs with it: libsecp256k1, which signs several times faster
+/// than the pure-Rust signer of alloy's local key (every settled payment is one signature).
+/// Both sign deterministically (RFC 6979, low s), so the signatures are the same.
+struct TxKey(secp256k1::SecretKey);
+
+impl TxKey {
+    fn of(signer: &PrivateKeySigner) -> Result<Self, EvmError> {
+        let bytes: [u8; 32] = signer.credential().to_bytes().into();
+        // A key alloy parsed is a valid scalar, which is all libsecp256k1 asks of it.
+        let key = secp256k1::SecretKey::from_byte_array(bytes)
+            .map_err(|_| EvmError::Config(format!("relayer {} has a key libsecp256k1 refuses", signer.address())))?;
+        Ok(TxKey(key))
+    }
+
+    /// The signature of a transaction's signing hash.
+    fn sign(&self, hash: B256) -> Signature {
+        let message = secp256k1::Message::from_digest(hash.0);
+        let (recovery, bytes) = secp256k1::SECP256K1.sign_ecdsa_recoverable(message, &self.0).serialize_compact();
+        Signature::from_bytes_and_parity(&bytes, i32::from(recovery) == 1)
+    }
+}
+
 /// The task that owns a key's nonces.
 struct Lane {
-    signer: PrivateKeySigner,
+    key: TxKey,
+    address: Address,
     provider: DynProvider,
     chain_id: u64,
     /// The next nonce to use; `None` until asked of the chain, and again after any refusal.
@@ -194,7 +218,7 @@ impl Lane {
         let (nonce, fees) = prepared;
         let mut signed = Vec::with_capacity(jobs.len());
         for (offset, job) in (0u64..).zip(&jobs) {
-            let mut tx = TxEip1559 {
+            let tx = TxEip1559 {
                 chain_id: self.chain_id,
                 nonce: nonce + offset,
                 gas_limit: job.gas_limit,
@@ -204,22 +228,9 @@ impl Lane {
                 input: job.input.clone(),
                 ..TxEip1559::default()
             };
-            match self.signer.sign_transaction_sync(&mut tx) {
-                Ok(signature) => {
-                    let envelope = TxEnvelope::from(tx.into_signed(signature));
-                    signed.push((*envelope.tx_hash(), Bytes::from(envelope.encoded_2718())));
-                }
-                // A local key signing a well-formed transaction: cannot happen, but must not
-                // leave a nonce gap if it did.
-                Err(e) => {
-                    self.next_nonce = None;
-                    let message = format!("signing the transfer: {e}");
-                    for job in jobs {
-                        self.answer(job, Broadcast::NotSent(message.clone()));
-                    }
-                    return Vec::new();
-                }
-            }
+            let signature = self.key.sign(tx.signature_hash());
+            let envelope = TxEnvelope::from(tx.into_signed(signature));
+            signed.push((*envelope.tx_hash(), Bytes::from(envelope.encoded_2718())));
         }
         let answers = self.broadcast(&signed).await;
         let all_accepted = answers.iter().all(|a| matches!(a, Some(Answer::Accepted)));
@@ -244,7 +255,7 @@ impl Lane {
             }
         }
         if !retry.is_empty() {
-            tracing::warn!(relayer = %self.signer.address(), count = retry.len(), "nonce refused; resynchronised from the chain");
+            tracing::warn!(relayer = %self.address, count = retry.len(), "nonce refused; resynchronised from the chain");
         }
         retry
     }
@@ -254,7 +265,7 @@ impl Lane {
         let nonce = match self.next_nonce {
             Some(nonce) => nonce,
             None => {
-                let count = self.provider.get_transaction_count(self.signer.address()).pending();
+                let count = self.provider.get_transaction_count(self.address).pending();
                 let nonce = within("eth_getTransactionCount", count).await.map_err(|e| e.to_string())?;
                 self.next_nonce = Some(nonce);
                 nonce
@@ -343,6 +354,28 @@ fn refusal(message: &str) -> Refusal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_lane_signs_transactions_exactly_as_alloys_local_key_does() {
+        use alloy::network::TxSignerSync as _;
+        for seed in 1u8..=8 {
+            let signer: PrivateKeySigner = format!("0x{}", format!("{seed:02x}").repeat(32)).parse().expect("key");
+            let mut tx = TxEip1559 {
+                chain_id: 31337,
+                nonce: u64::from(seed) * 7,
+                gas_limit: 90_000,
+                max_fee_per_gas: 2_000_000_000,
+                max_priority_fee_per_gas: 1_000_000_000,
+                to: TxKind::Call(Address::repeat_byte(seed)),
+                input: Bytes::from(vec![seed; 36]),
+                ..TxEip1559::default()
+            };
+            let ours = TxKey::of(&signer).expect("key").sign(tx.signature_hash());
+            let alloys = signer.sign_transaction_sync(&mut tx).expect("signed");
+            assert_eq!(ours, alloys);
+            assert_eq!(ours.recover_address_from_prehash(&tx.signature_hash()).expect("recovers"), signer.address());
+        }
+    }
 
     #[test]
     fn node_refusals_are_read_by_what_they_say_of_the_nonce_and_the_gas() {

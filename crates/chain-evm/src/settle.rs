@@ -216,8 +216,11 @@ impl EvmSettler {
         let provider =
             ProviderBuilder::new().disable_recommended_fillers().connect_client(rpc_client(rpc_url)?).erased();
         check_chain(&provider, chain_id).await?;
-        let relayers: Arc<[Relayer]> =
-            signers.into_iter().map(|signer| Relayer::start(signer, provider.clone(), chain_id)).collect();
+        let relayers: Arc<[Relayer]> = signers
+            .iter()
+            .map(|signer| Relayer::start(signer, provider.clone(), chain_id))
+            .collect::<Result<Vec<_>, _>>()?
+            .into();
         let settler = EvmSettler {
             reader: EvmReader::new(provider, token),
             relayers,
