@@ -1,6 +1,8 @@
 //! Parsing and checking one EIP-3009 authorization.
 
+use std::collections::HashMap;
 use std::str::FromStr;
+use std::sync::Mutex;
 
 use alloy_primitives::{Address, B256, Bytes, Signature, U256};
 use alloy_sol_types::{Eip712Domain, SolCall, SolStruct, sol};
@@ -234,6 +236,58 @@ pub fn verify_exact(
     now: u64,
     contract_wallets: bool,
 ) -> Result<VerifiedAuthorization, EvmError> {
+    verify_with(payload, required, now, contract_wallets, |signature, digest| {
+        signature.recover_address_from_prehash(digest).ok()
+    })
+}
+
+/// Signers recovered lately, by digest and signature. A payment is verified and, moments later,
+/// checked again before its transfer is sent; the second check takes its signer from here
+/// instead of recovering it again (recovery was a tenth of a settled call's CPU). What is kept
+/// is a pure function of its key, so a hit gives exactly what recovery would.
+#[derive(Debug, Default)]
+pub struct Recoveries {
+    kept: Mutex<HashMap<(B256, [u8; 65]), Address>>,
+}
+
+/// Signers kept before the lot is dropped: verified payments settle within seconds, and a
+/// verify-only server never takes them back.
+const RECOVERIES_KEPT: usize = 4_096;
+
+impl Recoveries {
+    /// [`verify_exact`], keeping the signer it recovers for the next check of the same payment,
+    /// or taking it from the check before.
+    pub fn verify_exact(
+        &self,
+        payload: &ExactEvmPayload,
+        required: &ExactRequirement,
+        now: u64,
+        contract_wallets: bool,
+    ) -> Result<VerifiedAuthorization, EvmError> {
+        verify_with(payload, required, now, contract_wallets, |signature, digest| {
+            let key = (*digest, signature.as_bytes());
+            if let Some(signer) = self.kept.lock().ok().and_then(|mut kept| kept.remove(&key)) {
+                return Some(signer);
+            }
+            let signer = signature.recover_address_from_prehash(digest).ok()?;
+            if let Ok(mut kept) = self.kept.lock() {
+                if kept.len() >= RECOVERIES_KEPT {
+                    kept.clear();
+                }
+                kept.insert(key, signer);
+            }
+            Some(signer)
+        })
+    }
+}
+
+fn verify_with(
+    payload: &ExactEvmPayload,
+    required: &ExactRequirement,
+    now: u64,
+    contract_wallets: bool,
+    recover: impl FnOnce(&Signature, &B256) -> Option<Address>,
+) -> Result<VerifiedAuthorization, EvmError> {
     let authorization = Authorization::try_from(&payload.authorization)?;
     let signature: Bytes = payload
         .signature
@@ -255,7 +309,7 @@ pub fn verify_exact(
     let recovered = Signature::try_from(signature.as_ref())
         .ok()
         .filter(|s| s.normalize_s().is_none())
-        .and_then(|s| s.recover_address_from_prehash(&digest).ok());
+        .and_then(|s| recover(&s, &digest));
     let signer = match recovered == Some(authorization.from) {
         true => Signer::Recovered,
         false if contract_wallets => Signer::NeedsEip1271,

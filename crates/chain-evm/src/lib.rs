@@ -17,7 +17,7 @@ mod sign;
 
 pub use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
 pub use exact::{
-    Authorization, ExactEvmPayload, ExactRequirement, Signer, TokenDomain, VALID_BEFORE_MARGIN_SECS,
+    Authorization, ExactEvmPayload, ExactRequirement, Recoveries, Signer, TokenDomain, VALID_BEFORE_MARGIN_SECS,
     VerifiedAuthorization, WireAuthorization, verify_exact,
 };
 pub use sign::Payer;

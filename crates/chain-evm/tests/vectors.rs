@@ -6,8 +6,8 @@ use std::str::FromStr;
 
 use serde_json::Value;
 use svc_chain_evm::{
-    Address, EvmError, ExactEvmPayload, ExactRequirement, Signer, TokenDomain, U256, VALID_BEFORE_MARGIN_SECS,
-    verify_exact,
+    Address, EvmError, ExactEvmPayload, ExactRequirement, Recoveries, Signer, TokenDomain, U256,
+    VALID_BEFORE_MARGIN_SECS, verify_exact,
 };
 
 fn vector(name: &str) -> Value {
@@ -152,6 +152,32 @@ fn a_high_s_twin_of_a_valid_signature_is_refused() {
     assert!(twin.recover_address_from_prehash(&digest).is_ok(), "the twin recovers");
     c.payload.signature = format!("0x{}", alloy_primitives::hex::encode(twin.as_bytes()));
     assert_eq!(c.verify(), Err(EvmError::Signature));
+}
+
+/// The memo of recovered signers gives every check the answer a fresh recovery gives: for the
+/// payment it saw, for a tampered twin with the same digest (another signature), and for a
+/// changed authorization (another digest), in any order and however often asked.
+#[test]
+fn a_remembered_signer_never_changes_an_answer() {
+    let memo = Recoveries::default();
+    let check = |c: &Case, memo: &Recoveries| {
+        let required = ExactRequirement { separator: c.domain.separator(), pay_to: c.pay_to, amount: c.amount };
+        (memo.verify_exact(&c.payload, &required, c.now, true), verify_exact(&c.payload, &required, c.now, true))
+    };
+    let valid = case("mainnet");
+    let mut forged = case("mainnet");
+    let mut sig = svc_chain_evm::Bytes::from_str(&forged.payload.signature).expect("hex").to_vec();
+    sig[10] ^= 1;
+    forged.payload.signature = format!("0x{}", alloy_primitives::hex::encode(&sig));
+    let mut changed = case("mainnet");
+    changed.payload.authorization.value = "1".into();
+    changed.amount = U256::from(1);
+    for c in [&valid, &valid, &forged, &valid, &changed, &forged, &valid, &valid, &changed] {
+        let (remembered, fresh) = check(c, &memo);
+        assert_eq!(remembered, fresh);
+    }
+    assert_eq!(check(&valid, &memo).0.expect("valid").signer, Signer::Recovered);
+    assert_eq!(check(&forged, &memo).0.expect("deferred").signer, Signer::NeedsEip1271, "not the payer's signature");
 }
 
 mod garbage {

@@ -246,7 +246,7 @@ impl Paywall {
     async fn verify(&self, sale: &Sale<'_>, payment: &DecodedPayment, matched: &Matched) -> Result<Verdict, Halt> {
         let requirement = &matched.requirement;
         let message = payment.as_v2(requirement);
-        let request = PaymentRequest { payment: message.as_ref(), requirements: requirement };
+        let request = PaymentRequest { message: &message, payload: &payment.payload, requirements: requirement };
         match self.facilitator.verify(request).await {
             Ok(verified) => Ok(Verdict::Verified(verified)),
             Err(FacilitatorError::Unavailable(cause)) => Err(PaywallError::FacilitatorUnavailable(cause).into()),
@@ -380,7 +380,7 @@ impl Paywall {
         let requirement = &matched.requirement;
         let network = &requirement.network;
         let message = payment.as_v2(requirement);
-        let request = PaymentRequest { payment: message.as_ref(), requirements: requirement };
+        let request = PaymentRequest { message: &message, payload: &payment.payload, requirements: requirement };
         if let Some(transaction) = self.facilitator.transaction_id(request) {
             match self.store.note_transaction(id, &transaction).await {
                 Ok(true) => {}

@@ -11,7 +11,7 @@ use futures::future::BoxFuture;
 use serde::Deserialize as _;
 use serde_json::Value;
 use svc_chain_evm::{
-    Address, EvmError, ExactEvmPayload, ExactRequirement, Signer, U256, VerifiedAuthorization, verify_exact,
+    Address, EvmError, ExactEvmPayload, ExactRequirement, Recoveries, Signer, U256, VerifiedAuthorization, verify_exact,
 };
 use svc_chain_solana::{ExactSvmPayload, ExactSvmRequirement, Keypair, SendError, VerifiedTransfer};
 use svc_domain::Clock;
@@ -96,6 +96,8 @@ pub struct BuiltinFacilitator {
     solana: HashMap<String, SolanaSettlement>,
     /// The same nodes, read to reconcile payments.
     ledgers: Ledgers,
+    /// Signers recovered at verification, for the re-check before settling.
+    recoveries: Arc<Recoveries>,
 }
 
 impl BuiltinFacilitator {
@@ -107,6 +109,7 @@ impl BuiltinFacilitator {
             evm_chains: HashMap::new(),
             solana: HashMap::new(),
             ledgers: Ledgers::default(),
+            recoveries: Arc::default(),
         }
     }
 
@@ -144,9 +147,6 @@ impl BuiltinFacilitator {
         if request.requirements.scheme != "exact" {
             return Err(FacilitatorError::invalid("unsupported_scheme", "only the exact scheme is supported"));
         }
-        if request.payment.get("x402Version").and_then(Value::as_u64) != Some(u64::from(X402_VERSION)) {
-            return Err(FacilitatorError::invalid("invalid_x402_version", "payments are verified as x402 v2"));
-        }
         self.networks
             .iter()
             .find(|n| n.network == request.requirements.network)
@@ -166,15 +166,19 @@ impl BuiltinFacilitator {
         let NetworkKind::Evm { separator, pay_to, .. } = &network.kind else {
             return Err(FacilitatorError::invalid("invalid_network", "not an EVM network"));
         };
-        let payload: ExactEvmPayload =
-            request.payment.get("payload").and_then(|p| ExactEvmPayload::deserialize(p).ok()).ok_or_else(|| {
-                FacilitatorError::invalid("invalid_payload", "payload is not an EIP-3009 authorization")
-            })?;
+        let payload: ExactEvmPayload = ExactEvmPayload::deserialize(request.payload)
+            .ok()
+            .ok_or_else(|| FacilitatorError::invalid("invalid_payload", "payload is not an EIP-3009 authorization"))?;
         let amount = U256::from_str(&request.requirements.amount)
             .map_err(|_| FacilitatorError::invalid("invalid_payment_requirements", "amount"))?;
         let chain = self.evm_chains.get(&network.network);
         let required = ExactRequirement { separator: *separator, pay_to: *pay_to, amount };
-        let verified = verify_exact(&payload, &required, self.now(), chain.is_some()).map_err(evm_invalid)?;
+        // Only a settling server checks a payment twice; a verify-only one would only fill the memo.
+        let verified = match chain {
+            Some(_) => self.recoveries.verify_exact(&payload, &required, self.now(), true),
+            None => verify_exact(&payload, &required, self.now(), false),
+        }
+        .map_err(evm_invalid)?;
         Ok((verified, chain))
     }
 
@@ -208,7 +212,7 @@ impl BuiltinFacilitator {
         let NetworkKind::Solana { fee_payer } = &network.kind else {
             return Err(FacilitatorError::invalid("invalid_network", "not a Solana network"));
         };
-        let transaction = request.payment["payload"]["transaction"].as_str().ok_or_else(|| {
+        let transaction = request.payload["transaction"].as_str().ok_or_else(|| {
             FacilitatorError::invalid(
                 "invalid_exact_svm_payload_transaction",
                 "payload.transaction must be a base64 transaction",
@@ -310,7 +314,7 @@ impl Facilitator for BuiltinFacilitator {
                     let Some(chain) = self.evm_chains.get(&network.network) else {
                         // Verify-only: nothing is sent, so there is nothing to re-check; the
                         // payer is the authorization's signer that verify just recovered.
-                        let payer = request.payment["payload"]["authorization"]["from"]
+                        let payer = request.payload["authorization"]["from"]
                             .as_str()
                             .and_then(|from| svc_chain_evm::Address::from_str(from).ok())
                             .map(|from| from.to_checksum(None))

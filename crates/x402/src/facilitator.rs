@@ -3,15 +3,20 @@
 
 use futures::future::BoxFuture;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::wire::{PaymentRequirements, SupportedResponse};
 
-/// A payment to verify or settle: the client's v2 message as received and the requirement we
-/// rebuilt and matched it to (never the client's copy).
+/// A payment to verify or settle: the client's v2 message as received, its scheme payload,
+/// and the requirement we rebuilt and matched it to (never the client's copy).
 #[derive(Debug, Clone, Copy)]
 pub struct PaymentRequest<'a> {
-    /// The client's message (`{"x402Version":2,"accepted":…,"payload":…}`).
-    pub payment: &'a Value,
+    /// The client's message (`{"x402Version":2,"accepted":…,"payload":…}`), verbatim: what an
+    /// external facilitator is sent.
+    pub message: &'a RawValue,
+    /// The message's `payload` (the signed authorization or transaction), already read: what
+    /// the built-in facilitator checks.
+    pub payload: &'a Value,
     /// Our requirement.
     pub requirements: &'a PaymentRequirements,
 }

@@ -66,7 +66,7 @@ impl HttpFacilitator {
     fn body(request: &PaymentRequest<'_>) -> Value {
         json!({
             "x402Version": X402_VERSION,
-            "paymentPayload": request.payment,
+            "paymentPayload": request.message,
             "paymentRequirements": request.requirements,
         })
     }

@@ -89,7 +89,7 @@ async fn svcs_solana_payment_for_its_own_challenge_verifies_in_the_built_in_faci
     let facilitator =
         BuiltinFacilitator::new(offer.networks().to_vec(), Arc::new(FixedClock::at_ms(1_795_341_600_000)));
     let verified = facilitator
-        .verify(PaymentRequest { payment: &payment.raw, requirements: &offered[index] })
+        .verify(PaymentRequest { message: &payment.raw, payload: &payment.payload, requirements: &offered[index] })
         .await
         .expect("valid");
     assert_eq!(verified.payer, PAYER);

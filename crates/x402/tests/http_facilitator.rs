@@ -10,6 +10,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use svc_x402::facilitator::PaymentRequest;
 use svc_x402::{Facilitator, FacilitatorError, HttpFacilitator, PaymentRequirements, Settled};
@@ -20,11 +21,20 @@ struct Calls {
     supported: AtomicUsize,
 }
 
+/// A client's message, as the paywall forwards it.
+fn message() -> Box<RawValue> {
+    RawValue::from_string(r#"{"x402Version":2}"#.to_owned()).expect("json")
+}
+
 fn amount(body: &Value) -> &str {
     body["paymentRequirements"]["amount"].as_str().unwrap_or_default()
 }
 
 async fn verify(Json(body): Json<Value>) -> Response {
+    // The client's message travels as it came.
+    if body["paymentPayload"] != json!({"x402Version": 2}) {
+        return StatusCode::UNPROCESSABLE_ENTITY.into_response();
+    }
     match amount(&body) {
         "1" | "6" | "7" => Json(json!({"isValid": true, "payer": "0xPayer"})).into_response(),
         "2" => Json(json!({"isValid": false, "invalidReason": "invalid_exact_evm_signature"})).into_response(),
@@ -94,11 +104,14 @@ fn requirement(amount: &str) -> PaymentRequirements {
 #[tokio::test]
 async fn verify_reads_valid_and_both_forms_of_invalid() {
     let (f, _) = facilitator().await;
-    let payment = json!({"x402Version": 2});
+    let payment = message();
     let check = |amount: &'static str| {
         let f = f.clone();
         let payment = payment.clone();
-        async move { f.verify(PaymentRequest { payment: &payment, requirements: &requirement(amount) }).await }
+        async move {
+            f.verify(PaymentRequest { message: &payment, payload: &Value::Null, requirements: &requirement(amount) })
+                .await
+        }
     };
     assert_eq!(check("1").await.expect("valid").payer, "0xPayer");
     assert_eq!(check("2").await.expect_err("invalid").reason(), "invalid_exact_evm_signature");
@@ -111,13 +124,19 @@ async fn verify_reads_valid_and_both_forms_of_invalid() {
 #[tokio::test]
 async fn settle_retries_a_pending_settlement_once_and_reports_failures() {
     let (f, calls) = facilitator().await;
-    let payment = json!({"x402Version": 2});
+    let payment = message();
     let pending = requirement("6");
-    let settled = f.settle(PaymentRequest { payment: &payment, requirements: &pending }).await.expect("settled");
+    let settled = f
+        .settle(PaymentRequest { message: &payment, payload: &Value::Null, requirements: &pending })
+        .await
+        .expect("settled");
     assert_eq!(settled, Settled::OnChain { payer: "0xPayer".into(), transaction: "0xabc".into() });
     assert_eq!(calls.settle.load(Ordering::SeqCst), 2, "one retry");
     let refused = requirement("7");
-    let failed = f.settle(PaymentRequest { payment: &payment, requirements: &refused }).await.expect_err("failed");
+    let failed = f
+        .settle(PaymentRequest { message: &payment, payload: &Value::Null, requirements: &refused })
+        .await
+        .expect_err("failed");
     assert_eq!(failed.reason(), "insufficient_funds");
 }
 
@@ -126,9 +145,12 @@ async fn settle_retries_a_pending_settlement_once_and_reports_failures() {
 #[tokio::test]
 async fn settle_tells_a_silent_facilitator_from_an_unreachable_one() {
     let (f, _) = facilitator().await;
-    let payment = json!({"x402Version": 2});
+    let payment = message();
     let silent = requirement("8");
-    let err = f.settle(PaymentRequest { payment: &payment, requirements: &silent }).await.expect_err("timeout");
+    let err = f
+        .settle(PaymentRequest { message: &payment, payload: &Value::Null, requirements: &silent })
+        .await
+        .expect_err("timeout");
     assert!(err.may_have_moved(), "{err:?}");
 
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -136,7 +158,7 @@ async fn settle_tells_a_silent_facilitator_from_an_unreachable_one() {
     drop(listener);
     let unreachable = HttpFacilitator::new(&format!("http://{closed}/"), Duration::from_millis(800)).expect("client");
     let err = unreachable
-        .settle(PaymentRequest { payment: &payment, requirements: &requirement("1") })
+        .settle(PaymentRequest { message: &payment, payload: &Value::Null, requirements: &requirement("1") })
         .await
         .expect_err("refused");
     assert!(!err.may_have_moved(), "{err:?}");

@@ -38,7 +38,7 @@ async fn pays(header: &str, now: i64, offer: &Offer) -> Result<Settled, svc_x402
     let payment = decode_payment(header.as_bytes()).expect("decodes");
     let offered = offer.requirements(half_a_dollar());
     let index = find_match(&offered, &payment.choice).expect("matches a rebuilt requirement");
-    let request = PaymentRequest { payment: &payment.raw, requirements: &offered[index] };
+    let request = PaymentRequest { message: &payment.raw, payload: &payment.payload, requirements: &offered[index] };
     let f = facilitator(now);
     let verified = f.verify(request).await?;
     assert_eq!(verified.payer, PAYER);
@@ -105,7 +105,8 @@ async fn reference_negative_cases_are_refused() {
             Some(payment) => match find_match(&offered, &payment.choice) {
                 None => "No matching payment requirements".to_owned(),
                 Some(i) => {
-                    let request = PaymentRequest { payment: &payment.raw, requirements: &offered[i] };
+                    let request =
+                        PaymentRequest { message: &payment.raw, payload: &payment.payload, requirements: &offered[i] };
                     match facilitator(now).verify(request).await {
                         Ok(_) => "valid".to_owned(),
                         Err(e) => e.reason().to_owned(),

@@ -95,7 +95,7 @@ impl Facilitator for OnChain {
 
     fn settle<'a>(&'a self, request: PaymentRequest<'a>) -> BoxFuture<'a, Result<Settled, FacilitatorError>> {
         Box::pin(async move {
-            let payer = request.payment.get("payload").and_then(|p| p.get("authorization")).and_then(|a| a.get("from"));
+            let payer = request.payload.get("authorization").and_then(|a| a.get("from"));
             let payer = payer.and_then(Value::as_str).unwrap_or_default().to_owned();
             Ok(Settled::OnChain { payer, transaction: format!("0x{}", "ab".repeat(32)) })
         })
