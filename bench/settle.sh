@@ -36,7 +36,10 @@ wait_for curl -sf "http://127.0.0.1:$sim_port/"
 mint="$(curl -sf "http://127.0.0.1:$sim_port/" | python3 -c 'import json,sys; print(json.load(sys.stdin)["launchpad"]["coins"][0]["mint"])')"
 
 echo "svc real-settlement benchmark ($(nproc) cores; $COUNT distinct payments from 8 payers at concurrency $CONCURRENCY; Hardhat automine)"
-printf '%-9s %-9s %9s %9s %12s %9s %9s  %s\n' build relayers payments settled "settled/s" "p50 ms" "p99 ms" problems
+# "svc CPU ms" is svc's own CPU time (user + system) per settled call over the whole run: what
+# one settled call costs the server, apart from the chain and the client on the same cores.
+printf '%-9s %-9s %9s %9s %12s %9s %9s %11s  %s\n' build relayers payments settled "settled/s" "p50 ms" "p99 ms" "svc CPU ms" problems
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 status=0
 measure() { # label, binary, relayer count
   local label=$1 bin=$2 n=$3
@@ -49,16 +52,20 @@ measure() { # label, binary, relayer count
     SVC_RATE_PER_MINUTE=1000000 RUST_LOG=warn "$bin" serve --listen "127.0.0.1:$port" >"$work/svc.log" 2>&1 &
   local svc_pid=$!
   wait_for curl -sf "http://127.0.0.1:$port/healthz"
+  local ticks_before ticks_after
+  ticks_before="$(cpu_ticks "$svc_pid")"
   local result problems=none
   result="$(RPC_URL="$rpc" TOKEN="$token" PAY_TO="$pay_to" DEPLOYER_KEY="$deployer_key" \
     RELAYERS="$(IFS=,; echo "${addresses[*]:0:$n}")" COUNT="$COUNT" PAYERS=8 CONCURRENCY="$CONCURRENCY" TIMEOUT_MS=10000 \
     node settle-load.mjs "http://127.0.0.1:$port" "/api/x402/svc-tools/launchpad/coin/$mint" 2>"$work/problems")" ||
     { problems="$(head -c 160 "$work/problems" | tr '\n' ' ')"; [ "$label" = baseline ] || status=1; }
+  ticks_after="$(cpu_ticks "$svc_pid")"
   echo "$result" | tail -n 1 | python3 -c '
 import json, sys
 r = json.load(sys.stdin)
-print("%-9s %-9s %9d %9d %12.1f %9.1f %9.1f  %s" % (sys.argv[1], sys.argv[2], r["payments"], r["settled"], r["settled_per_s"], r["p50_ms"], r["p99_ms"], sys.argv[3]))
-' "$label" "$n" "$problems"
+ms = (int(sys.argv[5]) - int(sys.argv[4])) * 1000 / int(sys.argv[6]) / max(r["settled"], 1)
+print("%-9s %-9s %9d %9d %12.1f %9.1f %9.1f %11.2f  %s" % (sys.argv[1], sys.argv[2], r["payments"], r["settled"], r["settled_per_s"], r["p50_ms"], r["p99_ms"], ms, sys.argv[3]))
+' "$label" "$n" "$problems" "$ticks_before" "$ticks_after" "$(getconf CLK_TCK)"
   kill "$svc_pid" "$chain_pid"
   wait "$svc_pid" "$chain_pid" 2>/dev/null || true
 }
@@ -76,7 +83,7 @@ result="$(RPC_URL="$rpc" TOKEN="$token" PAY_TO="$pay_to" DEPLOYER_KEY="$deployer
 echo "$result" | tail -n 1 | python3 -c '
 import json, sys
 r = json.load(sys.stdin)
-print("%-9s %-9s %9d %9d %12.1f %9.1f %9.1f  %s" % ("official", "1", r["payments"], r["settled"], r["settled_per_s"], r["p50_ms"], r["p99_ms"], sys.argv[1]))
+print("%-9s %-9s %9d %9d %12.1f %9.1f %9.1f %11s  %s" % ("official", "1", r["payments"], r["settled"], r["settled_per_s"], r["p50_ms"], r["p99_ms"], "-", sys.argv[1]))
 ' "$problems"
 kill "$chain_pid"
 wait "$chain_pid" 2>/dev/null || true

@@ -312,6 +312,17 @@ mod tests {
         assert!(decode_payment(format!(" {header}").as_bytes()).is_none());
     }
 
+    /// A message naming a field twice is no payment: the built-in facilitator would read one
+    /// copy and an external facilitator, sent the message verbatim, perhaps the other.
+    #[test]
+    fn a_message_with_a_field_twice_is_no_payment() {
+        let accepted = r#"{"scheme":"exact","network":"eip155:8453","amount":"1","asset":"0xa","payTo":"0xb","maxTimeoutSeconds":300}"#;
+        let once = format!(r#"{{"x402Version":2,"accepted":{accepted},"payload":{{"n":1}}}}"#);
+        let twice = format!(r#"{{"x402Version":2,"accepted":{accepted},"payload":{{"n":1}},"payload":{{"n":2}}}}"#);
+        assert!(decode_payment(STANDARD.encode(once).as_bytes()).is_some());
+        assert!(decode_payment(STANDARD.encode(twice).as_bytes()).is_none());
+    }
+
     #[test]
     fn v1_payments_map_their_network_name() {
         let v1 = serde_json::json!({"x402Version": 1, "scheme": "exact", "network": "base", "payload": {}});
