@@ -166,9 +166,8 @@ impl BuiltinFacilitator {
         let NetworkKind::Evm { separator, pay_to, .. } = &network.kind else {
             return Err(FacilitatorError::invalid("invalid_network", "not an EVM network"));
         };
-        let payload: ExactEvmPayload = ExactEvmPayload::deserialize(request.payload)
-            .ok()
-            .ok_or_else(|| FacilitatorError::invalid("invalid_payload", "payload is not an EIP-3009 authorization"))?;
+        let payload = ExactEvmPayload::deserialize(request.payload)
+            .map_err(|_| FacilitatorError::invalid("invalid_payload", "payload is not an EIP-3009 authorization"))?;
         let amount = U256::from_str(&request.requirements.amount)
             .map_err(|_| FacilitatorError::invalid("invalid_payment_requirements", "amount"))?;
         let chain = self.evm_chains.get(&network.network);

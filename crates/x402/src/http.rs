@@ -6,12 +6,13 @@ use std::time::Duration;
 
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::facilitator::{Facilitator, FacilitatorError, PaymentRequest, Resolution, Settled, Unresolved, Verified};
 use crate::ledger::Ledgers;
-use crate::wire::{SupportedResponse, X402_VERSION};
+use crate::wire::{PaymentRequirements, SupportedResponse, X402_VERSION};
 
 /// An external facilitator.
 #[derive(Debug, Clone)]
@@ -21,6 +22,16 @@ pub struct HttpFacilitator {
     /// Nodes to read payments from: the standard API cannot say what became of a settlement
     /// whose answer was lost.
     ledgers: Ledgers,
+}
+
+/// A `/verify` or `/settle` request. The client's message is written out as it came (raw JSON,
+/// never parsed into a tree and printed again), so the facilitator checks what was signed.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Body<'a> {
+    x402_version: u8,
+    payment_payload: &'a RawValue,
+    payment_requirements: &'a PaymentRequirements,
 }
 
 #[derive(Deserialize)]
@@ -63,16 +74,16 @@ impl HttpFacilitator {
         self
     }
 
-    fn body(request: &PaymentRequest<'_>) -> Value {
-        json!({
-            "x402Version": X402_VERSION,
-            "paymentPayload": request.message,
-            "paymentRequirements": request.requirements,
-        })
+    fn body<'a>(request: &PaymentRequest<'a>) -> Body<'a> {
+        Body {
+            x402_version: X402_VERSION,
+            payment_payload: request.message,
+            payment_requirements: request.requirements,
+        }
     }
 
     /// POSTs `body` to `path`; returns the status and the JSON answer, or why there is none.
-    async fn post(&self, path: &str, body: &Value) -> Result<(u16, Value), FacilitatorError> {
+    async fn post(&self, path: &str, body: &Body<'_>) -> Result<(u16, Value), FacilitatorError> {
         let url = format!("{}{path}", self.base);
         let response = self
             .client
@@ -88,7 +99,7 @@ impl HttpFacilitator {
         Ok((status, json))
     }
 
-    async fn settle_once(&self, body: &Value) -> Result<SettleReply, FacilitatorError> {
+    async fn settle_once(&self, body: &Body<'_>) -> Result<SettleReply, FacilitatorError> {
         let (status, json) = self.post("/settle", body).await?;
         if !(200..500).contains(&status) || json.get("success").is_none() {
             return Err(FacilitatorError::Unavailable(format!("/settle: HTTP {status}")));
