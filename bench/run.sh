@@ -9,11 +9,14 @@
 #       SQLite store, settlement stubbed by verify-only mode), at concurrency 64 and 1; and a
 #       seller agent's paid invoke at concurrency 1, forwarded to a fake seller on loopback
 #       (target: at most 0.5 ms p50 more than the paid catalogue route);
-#   (d) the server's resident memory, idle after start and after the runs.
+#   (d) resident memory: of the bench server, idle after start and after the runs; and of `svc
+#       serve` itself on its defaults (SQLite, simulated market, built-in facilitator), idle once
+#       start-up has settled and after a load of unpaid and paid calls (target: idle < 30 MB).
 # Usage: bench/run.sh [seconds per run, default 5]; ROUNDS=n sets how many times the unpaid runs
 # repeat (default 3; the median is shown). Needs wrk (Debian: apt-get install wrk).
 # BASELINE=/path/to/an/older/svc-bench runs the same measurements on it in the same run, for
-# before/after ratios.
+# before/after ratios; BASELINE_SVC=/path/to/an/older/svc does the same for the memory of
+# `svc serve`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-5}
@@ -23,8 +26,9 @@ THREADS=${THREADS:-2}
 PORT=${PORT:-18500}
 command -v wrk >/dev/null || { echo "bench: wrk is required (Debian: apt-get install wrk)" >&2; exit 1; }
 
-cargo build --release --locked -q -p svc-bench
+cargo build --release --locked -q -p svc-bench -p svc-server
 BIN="${CARGO_TARGET_DIR:-target}/release/svc-bench"
+SVC="${CARGO_TARGET_DIR:-target}/release/svc"
 WORK=$(mktemp -d)
 SERVER=0
 trap 'kill "$SERVER" 2>/dev/null || true; rm -rf "$WORK"' EXIT
@@ -96,9 +100,38 @@ measure() { # label, binary
 
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 
+# `svc serve` on its defaults: resident memory once start-up (the first signal snapshot) is done
+# and the allocator has had IDLE_SECS to give back what start-up freed, then after SECS of
+# unpaid calls over 64 connections and 50 paid calls (verify-only, a throwaway key).
+IDLE_SECS=${IDLE_SECS:-30}
+serve_memory() { # label, svc binary; prints "label idle_kb loaded_kb"
+  local label=$1 bin=$2 data="$WORK/serve-$1"
+  "$bin" serve --listen "127.0.0.1:$PORT" --data-dir "$data" --rate-per-minute 1000000000 >"$data.log" 2>&1 &
+  SERVER=$!
+  for _ in $(seq 600); do
+    grep -q 'signal snapshot computed' "$data.log" && break
+    sleep 0.1
+  done
+  sleep "$IDLE_SECS"
+  local idle_kb key
+  idle_kb=$(rss_kb "$SERVER")
+  wrk -t"$THREADS" -c"$CONNS" -d"${SECS}s" -H "$GZIP" "$URL/api/x402/alpha/top-picks" >/dev/null
+  key=0x$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
+  for _ in $(seq 50); do
+    SVC_PAYER_KEY=$key "$bin" pay GET /api/x402/alpha/top-picks --url "$URL" >/dev/null 2>&1
+  done
+  echo "$label $idle_kb $(rss_kb "$SERVER")"
+  kill "$SERVER"
+  wait "$SERVER" 2>/dev/null || true
+}
+
 runs=$(
   measure current "$BIN"
   if [ -n "${BASELINE:-}" ]; then measure baseline "$BASELINE"; fi
+)
+serve_rss=$(
+  serve_memory current "$SVC"
+  if [ -n "${BASELINE_SVC:-}" ]; then serve_memory baseline "$BASELINE_SVC"; fi
 )
 # The median run (by req/s) of each build and name, in the order first seen.
 results=$(echo "$runs" | awk '
@@ -130,8 +163,12 @@ p50() { echo "$results" | awk -v l="$1" -v n="$2" '$1==l && $2==n {print $5}'; }
 awk -v i="$(p50 current invoke_c1)" -v p="$(p50 current paid_c1)" \
   'BEGIN { printf "paid invoke p50 - paid route p50 = %d µs (target <= 500 µs)\n", i - p }'
 while read -r label idle loaded; do
-  printf '%-9s resident memory: idle %s KB, after the runs %s KB (target idle < 30 MB)\n' "$label" "$idle" "$loaded"
+  printf '%-9s bench server resident memory: idle %s KB, after the runs %s KB\n' "$label" "$idle" "$loaded"
 done <"$WORK/rss.txt"
+echo "$serve_rss" | while read -r label idle loaded; do
+  printf '%-9s svc serve resident memory: idle %s KB, after load %s KB (target: idle < 30 MB)\n' \
+    "$label" "$idle" "$loaded"
+done
 if [ -n "${BASELINE:-}" ]; then
   for name in challenge_402 signal_200 signal_plain "paid_c$CONNS" paid_c1; do
     awk -v n="$name" -v c="$(rps current "$name")" -v b="$(rps baseline "$name")" \

@@ -2,17 +2,21 @@
 //! agents discovering the same few routes.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use axum::http::HeaderValue;
 use bytes::Bytes;
 use serde_json::Value;
-use svc_catalogue::Catalogue;
+use svc_catalogue::challenge::Schemas;
+use svc_catalogue::{Catalogue, RouteSpec};
 
-/// What the x402 channel precomputes per route: each paid route's `bazaar` schema, and the
+/// What the x402 channel keeps per route: each paid route's `bazaar` schema, and the
 /// challenges already built.
 pub struct Challenges {
-    /// Each paid route's `bazaar` schema, by route id.
-    pub(crate) bazaar: HashMap<&'static str, Value>,
+    /// Each paid route's `bazaar` schema, by route id: built on the route's first challenge,
+    /// then kept, so start-up does not run the schema generator for every route and an idle
+    /// process holds no schema nobody asked for.
+    bazaar: HashMap<&'static str, OnceLock<Value>>,
     /// The challenges already built.
     pub(crate) cache: ChallengeCache,
 }
@@ -24,15 +28,21 @@ impl std::fmt::Debug for Challenges {
 }
 
 impl Challenges {
-    /// The schemas of `catalogue`'s paid routes, and an empty cache.
+    /// A place for the schema of each of `catalogue`'s paid routes, and an empty cache.
     pub fn new(catalogue: &Catalogue) -> Self {
-        let bazaar = catalogue
-            .routes()
-            .iter()
-            .filter(|r| r.is_paid())
-            .map(|r| (r.id, svc_catalogue::discovery::bazaar_schema(r)))
-            .collect();
+        let bazaar = catalogue.routes().iter().filter(|r| r.is_paid()).map(|r| (r.id, OnceLock::new())).collect();
         Challenges { bazaar, cache: ChallengeCache::default() }
+    }
+
+    /// `route`'s `bazaar` schema as a challenge shows it (`null` where schemas are omitted,
+    /// without building it); none for a route that is not paid.
+    pub(crate) fn bazaar(&self, route: &RouteSpec, schemas: Schemas) -> Option<&Value> {
+        static OMITTED: Value = Value::Null;
+        let schema = self.bazaar.get(route.id)?;
+        Some(match schemas {
+            Schemas::Included => schema.get_or_init(|| svc_catalogue::discovery::bazaar_schema(route)),
+            Schemas::Omitted => &OMITTED,
+        })
     }
 }
 

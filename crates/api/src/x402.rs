@@ -184,7 +184,7 @@ impl Challenge<'_> {
         let mut extensions = Map::new();
         extensions.insert("payment-identifier".into(), svc_x402::extensions::payment_identifier());
         let route_schema = match self.offered {
-            Offered::Route { route, .. } => self.state.challenges.bazaar.get(route.id),
+            Offered::Route { route, .. } => self.state.challenges.bazaar(route, schemas),
             Offered::Agent { .. } => None,
         };
         let (body, query) = (self.body.map_or(0, <[u8]>::len), self.parts.uri.query().map_or(0, str::len));

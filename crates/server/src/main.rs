@@ -28,10 +28,12 @@ use tracing_subscriber::EnvFilter;
 
 use crate::config::{Cli, Command, LogFormat, ServeArgs, StoreArgs};
 
-/// mimalloc: the request path allocates many small, short-lived objects (JSON values, headers),
-/// where it is markedly faster than the system allocator under concurrency.
+/// jemalloc: the request path allocates many small, short-lived objects (JSON values, headers),
+/// where it is markedly faster than the system allocator under concurrency; and its background
+/// thread gives memory freed after a burst back to the system within seconds, even when no
+/// thread of svc allocates again (an idle server's memory falls back after load).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
