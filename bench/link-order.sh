@@ -4,9 +4,10 @@
 # a default run then keeps a fraction of its code resident (see README, "Memory").
 #
 # The run: `svc serve` on its defaults (a scratch data directory) under valgrind's callgrind,
-# until the first signal snapshot and IDLE_SECS (40) after it; then the free documents, an unpaid request to every catalogue
-# route (402 or 422), a preview and two paid calls (verify-only, a throwaway key). Run it after
-# changes that move much code (a new dependency, a new toolchain); a stale list only costs memory.
+# until the first signal snapshot and IDLE_SECS (40) after it; then the free documents, an
+# unpaid request to every catalogue route (402 or 422), a preview and two paid calls
+# (verify-only, a throwaway key). Run it after changes that move much code (a new dependency, a
+# new toolchain); a stale list only costs memory.
 # Usage: bench/link-order.sh. Needs valgrind, curl and python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."

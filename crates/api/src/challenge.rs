@@ -37,11 +37,10 @@ impl Challenges {
     /// `route`'s `bazaar` schema as a challenge shows it (`null` where schemas are omitted,
     /// without building it); none for a route that is not paid.
     pub(crate) fn bazaar(&self, route: &RouteSpec, schemas: Schemas) -> Option<&Value> {
-        static OMITTED: Value = Value::Null;
         let schema = self.bazaar.get(route.id)?;
         Some(match schemas {
             Schemas::Included => schema.get_or_init(|| svc_catalogue::discovery::bazaar_schema(route)),
-            Schemas::Omitted => &OMITTED,
+            Schemas::Omitted => &Value::Null,
         })
     }
 }
