@@ -62,6 +62,43 @@ impl Scope {
     }
 }
 
+/// Scopes a key may hold, one of which a route needs: small and `Copy`, so a refusal can
+/// name every scope that would have been accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Scopes(u8);
+
+impl Scopes {
+    /// The set of `scopes`.
+    pub fn of(scopes: &[Scope]) -> Self {
+        Scopes(scopes.iter().fold(0, |bits, scope| bits | Self::bit(*scope)))
+    }
+
+    fn bit(scope: Scope) -> u8 {
+        1 << Scope::ALL.iter().position(|s| *s == scope).unwrap_or_default()
+    }
+
+    /// Whether `scope` is in the set.
+    pub fn contains(self, scope: Scope) -> bool {
+        self.0 & Self::bit(scope) != 0
+    }
+
+    /// The scopes' names, in [`Scope::ALL`]'s order.
+    pub fn names(self) -> impl Iterator<Item = &'static str> {
+        Scope::ALL.into_iter().filter(move |scope| self.contains(*scope)).map(Scope::as_str)
+    }
+}
+
+impl std::fmt::Display for Scopes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.names().collect();
+        match names.split_last() {
+            None => f.write_str("no scope"),
+            Some((last, [])) => write!(f, "the {last} scope"),
+            Some((last, rest)) => write!(f, "one of the {} or {last} scopes", rest.join(", ")),
+        }
+    }
+}
+
 /// Opens an account, optionally owned by a wallet (lowercase `0x…` address).
 pub async fn open_account(store: &Store, name: &str, wallet: Option<&str>, now_ms: i64) -> Result<Account, StoreError> {
     let id = format!("acct_{}", uuid::Uuid::now_v7().simple());
@@ -174,8 +211,8 @@ pub enum Refusal {
     /// Unknown, revoked or expired: one answer for all, so a caller learns nothing about
     /// which keys exist.
     Invalid,
-    /// A valid key without the scope the route needs.
-    Scope(Scope),
+    /// A valid key without a scope the route needs: the scopes it would accept.
+    Scope(Scopes),
     /// An account route called without a valid sign-in token (or, where keys are accepted,
     /// key).
     NotSignedIn,
@@ -214,7 +251,7 @@ pub async fn authenticate(
     };
     let held: Vec<Option<Scope>> = record.scopes.split_whitespace().map(Scope::parse).collect();
     if !accepted.iter().any(|scope| held.contains(&Some(*scope))) {
-        return Ok(Err(Refusal::Scope(accepted[0])));
+        return Ok(Err(Refusal::Scope(Scopes::of(accepted))));
     }
     Ok(Ok(KeyHolder { account, key: record }))
 }
@@ -224,8 +261,6 @@ pub async fn authenticate(
 pub enum KeysAccepted<'a> {
     /// None: sign-in tokens only.
     No,
-    /// Any live key of the account.
-    Any,
     /// Keys holding one of these scopes.
     WithScope(&'a [Scope]),
 }
@@ -243,7 +278,6 @@ pub async fn calling_account(
     if let Some(key) = presented_key(api_key, authorization) {
         let scopes = match keys {
             KeysAccepted::No => return Ok(Err(Refusal::NotSignedIn)),
-            KeysAccepted::Any => &Scope::ALL[..],
             KeysAccepted::WithScope(scopes) => scopes,
         };
         return Ok(authenticate(store, Some(key), scopes, now_ms).await?.map(|holder| holder.account));
@@ -255,8 +289,8 @@ pub async fn calling_account(
 }
 
 /// The account calling `route`, on routes for accounts (`None` on others): by sign-in token,
-/// or by a live key of the account where the route takes keys (with one of its key scopes,
-/// when it names any).
+/// or by a live key of the account holding one of the route's key scopes. A route that names
+/// no scope takes no key: what an agent's key may do is always written down.
 pub async fn route_account(
     store: &Store,
     sign_in: &crate::auth::SignInConfig,
@@ -270,8 +304,7 @@ pub async fn route_account(
     }
     let scopes: Vec<Scope> = route.key_scopes.iter().filter_map(|name| Scope::parse(name)).collect();
     let keys = match route.access {
-        svc_catalogue::Access::Account if scopes.is_empty() => KeysAccepted::Any,
-        svc_catalogue::Access::Account => KeysAccepted::WithScope(&scopes),
+        svc_catalogue::Access::Account if !scopes.is_empty() => KeysAccepted::WithScope(&scopes),
         _ => KeysAccepted::No,
     };
     let found = calling_account(store, sign_in, api_key, authorization, keys, now_ms).await?;

@@ -13,14 +13,12 @@ use svc_accounts::credits::{self, Charged};
 use svc_accounts::{Scope, authenticate, presented_key};
 use svc_catalogue::ValidInput;
 
-/// Scopes that may spend credits on data routes: an account's own keys and a sandbox's.
-const DATA_SCOPES: [Scope; 2] = [Scope::Data, Scope::GatewayData];
-
 /// Serves one credit-billed call.
 pub(crate) async fn serve(call: Call<'_>, input: ValidInput) -> Result<Response, ApiError> {
     let Call { state, route, parts, .. } = call;
     let now = state.clock.now_ms();
-    let holder = authenticate(&state.store, presented_key_in(&parts.headers), &DATA_SCOPES, now).await??;
+    let accepted: Vec<Scope> = route.twin_key_scopes().iter().filter_map(|name| Scope::parse(name)).collect();
+    let holder = authenticate(&state.store, presented_key_in(&parts.headers), &accepted, now).await??;
     let account = &holder.account.id;
     let rate = crate::rate::count(state, route, &format!("account:{account}"), now).await;
     if !rate.allowed {

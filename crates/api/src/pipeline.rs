@@ -72,6 +72,11 @@ async fn run(
         })
         .collect();
 
+    // Who calls comes first: an account route refuses a stranger before it reads what they sent.
+    let caller = match channel {
+        Channel::Free => Some(caller(state, route, parts).await?),
+        Channel::X402 | Channel::Credits => None,
+    };
     let takes_body = !matches!(route.source, InputSource::Query);
     let body =
         if takes_body { Some(read_body(&parts.headers, body, state.config.body_limit_bytes).await?) } else { None };
@@ -92,15 +97,12 @@ async fn run(
             let presented = crate::x402::presented(&parts.headers);
             let payer = presented.claimed_payer();
             let paid = crate::x402::serve(call, body.as_deref(), input, presented);
-            Ok(crate::rate::x402(state, route, parts, payer, paid).await)
+            Ok(crate::rate::x402(state, crate::rate::Counted::route(state, route), parts, payer, paid).await)
         }
         Channel::Credits => Box::pin(crate::credits::serve(call, input)).await,
         Channel::Free => {
-            Box::pin(async {
-                let caller = caller(state, route, parts).await?;
-                handlers.call_as(route.id, state.clone(), caller, input).await.map(json_response)
-            })
-            .await
+            let caller = caller.unwrap_or_default();
+            Box::pin(handlers.call_as(route.id, state.clone(), caller, input)).await.map(json_response)
         }
     }
 }

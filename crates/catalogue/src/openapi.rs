@@ -151,6 +151,7 @@ fn operation(route: &RouteSpec, schemas: &mut SchemaGenerator, credits: bool) ->
         (Access::Free, _) => {}
         (Access::Account, _) => {
             responses.insert("401".into(), error_response("Missing or invalid sign-in token or API key."));
+            responses.insert("403".into(), error_response(&scope_refusal(route.key_scopes)));
             op.insert("security".into(), json!([{ "signIn": [] }, { "apiKey": [] }, { "bearer": [] }]));
         }
         (Access::SignedIn, _) => {
@@ -174,6 +175,7 @@ fn operation(route: &RouteSpec, schemas: &mut SchemaGenerator, credits: bool) ->
         }
         (Access::Paid, true) => {
             responses.insert("401".into(), error_response("Missing, unknown, revoked or expired API key."));
+            responses.insert("403".into(), error_response(&scope_refusal(route.twin_key_scopes())));
             responses.insert("402".into(), error_response("Insufficient credits."));
             responses.insert("429".into(), error_response("Rate limit exceeded."));
             op.insert("security".into(), json!([{ "apiKey": [] }, { "bearer": [] }]));
@@ -198,6 +200,11 @@ fn operation(route: &RouteSpec, schemas: &mut SchemaGenerator, credits: bool) ->
     }
     op.insert("responses".into(), Value::Object(responses));
     Value::Object(op)
+}
+
+/// What a 403 means on a route whose keys need one of `scopes`.
+fn scope_refusal(scopes: &[&str]) -> String {
+    format!("An API key without one of the scopes {}.", scopes.join(", "))
 }
 
 /// The component name of `route`'s preview answer.

@@ -233,8 +233,11 @@ pub struct RouteSpec {
     pub rate: RatePolicy,
     /// Tag grouping routes in documents (`signals`, `chaindata`, `social`, ...).
     pub tag: &'static str,
-    /// On account routes that take API keys: the scopes a key needs (any, when empty).
+    /// On account routes, the scopes one of which a key needs (none: sign-in tokens only).
     pub key_scopes: &'static [&'static str],
+    /// Whether a call moves funds or places orders rather than quoting them: its credit twin
+    /// needs a key that may trade ([`RouteSpec::twin_key_scopes`]).
+    pub moves_funds: bool,
     pub(crate) parse: ParseFn,
     pub(crate) scalars: Arc<HashMap<String, Scalar>>,
     /// Whether the input takes body fields it does not name (a flattened map).
@@ -268,6 +271,7 @@ impl RouteSpec {
             rate: RatePolicy::Default,
             tag: "",
             key_scopes: &[],
+            moves_funds: false,
             parse: input::parse::<I>,
             scalars: Arc::new(input::scalar_kinds::<I>()),
             open_body: input::takes_any_field::<I>(),
@@ -328,6 +332,19 @@ impl RouteSpec {
     pub fn key_scopes(mut self, scopes: &'static [&'static str]) -> Self {
         self.key_scopes = scopes;
         self
+    }
+
+    /// Marks a route that moves funds or places orders (see [`RouteSpec::moves_funds`]).
+    pub fn moves_funds(mut self) -> Self {
+        self.moves_funds = true;
+        self
+    }
+
+    /// The scopes one of which a key needs to call the credit twin: data scopes (the owner's
+    /// `data`, a sandbox's `gateway:data`), or on a route that moves funds `gateway:wallet_write`
+    /// alone, which only a trading agent's key and keys made for trading hold.
+    pub fn twin_key_scopes(&self) -> &'static [&'static str] {
+        if self.moves_funds { &["gateway:wallet_write"] } else { &["data", "gateway:data"] }
     }
 
     /// Sets the documentation tag.

@@ -341,3 +341,67 @@ async fn bad_key_requests_are_422_and_store_nothing() {
     let limit = get(&app, "/api/account/credits?limit=0", &token).await;
     assert_eq!(limit.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", limit.text());
 }
+
+/// What a sandbox's key may do on the account routes: read the account and its gateway, and
+/// nothing that changes its owner's billing, keys, LLM token, sellers or gateway. Every account
+/// route is in the table, so a route added without deciding is caught here. Authentication
+/// comes before validation, so a refusal is a refusal whatever the body.
+#[tokio::test]
+async fn an_agents_key_reads_its_account_but_never_changes_its_owners_billing() {
+    use svc_catalogue::ids;
+    let app = TestApp::new().await;
+    let (_, agent) =
+        app.account_with_credits("1", &[Scope::GatewayRead, Scope::GatewayData, Scope::GatewayWalletWrite]).await;
+    let readable = [
+        ids::x402::RECEIPTS,
+        ids::account::SHOW,
+        "account.credits",
+        ids::account::USAGE,
+        ids::account::LLM_TOP_UP,
+        ids::agentbox::TEMPLATES,
+        ids::agentbox::GATEWAY,
+        ids::agentbox::TELEGRAM_CONFIG,
+    ];
+    let catalogue = svc_catalogue::catalogue();
+    let account_routes: Vec<_> = catalogue.routes().iter().filter(|r| r.access.needs_account()).collect();
+    assert!(account_routes.len() >= 25, "the table covers every account route: {}", account_routes.len());
+    for route in account_routes {
+        let path = route.path.split('/').map(|s| if s.starts_with('{') { "x" } else { s }).collect::<Vec<_>>();
+        let method = Method::from_bytes(route.method.as_str().as_bytes()).expect("method");
+        let body = (method != Method::GET).then_some(r#"{"enabled":true,"amount":"1000"}"#);
+        let reply = app.call_with(&method, &path.join("/"), body, &[("x-api-key", &agent)]).await;
+        let refused = matches!(reply.status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN);
+        assert_eq!(refused, !readable.contains(&route.id), "{} {}: {}", route.id, reply.status, reply.text());
+    }
+}
+
+/// The owner's data key sets the LLM top-up; the refusal of an agent's key names the scopes
+/// that would do.
+#[tokio::test]
+async fn the_owners_key_sets_the_top_up_and_an_agents_refusal_names_the_scopes() {
+    let app = TestApp::new().await;
+    let (_, owner) = app.account_with_credits("1", &[Scope::Data]).await;
+    let (_, agent) = app.account_with_credits("1", &[Scope::GatewayRead, Scope::GatewayData]).await;
+    let body = r#"{"enabled":true,"amount":"1"}"#;
+    let reply = app.call_with(&Method::PUT, "/api/account/llm-top-up", Some(body), &[("x-api-key", &owner)]).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let reply = app.call_with(&Method::PUT, "/api/account/llm-top-up", Some(body), &[("x-api-key", &agent)]).await;
+    assert_error(&reply, StatusCode::FORBIDDEN, "insufficient_scope");
+    assert!(reply.text().contains("data, gateway or agents"), "{}", reply.text());
+}
+
+/// An account route refuses a stranger before it reads the body: a partial body without
+/// credentials is a 401, not a 422 listing the missing fields.
+#[tokio::test]
+async fn an_account_route_authenticates_before_it_validates() {
+    let app = TestApp::new().await;
+    for (method, uri) in [
+        (Method::PUT, "/agents/agent_x/x402-config"),
+        (Method::PUT, "/api/account/llm-top-up"),
+        (Method::POST, "/api/account/keys"),
+        (Method::PUT, "/api/agentbox/telegram/config"),
+    ] {
+        let reply = app.call(&method, uri, Some(r#"{"enabled":"#)).await;
+        assert_eq!(reply.status, StatusCode::UNAUTHORIZED, "{method} {uri}: {}", reply.text());
+    }
+}

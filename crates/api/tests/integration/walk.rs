@@ -111,7 +111,8 @@ async fn every_documented_bound_of_a_query_parameter_is_the_one_validation_enfor
     let mut checked = 0;
     let mut calls: Vec<(&str, String)> =
         samples(&app).into_iter().filter(|s| s.method == Method::GET).map(|s| (s.route, s.uri)).collect();
-    // The account routes' lists: validated before the caller is asked who it is.
+    // The account routes' lists, called by their account: who calls is asked first.
+    let (_, key) = app.account_with_credits("0", &[svc_accounts::Scope::Data]).await;
     calls.push(("x402.receipts", "/api/x402/receipts?limit=50".into()));
     calls.push(("account.credits", "/api/account/credits?limit=50".into()));
     for (route, uri) in &calls {
@@ -125,14 +126,14 @@ async fn every_documented_bound_of_a_query_parameter_is_the_one_validation_enfor
                 pairs.push(&own);
                 format!("{path}?{}", pairs.join("&"))
             };
-            let inside = app.call(&Method::GET, &with(edge), None).await;
+            let inside = app.call_with(&Method::GET, &with(edge), None, &[("x-api-key", &key)]).await;
             assert!(
                 !refuses_param(&inside, &name),
                 "{route}: {name}={edge} is documented as allowed: {}",
                 inside.text()
             );
             let beyond = if bound == "minimum" { edge - 1 } else { edge + 1 };
-            let outside = app.call(&Method::GET, &with(beyond), None).await;
+            let outside = app.call_with(&Method::GET, &with(beyond), None, &[("x-api-key", &key)]).await;
             assert!(
                 refuses_param(&outside, &name),
                 "{route}: {name}={beyond} is documented as refused: {}",
@@ -239,4 +240,40 @@ async fn every_route_called_with_only_its_required_fields_is_refused_before_paym
     // Routes that need one of several fields (an address or an entity) refuse the bare
     // required set before payment; every other route was paid once and answered.
     assert_eq!(app.paid_calls().await, samples.len() - refused.len(), "refused before payment: {refused:?}");
+}
+
+/// Only a key that may trade calls a route that moves funds: every sampled route's credit
+/// twin refuses a data-only key (the owner's `data`, an analyst agent's `gateway:data`) with a
+/// 403 naming `gateway:wallet_write` exactly where the route places orders or moves funds, and a
+/// trading agent's key is served everywhere.
+#[tokio::test]
+async fn only_a_key_that_may_trade_calls_a_route_that_moves_funds() {
+    use svc_accounts::Scope;
+    let app = TestApp::new().await;
+    let catalogue = svc_catalogue::catalogue();
+    let (_, owner) = app.account_with_credits("100", &[Scope::Data]).await;
+    let (_, analyst) = app.account_with_credits("100", &[Scope::GatewayRead, Scope::GatewayData]).await;
+    let trader_scopes = [Scope::GatewayRead, Scope::GatewayData, Scope::GatewayWalletWrite];
+    let (_, trader) = app.account_with_credits("100", &trader_scopes).await;
+    let mut moving = Vec::new();
+    for sample in samples(&app) {
+        let route = catalogue.get(sample.route).expect("route");
+        let twin = svc_catalogue::credits_twin(&sample.uri).expect("a paid route has a twin");
+        let body = sample.body.as_deref();
+        for key in [&owner, &analyst] {
+            let reply = app.call_with(&sample.method, &twin, body, &[("x-api-key", key)]).await;
+            if route.moves_funds {
+                assert_eq!(reply.status, StatusCode::FORBIDDEN, "{twin}: {}", reply.text());
+                assert!(reply.text().contains("gateway:wallet_write"), "the scope is named: {}", reply.text());
+            } else {
+                assert_eq!(reply.status, StatusCode::OK, "{twin}: {}", reply.text());
+            }
+        }
+        let reply = app.call_with(&sample.method, &twin, body, &[("x-api-key", &trader)]).await;
+        assert_eq!(reply.status, StatusCode::OK, "{twin} with a trader's key: {}", reply.text());
+        if route.moves_funds {
+            moving.push(route.id);
+        }
+    }
+    assert_eq!(moving, [svc_catalogue::ids::infra::PERPDEX_EXCHANGE], "the routes that move funds");
 }

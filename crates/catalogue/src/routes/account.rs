@@ -13,9 +13,18 @@ use super::common::{NoInput, Timestamp};
 use crate::route::Access;
 use crate::{InputSource, RouteInput, RouteSpec, input::FieldError};
 
+/// Scopes of the keys an owner makes for their own tools. A sandbox's key holds none of them,
+/// so an agent cannot change its owner's billing or read its owner's secrets.
+const OWNER: &[&str] = &["data", "gateway", "agents"];
+/// Scopes that may read the account: the owner's, and a sandbox's `gateway:read` (an agent may
+/// see the balance it spends).
+const READ: &[&str] = &["data", "gateway", "agents", "gateway:read"];
+
 /// The account routes.
 pub fn routes() -> Vec<RouteSpec> {
     let route = |spec: RouteSpec, access| spec.for_account(access).tag("account");
+    let read = |spec: RouteSpec| route(spec.key_scopes(READ), Access::Account);
+    let owner = |spec: RouteSpec| route(spec.key_scopes(OWNER), Access::Account);
     vec![
         RouteSpec::post::<NoInput, SignInNonce>(
             ids::auth::NONCE,
@@ -42,38 +51,34 @@ pub fn routes() -> Vec<RouteSpec> {
         .not_data()
         .preview(crate::PreviewPolicy::QuoteOnly)
         .tag("account"),
-        route(
+        read(
             RouteSpec::get::<LedgerQuery, ReceiptList>(
                 ids::x402::RECEIPTS,
                 "/api/x402/receipts",
                 "The signed-in wallet's own paid calls: route, price, discount, network, transaction and status. \
                  Sign in with the paying wallet (POST /api/auth/nonce, then /api/auth/verify).",
-            ),
-            Access::Account,
+            )
         ),
-        route(
+        read(
             RouteSpec::get::<NoInput, AccountView>(
                 ids::account::SHOW,
                 "/api/account",
                 "The calling account: id, wallet and credit balance.",
-            ),
-            Access::Account,
+            )
         ),
-        route(
+        read(
             RouteSpec::get::<LedgerQuery, CreditsView>(
                 "account.credits",
                 "/api/account/credits",
                 "The account's credit balance and its latest ledger entries (grants, purchases, calls, refunds).",
-            ),
-            Access::Account,
+            )
         ),
-        route(
+        read(
             RouteSpec::get::<NoInput, UsageView>(
                 ids::account::USAGE,
                 "/api/account/usage",
                 "The account's credit-billed calls and spend over the trailing 30 days, and its discount tier.",
-            ),
-            Access::Account,
+            )
         ),
         route(
             RouteSpec::get::<NoInput, KeyList>(
@@ -99,15 +104,14 @@ pub fn routes() -> Vec<RouteSpec> {
             ),
             Access::SignedIn,
         ),
-        route(
+        owner(
             RouteSpec::post::<NoInput, LlmTokenView>(
                 ids::account::LLM_TOKEN,
                 "/api/account/llm-token",
                 "The account's LLM-proxy token, for OpenAI SDKs (api_key) against base_url /api/v1/llm. The same \
                  token every time until it is rotated.",
             )
-            .source(InputSource::OptionalBody),
-            Access::Account,
+            .source(InputSource::OptionalBody)
         ),
         route(
             RouteSpec::post::<NoInput, LlmTokenView>(
@@ -119,24 +123,22 @@ pub fn routes() -> Vec<RouteSpec> {
             .source(InputSource::OptionalBody),
             Access::SignedIn,
         ),
-        route(
+        read(
             RouteSpec::get::<NoInput, LlmTopUpView>(
                 ids::account::LLM_TOP_UP,
                 "/api/account/llm-top-up",
                 "The account's automatic top-up for the LLM proxy: whether a payment sent with a proxied call buys \
                  credits, and how many.",
-            ),
-            Access::Account,
+            )
         ),
-        route(
+        owner(
             RouteSpec::put::<LlmTopUpView, LlmTopUpView>(
                 ids::account::LLM_TOP_UP_SET,
                 "/api/account/llm-top-up",
                 "Turns automatic top-up on or off and sets its amount. With it on, a proxied call that finds the \
                  credits exhausted is answered 402 with an x402 challenge for that amount; paying it buys the \
                  credits and the call proceeds.",
-            ),
-            Access::Account,
+            )
         ),
     ]
 }

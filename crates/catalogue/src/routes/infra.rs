@@ -41,7 +41,7 @@ pub fn routes() -> Vec<RouteSpec> {
             "Read-only market and account data of the perp exchange: metadata, mids, books, candles, positions, fills, funding."), "perpdex"),
         infra(RouteSpec::post::<PerpExchangeRequest, PerpExchangeResponse>(ids::infra::PERPDEX_EXCHANGE, tools!("/perpdex/exchange"),
             "Place or cancel orders or set leverage on the perp exchange; svc builds and signs the action with its own agent key.")
-            .preview(PreviewPolicy::QuoteOnly), "perpdex"),
+            .preview(PreviewPolicy::QuoteOnly).moves_funds(), "perpdex"),
         infra(RouteSpec::get::<LaunchpadCoinPath, LaunchpadCoinResponse>(ids::infra::LAUNCHPAD_COIN, tools!("/launchpad/coin/{mint}"),
             "State of a launchpad coin by mint: bonding-curve progress, reserves, market cap, creator and pool."), "launchpad"),
     ]
