@@ -83,8 +83,8 @@ pub enum ApiError {
     #[error("{0}")]
     SignIn(String),
     /// A valid key without the scope the route needs (403).
-    #[error("this API key lacks the {0} scope")]
-    Forbidden(&'static str),
+    #[error("this API key lacks the scope this route needs: {0}")]
+    Forbidden(svc_accounts::Scopes),
     /// The account's credits do not cover the call (402); nothing was taken.
     #[error("not enough credits")]
     InsufficientCredits {
@@ -212,6 +212,7 @@ impl From<svc_sellers::SellerError> for ApiError {
         use svc_sellers::{ForwardError as F, SellerError as E};
         match err {
             E::NoAgent => ApiError::Missing("No such agent.".to_owned()),
+            E::NotForSale(why) => ApiError::Missing(format!("This agent is not for sale: {why}.")),
             err @ E::NoConfig => ApiError::Missing(err.to_string()),
             E::Invalid(errors) => ApiError::Validation(InputError { errors }),
             err @ (E::HoldsBalance { .. } | E::NotConfigured | E::MoneyInFlight) => ApiError::Conflict(err.to_string()),
@@ -276,7 +277,7 @@ impl From<svc_accounts::Refusal> for ApiError {
                  Without an account, pay per call over x402 at the /api/x402 twin of this path.",
             ),
             Refusal::Invalid => ApiError::Unauthorized("This API key is not valid (unknown, revoked or expired)."),
-            Refusal::Scope(scope) => ApiError::Forbidden(scope.as_str()),
+            Refusal::Scope(scopes) => ApiError::Forbidden(scopes),
             Refusal::NotSignedIn => ApiError::Unauthorized(
                 "This route needs a valid sign-in token as Authorization: Bearer (sign in with POST /api/auth/nonce, \
                  then POST /api/auth/verify); routes that list API keys accept those too.",

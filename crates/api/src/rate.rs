@@ -40,20 +40,36 @@ fn served(result: &Result<Response, ApiError>) -> Served {
     }
 }
 
+/// What an x402 call counts as: what its challenges hold slots for, its calls per minute per
+/// client (0: none), and the bucket they count in.
+#[derive(Debug, Clone, Copy)]
+pub struct Counted<'a> {
+    /// A route id, or a seller agent's product.
+    pub product: &'a str,
+    /// Calls per client per minute.
+    pub limit: u32,
+    /// The bucket calls count in.
+    pub bucket: &'a str,
+}
+
+impl Counted<'static> {
+    /// How calls of a catalogue route count.
+    pub fn route(state: &AppState, route: &'static RouteSpec) -> Self {
+        let (limit, bucket) = state.config.rate_of(route);
+        Counted { product: route.id, limit, bucket }
+    }
+}
+
 /// Serves an x402 call under its rate limit. An unpaid call counts against its IP, and a
 /// challenge it gets holds a slot for the paid retry; a paid call uses a slot its IP holds
-/// for this route, or else counts against `payer`, the wallet its payment names.
-pub async fn x402<F>(
-    state: &AppState,
-    route: &'static RouteSpec,
-    parts: &Parts,
-    payer: Option<String>,
-    serve: F,
-) -> Response
+/// for this product, or else counts against `payer`, the wallet its payment names. An answer
+/// that already carries rate headers (a seller agent's own limits, tighter than the client's)
+/// keeps them.
+pub async fn x402<F>(state: &AppState, counted: Counted<'_>, parts: &Parts, payer: Option<String>, serve: F) -> Response
 where
     F: std::future::Future<Output = Result<Response, ApiError>>,
 {
-    let (limit, bucket) = state.config.rate_of(route);
+    let Counted { product, limit, bucket } = counted;
     if !state.config.rate_limits || limit == 0 {
         return serve.await.unwrap_or_else(IntoResponse::into_response);
     }
@@ -62,7 +78,7 @@ where
     Box::pin(async move {
         let now = state.clock.now_ms();
         let ip = client_label(parts, &state.config.trusted_proxies);
-        let call = PaidCall { route: route.id, bucket, limit, ip: &ip, payer: payer.as_deref() };
+        let call = PaidCall { route: product, bucket, limit, ip: &ip, payer: payer.as_deref() };
         let admitted = match state.limiter.paid_admit(call, now).await {
             Ok(admitted) => admitted,
             Err(decision) => return refused(&decision, now),
@@ -71,7 +87,9 @@ where
         let served = served(&result);
         let mut response = result.unwrap_or_else(IntoResponse::into_response);
         let decision = state.limiter.paid_served(admitted, served, now).await;
-        rate_headers(response.headers_mut(), &decision, now);
+        if !response.headers().contains_key("ratelimit-limit") {
+            rate_headers(response.headers_mut(), &decision, now);
+        }
         response
     })
     .await

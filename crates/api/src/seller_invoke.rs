@@ -2,10 +2,11 @@
 //! same paywall as every catalogue route.
 //!
 //! The order is the contract's promise that nobody signs for a call that will be refused: the
-//! agent must be selling (404), the body must match its schema (422), and its limits must leave
-//! room (429) before a challenge is given. A paid call is counted against the limits, forwarded
-//! to the seller as the paywall's work, and settled only if the seller answered; a call that was
-//! not served gives its count back.
+//! agent must be selling (404), the client within its rate limit (429), the body must match the
+//! agent's schema (422), and the agent's limits must leave room (429) before a challenge is
+//! given. A payment takes one of the agent's calls only once it verified; the call is forwarded
+//! to the seller as the paywall's work, and settled only if the seller answered; a call that
+//! was not served gives its count back.
 
 use axum::Router;
 use axum::body::Body;
@@ -14,8 +15,10 @@ use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
+use std::sync::OnceLock;
 use svc_paywall::{Buyer, Outcome, Sale, Sold};
-use svc_sellers::invoke::Invoked;
+
+use svc_sellers::invoke::{Invocable, Invoked, Taken};
 
 use crate::error::ApiError;
 use crate::limits::rate_headers;
@@ -44,65 +47,86 @@ async fn run(state: &AppState, agent_id: &str, parts: &Parts, body: Body) -> Res
     let sellers = &state.sellers;
     let invocable = sellers.invocable(agent_id).await?;
     let body = crate::pipeline::read_body(&parts.headers, body, state.config.body_limit_bytes).await?;
-    let value = sellers.check_body(&invocable, &body)?;
     let now = state.clock.now_ms();
+    // A seller's schema can make checking a body cost more than a route's types do, so the
+    // client's quota or rate limit is counted before the body is checked, not after.
     if svc_catalogue::preview::requested(parts.uri.query())? {
         let (quota, _) = match crate::preview::take_quota(state, parts, now).await {
             Ok(taken) => taken,
             Err(refused) => return Ok(refused),
         };
+        sellers.check_body(&invocable, body.clone()).await?;
         let mut response = (StatusCode::OK, axum::Json(sellers.preview(&invocable, now)?)).into_response();
         response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         rate_headers(response.headers_mut(), &quota, now);
         return Ok(response);
     }
+    let product = invocable.product();
+    let counted = crate::rate::Counted { product: &product, limit: state.config.rate_per_minute, bucket: "default" };
+    let presented = crate::x402::presented(&parts.headers);
+    let payer = presented.claimed_payer();
+    let paid = Box::pin(sell(state, &invocable, parts, body, presented));
+    Ok(crate::rate::x402(state, counted, parts, payer, paid).await)
+}
+
+/// The x402 side of an invoke, under the client's rate limit: a challenge, or a payment charged
+/// for the forwarded call. The agent's own limits are looked at before a challenge and counted
+/// only once a payment verified, so junk payments cannot use up an agent's calls.
+async fn sell(
+    state: &AppState,
+    invocable: &Invocable,
+    parts: &Parts,
+    body: Bytes,
+    presented: Presented,
+) -> Result<Response, ApiError> {
+    let sellers = &state.sellers;
+    let value = sellers.check_body(invocable, body.clone()).await?;
+    let now = state.clock.now_ms();
     let description = invocable.description();
     let price = invocable.price();
     let offered = Offered::Agent { description: &description, schema: invocable.input_schema(), body: &value };
     let challenge = Challenge { state, offered, parts, body: Some(&body), price };
-    // A call the agent's limits refuse is a 429 where its challenge would be; a paid call is
-    // counted against them below, and refused the same way.
-    let payment = match crate::x402::presented(&parts.headers) {
+    // A call the agent's limits refuse is a 429 where its challenge would be.
+    let payment = match presented {
         Presented::Payment(payment) => payment,
         Presented::TooLarge(bytes) => {
             return Err(ApiError::PaymentHeaderTooLarge { bytes, limit: svc_x402::codec::MAX_HEADER_BYTES });
         }
         Presented::Junk => {
-            sellers.peek_limits(&invocable).await?;
+            sellers.peek_limits(invocable).await?;
             return Err(challenge.unpaid(true));
         }
         Presented::Nothing => {
-            let room = sellers.peek_limits(&invocable).await?;
+            let room = sellers.peek_limits(invocable).await?;
             let mut response = challenge.unpaid(false).into_response();
             rate_headers(response.headers_mut(), &room, now);
             return Ok(response);
         }
     };
-    let taken = sellers.take_limits(&invocable).await?;
     let advertised = svc_paywall::echoes_extensions(&payment).then(|| challenge.extensions(Schemas::Omitted));
     let product = invocable.product();
     let sale = Sale { product: &product, price, discountable: false, advertised: advertised.as_ref() };
-    let forwarded = body.clone();
-    let invocable_ref = &invocable;
+    let taken: OnceLock<Taken> = OnceLock::new();
+    let (taken_ref, body_ref) = (&taken, &body);
     let work = move |buyer: Buyer| async move {
-        let answer = sellers.forward(invocable_ref, forwarded, &buyer.payer, &buyer.payment).await?;
+        let _ = taken_ref.set(sellers.take_limits(invocable).await?);
+        let answer = sellers.forward(invocable, body_ref.clone(), &buyer.payer, &buyer.payment).await?;
         Ok::<_, ApiError>(Sold { json: answer.clone(), answer, then: None })
     };
-    let outcome = match state.paywall.charge(sale, &payment, work).await {
-        Ok(outcome) => outcome,
-        Err(err) => {
-            sellers.invoked(&invocable, taken, Invoked::NotServed).await;
-            return Err(err.into());
-        }
-    };
-    let ended = match &outcome {
-        Outcome::Paid { receipt, .. } => Invoked::Paid { on_chain: !receipt.transaction.is_empty() },
+    let charged = state.paywall.charge(sale, &payment, work).await;
+    let ended = match &charged {
+        Ok(Outcome::Paid { receipt, .. }) => Invoked::Paid { on_chain: !receipt.transaction.is_empty() },
         // The seller worked; its answer is only withheld until the transfer confirms.
-        Outcome::Unsettled { .. } => Invoked::Withheld,
-        Outcome::Kept { .. } | Outcome::Refused { .. } | Outcome::Failed(_) => Invoked::NotServed,
+        Ok(Outcome::Unsettled { .. }) => Invoked::Withheld,
+        Ok(Outcome::Kept { .. } | Outcome::Refused { .. } | Outcome::Failed(_)) | Err(_) => Invoked::NotServed,
     };
-    sellers.invoked(&invocable, taken, ended).await;
-    let mut response = crate::x402::respond::<Bytes>(outcome, &challenge)?;
-    rate_headers(response.headers_mut(), &taken.minute, now);
+    let slot = taken.into_inner();
+    if let Some(slot) = slot {
+        sellers.invoked(invocable, slot, ended).await;
+    }
+    let mut response = crate::x402::respond::<Bytes>(charged?, &challenge)?;
+    if let Some(slot) = slot {
+        rate_headers(response.headers_mut(), &slot.minute, now);
+    }
     Ok(response)
 }

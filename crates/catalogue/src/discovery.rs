@@ -209,9 +209,29 @@ pub fn llms_txt(catalogue: &Catalogue, agents: &[MarketplaceAgent], base_url: &s
     if !agents.is_empty() {
         let _ = writeln!(out, "\n## Sellers' agents (x402, price per call in USD; body as each input_schema says)\n");
         for agent in agents {
-            let (name, price, description) = (&agent.about.name, agent.price.amount, &agent.about.description);
+            let (name, description) = (markdown_text(&agent.about.name), markdown_text(&agent.about.description));
+            let price = agent.price.amount;
             let _ = writeln!(out, "- POST {} — {price} — {name}: {description}", agent_path(&agent.id));
         }
+    }
+    out
+}
+
+/// Text a seller wrote, as inert Markdown on one line: whatever it holds cannot start a
+/// heading, a list, a link or an instruction block in a document agents read before paying.
+/// Line breaks and invisible characters, refused when text is saved, become spaces here too,
+/// so older text renders as safely.
+fn markdown_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if svc_domain::text::check_line(c.encode_utf8(&mut [0; 4])).is_err() {
+            out.push(' ');
+            continue;
+        }
+        if matches!(c, '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '<' | '>' | '#' | '|' | '!' | '~' | '{' | '}') {
+            out.push('\\');
+        }
+        out.push(c);
     }
     out
 }

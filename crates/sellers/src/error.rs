@@ -12,6 +12,9 @@ pub enum SellerError {
     /// agent selling at this id (unknown, disabled or deleted).
     #[error("no such agent")]
     NoAgent,
+    /// On an invoke: the agent exists but is not for sale, for this reason.
+    #[error("this agent is not for sale: {0}")]
+    NotForSale(&'static str),
     /// Input the route's own types could not judge (an endpoint, a schema, a network, bounds
     /// from configuration): 422 with these errors.
     #[error("invalid input")]

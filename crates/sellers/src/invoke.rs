@@ -21,6 +21,9 @@ use crate::{DAY_MS, SellerError, Sellers, parse_json, sealing_context, stored_co
 /// How long a call may stay `served` before the sweeper asks its payment's record.
 const SWEEP_AFTER_MS: i64 = 120_000;
 
+/// The longest description a challenge gives an agent, in UTF-16 units.
+pub const MAX_DESCRIPTION_UNITS: usize = 300;
+
 /// An agent as sold: live, with x402 enabled.
 #[derive(Debug, Clone)]
 pub struct Invocable {
@@ -52,17 +55,45 @@ impl Invocable {
         } else {
             &self.agent.listing.description
         };
-        let mut line = format!("{}: {about}", self.agent.listing.name);
-        if line.chars().count() > 300 {
-            line = line.chars().take(297).collect::<String>() + "...";
+        let line = format!("{}: {about}", self.agent.listing.name);
+        // Under 500 as JavaScript counts (UTF-16 units): longer descriptions are unpayable at
+        // the most used public facilitator and unindexed by its discovery service.
+        if line.encode_utf16().count() <= MAX_DESCRIPTION_UNITS {
+            return line;
         }
-        line
+        let mut units = 0;
+        let mut cut: String = line
+            .chars()
+            .take_while(|c| {
+                units += c.len_utf16();
+                units <= MAX_DESCRIPTION_UNITS - 3
+            })
+            .collect();
+        cut.push_str("...");
+        cut
     }
 
     /// The agent's input schema.
     pub fn input_schema(&self) -> &Value {
         self.schema.json()
     }
+}
+
+/// `body` checked against `schema`: a JSON object that matches.
+fn check_body(schema: &InputSchema, body: &[u8]) -> Result<Value, SellerError> {
+    let value: Value = serde_json::from_slice(body).map_err(|e| {
+        let msg = if body.iter().all(u8::is_ascii_whitespace) {
+            "Field required: a JSON object body".to_owned()
+        } else {
+            format!("JSON decode error: {e}")
+        };
+        SellerError::field(&["body"], msg, "json_invalid")
+    })?;
+    if !value.is_object() {
+        return Err(SellerError::field(&["body"], "Input should be a JSON object", "model_attributes_type"));
+    }
+    let errors = schema.errors(&value);
+    if errors.is_empty() { Ok(value) } else { Err(SellerError::Invalid(errors)) }
 }
 
 /// How a paid invoke ended, as the agent's limits and payouts see it.
@@ -89,14 +120,16 @@ pub struct Taken {
 }
 
 impl Sellers {
-    /// The agent `agent_id` as sold: [`SellerError::NoAgent`] when it is unknown, deleted, or
-    /// not selling.
+    /// The agent `agent_id` as sold: [`SellerError::NoAgent`] when it is unknown or deleted,
+    /// [`SellerError::NotForSale`] when it exists but cannot be bought.
     pub async fn invocable(&self, agent_id: &str) -> Result<Invocable, SellerError> {
         if agent_id.len() > 64 {
             return Err(SellerError::NoAgent);
         }
         let agent = self.store.seller_agent(agent_id).await?.ok_or(SellerError::NoAgent)?;
-        let Some(config) = stored_config(&agent)?.filter(|c| c.enabled) else { return Err(SellerError::NoAgent) };
+        let Some(config) = stored_config(&agent)?.filter(|c| c.enabled) else {
+            return Err(SellerError::NotForSale("its seller has not put it on sale (x402 is not enabled)"));
+        };
         let schema = self.compiled(&agent)?;
         Ok(Invocable { agent, config, schema })
     }
@@ -110,7 +143,13 @@ impl Sellers {
             return Ok(schema.clone());
         }
         let value: Value = parse_json(&agent.listing.input_schema)?;
-        let schema = Arc::new(InputSchema::compile(value).map_err(SellerError::Corrupt)?);
+        // A schema saved before patterns ran in linear time may not compile now: the agent
+        // is off sale until its seller saves one that does.
+        let schema = InputSchema::compile(value).map_err(|why| {
+            tracing::warn!(agent = %agent.id, error = %why, "a stored input schema no longer compiles");
+            SellerError::NotForSale("its input schema no longer compiles; its seller must save a new one")
+        })?;
+        let schema = Arc::new(schema);
         if cache.len() >= 10_000 {
             cache.clear();
         }
@@ -119,20 +158,16 @@ impl Sellers {
     }
 
     /// The invoke's body, checked against the agent's schema: a JSON object that matches.
-    pub fn check_body(&self, invocable: &Invocable, body: &[u8]) -> Result<Value, SellerError> {
-        let value: Value = serde_json::from_slice(body).map_err(|e| {
-            let msg = if body.iter().all(u8::is_ascii_whitespace) {
-                "Field required: a JSON object body".to_owned()
-            } else {
-                format!("JSON decode error: {e}")
-            };
-            SellerError::field(&["body"], msg, "json_invalid")
-        })?;
-        if !value.is_object() {
-            return Err(SellerError::field(&["body"], "Input should be a JSON object", "model_attributes_type"));
-        }
-        let errors = invocable.schema.errors(&value);
-        if errors.is_empty() { Ok(value) } else { Err(SellerError::Invalid(errors)) }
+    ///
+    /// Checked on the blocking pool, one body at a time per spare core: however costly a
+    /// schema and body are, an unpaid invoke never holds an async worker (every other route
+    /// keeps answering) and hostile invokes queue behind each other, not before everyone.
+    pub async fn check_body(&self, invocable: &Invocable, body: Bytes) -> Result<Value, SellerError> {
+        let _turn = self.validations.acquire().await.map_err(|_| SellerError::Corrupt("validation closed".into()))?;
+        let schema = invocable.schema.clone();
+        tokio::task::spawn_blocking(move || check_body(&schema, &body))
+            .await
+            .map_err(|e| SellerError::Corrupt(format!("validation stopped: {e}")))?
     }
 
     /// Whether the agent's limits leave room for one more call, without counting it: checked

@@ -101,6 +101,8 @@ pub struct Sellers {
     limiter: Arc<svc_limits::Limiter>,
     /// Compiled input schemas by agent, with the `updated_at` they were compiled at.
     schemas: Mutex<HashMap<String, (i64, Arc<schema::InputSchema>)>>,
+    /// Turns at checking an invoke's body against its schema ([`Sellers::check_body`]).
+    validations: tokio::sync::Semaphore,
     /// The networks svc pays out on itself, by CAIP-2 id; payouts on others wait for an
     /// operator.
     payouts: HashMap<String, Arc<dyn payouts::PayoutChain>>,
@@ -132,6 +134,7 @@ impl Sellers {
             backends,
             limiter,
             schemas: Mutex::default(),
+            validations: tokio::sync::Semaphore::new(spare_cores()),
             payouts: HashMap::new(),
         })
     }
@@ -534,6 +537,11 @@ impl Sellers {
     }
 }
 
+/// Cores left once one is kept for everything else: at least one.
+fn spare_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1))
+}
+
 /// What keeps an agent off the marketplace (nothing: it is listed). The store's
 /// `listable_seller_agents` preselects by the same rules.
 fn listing_gaps(agent: &SellerAgent, config: Option<&X402Config>) -> Vec<String> {
@@ -541,10 +549,11 @@ fn listing_gaps(agent: &SellerAgent, config: Option<&X402Config>) -> Vec<String>
     if !config.is_some_and(|c| c.enabled) {
         missing.push("x402 is not enabled (PUT /agents/{agent_id}/x402-config)".to_owned());
     }
-    let chars = agent.listing.description.chars().count();
+    // Characters that show: twenty zero-width spaces are no description.
+    let chars = svc_domain::text::visible_chars(&agent.listing.description);
     let (min, max) = LISTED_DESCRIPTION;
     if chars < min as usize || chars > max as usize {
-        missing.push(format!("a description of {min} to {max} characters (it has {chars})"));
+        missing.push(format!("a description of {min} to {max} visible characters (it has {chars})"));
     }
     if agent.paid_calls == 0 {
         missing.push("a first successful paid invoke".to_owned());

@@ -312,6 +312,17 @@ impl TestApp {
         self.send(request).await
     }
 
+    /// A JSON POST from the client at `peer` (`ip:port`).
+    pub async fn post_from(&self, peer: &str, uri: &str, body: &str) -> Reply {
+        let mut request = Request::post(uri)
+            .header("content-type", "application/json")
+            .body(Body::from(body.to_owned()))
+            .expect("request");
+        let addr: std::net::SocketAddr = peer.parse().expect("socket address");
+        request.extensions_mut().insert(axum::extract::ConnectInfo(addr));
+        self.send(request).await
+    }
+
     pub async fn call(&self, method: &Method, uri: &str, body: Option<&str>) -> Reply {
         self.call_with(method, uri, body, &[]).await
     }

@@ -16,7 +16,7 @@ use serde_json::Value;
 use svc_domain::Money;
 
 use super::common::{NoInput, Timestamp};
-use crate::input::FieldError;
+use crate::input::{FieldError, Loc};
 use crate::route::{Access, HttpMethod};
 use crate::{InputSource, RouteInput, RouteSpec};
 
@@ -171,7 +171,37 @@ pub struct AgentRequest {
     pub timeout_secs: Option<u64>,
 }
 
-impl RouteInput for AgentRequest {}
+impl RouteInput for AgentRequest {
+    fn check(&self) -> Vec<FieldError> {
+        let (name, description, category) = (Some(&self.name), Some(&self.description), Some(&self.category));
+        seller_text(name, description, category, Some(&self.tags), Some(&self.capabilities))
+    }
+}
+
+/// What a seller writes is shown to buyers and agents (the marketplace, `llms.txt`, challenges,
+/// skills): each piece one line of characters that show ([`svc_domain::text`]), refused with
+/// the field named otherwise.
+fn seller_text(
+    name: Option<&String>,
+    description: Option<&String>,
+    category: Option<&String>,
+    tags: Option<&Vec<String>>,
+    capabilities: Option<&Vec<String>>,
+) -> Vec<FieldError> {
+    let mut texts: Vec<(Vec<Loc>, &String)> = Vec::new();
+    for (field, text) in [("name", name), ("description", description), ("category", category)] {
+        texts.extend(text.map(|t| (vec![Loc::from(field)], t)));
+    }
+    for (field, list) in [("tags", tags), ("capabilities", capabilities)] {
+        texts.extend(list.into_iter().flatten().enumerate().map(|(i, t)| (vec![Loc::from(field), Loc::Index(i)], t)));
+    }
+    texts
+        .into_iter()
+        .filter_map(|(loc, text)| {
+            svc_domain::text::check_line(text).err().map(|why| FieldError::new(loc, why.to_string(), "value_error"))
+        })
+        .collect()
+}
 
 /// Input of `PATCH /agents/{agent_id}`: the fields to change.
 #[derive(Debug, Clone, Deserialize, JsonSchema, garde::Validate)]
@@ -213,7 +243,12 @@ pub struct AgentPatch {
     pub timeout_secs: Option<u64>,
 }
 
-impl RouteInput for AgentPatch {}
+impl RouteInput for AgentPatch {
+    fn check(&self) -> Vec<FieldError> {
+        let (name, description, category) = (self.name.as_ref(), self.description.as_ref(), self.category.as_ref());
+        seller_text(name, description, category, self.tags.as_ref(), self.capabilities.as_ref())
+    }
+}
 
 /// What the marketplace shows of an agent, as its seller wrote it.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
