@@ -73,7 +73,7 @@ impl LlmConfig {
             providers,
             rate_per_minute: 600,
             daily_cap: Money::from_atomic(50_000_000),
-            default_top_up: Money::from_atomic(5_000_000),
+            default_top_up: Money::from_atomic(1_000_000),
             body_limit_bytes: 8 * 1024 * 1024,
             public_url: None,
         }
@@ -175,11 +175,15 @@ impl Llm {
         TopUp { enabled: settings.top_up_enabled, amount }
     }
 
-    /// Sets the account's automatic top-up.
-    pub async fn set_top_up(&self, account_id: &str, top_up: TopUp) -> Result<TopUp, LlmError> {
+    /// Turns the account's automatic top-up on or off, with the amount it buys; with no
+    /// amount, the one it had stays (the server's default until one is chosen).
+    pub async fn set_top_up(&self, account_id: &str, enabled: bool, amount: Option<Money>) -> Result<TopUp, LlmError> {
         let now = self.clock.now_ms();
-        self.store.set_llm_top_up(account_id, top_up.enabled, top_up.amount.atomic(), now).await?;
-        Ok(top_up)
+        let mut settings = self.store.llm_account(account_id).await?;
+        settings.top_up_enabled = enabled;
+        settings.top_up_amount = amount.map_or(settings.top_up_amount, Money::atomic);
+        self.store.set_llm_top_up(account_id, enabled, settings.top_up_amount, now).await?;
+        Ok(self.top_up_of(&settings))
     }
 
     /// The account's proxied calls since `since_ms`.

@@ -4,8 +4,8 @@ use svc_catalogue::ids;
 
 use svc_catalogue::routes::account::{
     AccountView, CreditPurchase, CreditPurchaseResponse, CreditsView, KeyList, KeyPath, KeyView, LedgerQuery,
-    LlmTokenView, LlmTopUpView, NewKeyRequest, NewKeyResponse, ReceiptList, SignInNonce, SignInRequest, SignInResponse,
-    UsageView,
+    LlmTokenView, LlmTopUpRequest, LlmTopUpView, NewKeyRequest, NewKeyResponse, ReceiptList, SignInNonce,
+    SignInRequest, SignInResponse, UsageView,
 };
 use svc_catalogue::routes::common::NoInput;
 use svc_domain::discount::DISCOUNT_WINDOW_MS;
@@ -92,10 +92,9 @@ async fn llm_top_up(state: AppState, caller: Caller, _: NoInput) -> Result<LlmTo
 }
 
 /// `PUT /api/account/llm-top-up`.
-async fn set_llm_top_up(state: AppState, caller: Caller, input: LlmTopUpView) -> Result<LlmTopUpView, ApiError> {
+async fn set_llm_top_up(state: AppState, caller: Caller, input: LlmTopUpRequest) -> Result<LlmTopUpView, ApiError> {
     let account = signed_in(caller)?;
-    let top_up = svc_llm::TopUp { enabled: input.enabled, amount: input.amount };
-    let set = state.llm.set_top_up(&account.id, top_up).await?;
+    let set = state.llm.set_top_up(&account.id, input.enabled, input.amount).await?;
     Ok(LlmTopUpView { enabled: set.enabled, amount: set.amount })
 }
 

@@ -405,3 +405,41 @@ async fn an_account_route_authenticates_before_it_validates() {
         assert_eq!(reply.status, StatusCode::UNAUTHORIZED, "{method} {uri}: {}", reply.text());
     }
 }
+
+/// Turning the top-up on needs no amount: the default is one an x402 client pays without
+/// being told to (the official clients refuse more than 1 USD a payment by default), and an
+/// amount once chosen stays when the top-up is turned off and on again.
+#[tokio::test]
+async fn the_top_up_turns_on_without_an_amount_at_one_an_official_client_pays() {
+    let app = TestApp::new().await;
+    let (_, key) = app.account_with_credits("0", &[Scope::Data]).await;
+    let put = |body: &'static str| {
+        let key = key.clone();
+        let app = &app;
+        async move { app.call_with(&Method::PUT, "/api/account/llm-top-up", Some(body), &[("x-api-key", &key)]).await }
+    };
+    let on = put(r#"{"enabled":true}"#).await;
+    assert_eq!(on.status, StatusCode::OK, "{}", on.text());
+    assert_eq!(on.json(), json!({"enabled": true, "amount": "1"}));
+    assert_eq!(put(r#"{"enabled":true,"amount":"2"}"#).await.json(), json!({"enabled": true, "amount": "2"}));
+    assert_eq!(put(r#"{"enabled":false}"#).await.json(), json!({"enabled": false, "amount": "2"}));
+    assert_eq!(put(r#"{"enabled":true}"#).await.json(), json!({"enabled": true, "amount": "2"}));
+    let refused = put(r#"{"enabled":true,"amount":"5000"}"#).await;
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", refused.text());
+}
+
+/// A route that costs more than the 1 USD an official x402 client pays by default says so in
+/// its description, so an agent knows why its client refuses the challenge.
+#[test]
+fn every_route_priced_above_what_clients_pay_by_default_says_so() {
+    let cap: svc_domain::Money = "1".parse().expect("money");
+    for route in svc_catalogue::catalogue().routes().iter().filter(|r| r.is_paid()) {
+        let most = match route.price {
+            svc_catalogue::PriceRule::Fixed(price) => price,
+            svc_catalogue::PriceRule::PerUnit { max, .. } => max,
+        };
+        if most > cap {
+            assert!(route.description.contains("x402 clients pay by default"), "{}: {}", route.id, route.description);
+        }
+    }
+}

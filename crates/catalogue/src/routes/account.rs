@@ -45,7 +45,8 @@ pub fn routes() -> Vec<RouteSpec> {
             ids::credits::PURCHASE,
             "/api/x402/credits/purchase",
             "Buys account credits over x402: the price is the amount. Credits go to account_id, or to the paying \
-             wallet's account (opened on first purchase). One payment buys once.",
+             wallet's account (opened on first purchase). One payment buys once. Amounts above the 1 USD a call \
+             x402 clients pay by default need a client told to pay them.",
         )
         .group(crate::Group::Infrastructure)
         .not_data()
@@ -132,7 +133,7 @@ pub fn routes() -> Vec<RouteSpec> {
             )
         ),
         owner(
-            RouteSpec::put::<LlmTopUpView, LlmTopUpView>(
+            RouteSpec::put::<LlmTopUpRequest, LlmTopUpView>(
                 ids::account::LLM_TOP_UP_SET,
                 "/api/account/llm-top-up",
                 "Turns automatic top-up on or off and sets its amount. With it on, a proxied call that finds the \
@@ -156,27 +157,40 @@ pub struct LlmTokenView {
 }
 
 /// The account's automatic top-up for the LLM proxy.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, garde::Validate)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LlmTopUpView {
     /// Whether a payment sent with a proxied call buys credits for it.
-    #[garde(skip)]
     pub enabled: bool,
-    /// Credits one top-up buys, USD (1 to 1000, at most 6 decimals).
-    #[garde(skip)]
+    /// Credits one top-up buys, USD.
     pub amount: Money,
 }
 
-impl RouteInput for LlmTopUpView {
+/// Input of `PUT /api/account/llm-top-up`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, garde::Validate)]
+#[serde(deny_unknown_fields)]
+pub struct LlmTopUpRequest {
+    /// Whether a payment sent with a proxied call buys credits for it.
+    #[garde(skip)]
+    pub enabled: bool,
+    /// Credits one top-up buys, USD (1 to 1000, at most 6 decimals); left out, the amount stays
+    /// as it was (at first the server's default, 1 USD unless configured). x402 clients cap what
+    /// they pay per call (the official TypeScript client at 1 USD by default), so a larger
+    /// top-up needs a client configured to pay it.
+    #[serde(default)]
+    #[garde(skip)]
+    pub amount: Option<Money>,
+}
+
+impl RouteInput for LlmTopUpRequest {
     fn check(&self) -> Vec<FieldError> {
-        if self.amount < MIN_PURCHASE || self.amount > MAX_PURCHASE {
-            return vec![FieldError::new(
+        match self.amount {
+            Some(amount) if amount < MIN_PURCHASE || amount > MAX_PURCHASE => vec![FieldError::new(
                 vec!["amount".into()],
                 format!("top up between {MIN_PURCHASE} and {MAX_PURCHASE} USD at a time"),
                 "value_error",
-            )];
+            )],
+            _ => Vec::new(),
         }
-        Vec::new()
     }
 }
 

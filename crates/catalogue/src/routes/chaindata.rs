@@ -112,7 +112,8 @@ pub fn routes() -> Vec<RouteSpec> {
         data(RouteSpec::post::<ChaindataProfilerRequest, L<ChaindataLabelRow>>(
             ids::chaindata::profiler::ADDRESS_LABELS,
             tools!("/data-provider/chaindata/profiler/address/labels"),
-            "Every label of a wallet (smart-money cohorts, funds, exchanges, entity name) with category and definition; premium data.",
+            "Every label of a wallet (smart-money cohorts, funds, exchanges, entity name) with category and definition; premium data, \
+             priced above the 1 USD a call x402 clients pay by default (raise the client's limit, or use the credit twin).",
         )),
         // perp-leaderboard
         data(RouteSpec::post::<ChaindataFilterRequest, L<ChaindataPerpLeaderRow>>(
