@@ -176,6 +176,9 @@ impl Paywall {
                 None => return Err(refused("No matching payment requirements")),
             },
         };
+        if payment.outlives_challenge(&requirement, self.clock.now_ms().div_euclid(1000).unsigned_abs()) {
+            return Err(refused(svc_x402::codec::VALID_BEFORE_REFUSED));
+        }
         // A v2 client echoes the challenge's extensions; one that rewrote them is refused
         // before anything is verified (§9.6).
         if let Some(advertised) = sale.advertised

@@ -143,6 +143,16 @@ impl DecodedPayment {
         bound.as_str().and_then(|b| b.parse().ok()).or_else(|| bound.as_u64())
     }
 
+    /// Whether an EIP-3009 authorization stays usable longer than the challenge it answers:
+    /// a challenge expires after its `maxTimeoutSeconds`, and the official clients sign
+    /// `validBefore` as their clock's now plus exactly that, so anything further ahead than
+    /// [`CLOCK_SKEW_SECS`] past it was signed for some other purpose (an authorization meant
+    /// to be held and spent later). A Solana transaction's lifetime is its blockhash's.
+    pub fn outlives_challenge(&self, requirement: &PaymentRequirements, now_secs: u64) -> bool {
+        let latest = now_secs.saturating_add(requirement.max_timeout_seconds).saturating_add(CLOCK_SKEW_SECS);
+        !self.on_solana() && self.valid_before(now_secs).is_none_or(|bound| bound > latest)
+    }
+
     /// The payment as a v2 message whose `accepted` is `requirement`: for v2 the client's own
     /// message, for v1 a faithful translation (a facilitator speaks v2).
     pub fn as_v2(&self, requirement: &PaymentRequirements) -> std::borrow::Cow<'_, RawValue> {
@@ -160,6 +170,14 @@ impl DecodedPayment {
 /// How long after its arrival a Solana payment is treated as possibly still landing: far
 /// beyond its blockhash's life (150 slots, about a minute), so that no clock skew matters.
 pub const SOLANA_TRANSACTION_LIFETIME_SECS: u64 = 600;
+
+/// How far a client's clock may run ahead of svc's when it signs an authorization's
+/// `validBefore` ([`DecodedPayment::outlives_challenge`]).
+pub const CLOCK_SKEW_SECS: u64 = 60;
+
+/// The reason a payment whose authorization outlives its challenge is refused: the official
+/// code for a `validBefore` out of bounds.
+pub const VALID_BEFORE_REFUSED: &str = "invalid_exact_evm_payload_authorization_valid_before";
 
 /// A payer as payments are keyed and counted: EVM addresses lowercased (their case is only a
 /// checksum), Solana addresses as they are (base58 is case-sensitive).

@@ -1374,3 +1374,34 @@ async fn a_payment_header_too_large_to_be_ours_is_a_431_that_says_so_not_a_new_c
     }
     assert_eq!(p.app.paid_calls().await, 0);
 }
+
+/// A challenge expires after its 300 s: an authorization signed to stay usable longer (up to a
+/// minute of clock skew) was not signed for this challenge, and is refused before it is
+/// verified; the window the official clients sign, now plus `maxTimeoutSeconds`, passes.
+#[tokio::test]
+async fn an_authorization_valid_for_longer_than_its_challenge_is_refused() {
+    let app = TestApp::new().await;
+    let uri = "/api/x402/alpha/top-picks";
+    let challenge = app.get(uri).await;
+    let offered: PaymentRequired = serde_json::from_slice(&challenge.body).expect("challenge");
+    let requirement = svc_x402::client::choose(&offered, None).expect("payable");
+    assert_eq!(requirement.max_timeout_seconds, 300);
+    let now = u64::try_from(NOW_MS / 1000).expect("now");
+    // `pay_header` signs validBefore = its now + 300: a client clock `ahead` seconds fast.
+    let pay = |ahead: u64, nonce: u8| {
+        svc_x402::client::pay_header(&offered, requirement, &payer(), now + ahead, B256::with_last_byte(nonce))
+            .expect("sign")
+    };
+    for (ahead, nonce) in [(61, 1), (3300, 2)] {
+        let refused =
+            app.call_with(&axum::http::Method::GET, uri, None, &[("payment-signature", &pay(ahead, nonce))]).await;
+        assert_eq!(refused.status, StatusCode::PAYMENT_REQUIRED, "{}", refused.text());
+        assert_eq!(refused.json()["error"], svc_x402::codec::VALID_BEFORE_REFUSED, "{}", refused.text());
+    }
+    assert_eq!(app.paid_calls().await, 0);
+    for (ahead, nonce) in [(0, 3), (60, 4)] {
+        let paid =
+            app.call_with(&axum::http::Method::GET, uri, None, &[("payment-signature", &pay(ahead, nonce))]).await;
+        assert_eq!(paid.status, StatusCode::OK, "{}", paid.text());
+    }
+}
