@@ -675,6 +675,11 @@ async fn a_top_up_amount_out_of_range_is_a_422() {
         let reply = app.call_with(&Method::PUT, "/api/account/llm-top-up", Some(body), &[("x-api-key", &key)]).await;
         assert_eq!(reply.status, StatusCode::UNPROCESSABLE_ENTITY, "{body}: {}", reply.text());
     }
+    for amount in crate::support::huge_amounts() {
+        let body = json!({"enabled": true, "amount": amount}).to_string();
+        let reply = app.call_with(&Method::PUT, "/api/account/llm-top-up", Some(&body), &[("x-api-key", &key)]).await;
+        crate::support::assert_invalid_at(&reply, &[json!("body"), json!("amount")]);
+    }
 }
 
 #[tokio::test]
