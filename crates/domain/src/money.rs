@@ -20,6 +20,10 @@ pub const MAX_CREDIT_PURCHASE: Money = Money::from_atomic(1_000_000_000);
 
 /// An amount of USDC in atomic units. Serialised as a decimal string (`"0.012"`) because
 /// JSON numbers are floats to most clients.
+///
+/// Text and arithmetic never make more than [`Money::MAX`], so every amount that enters from
+/// a request fits where it is stored; [`Money::from_atomic`] is for amounts svc computed or
+/// read back from its own store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Money(u64);
 
@@ -32,14 +36,19 @@ pub enum MoneyError {
     /// More than 6 decimals: USDC cannot represent it.
     #[error("more than 6 decimal places: {0:?}")]
     TooPrecise(String),
-    /// The amount does not fit in 64 bits of atomic units.
-    #[error("amount out of range")]
+    /// The amount is above [`Money::MAX`].
+    #[error("more than the largest amount, {}", Money::MAX)]
     Overflow,
 }
 
 impl Money {
     /// Zero USDC.
     pub const ZERO: Money = Money(0);
+
+    /// The largest amount: `i64::MAX` atomic units (about 9.2 trillion USDC, far beyond every
+    /// USDC in existence), what the store's `BIGINT` columns hold. Above it an amount is a
+    /// mistake or an attack, refused where it is read instead of failing where it is stored.
+    pub const MAX: Money = Money(i64::MAX.unsigned_abs());
 
     /// An amount from atomic units (`1_000_000` = 1 USDC).
     pub const fn from_atomic(units: u64) -> Self {
@@ -51,9 +60,9 @@ impl Money {
         self.0
     }
 
-    /// Sum, or `None` on overflow.
+    /// Sum, or `None` above [`Money::MAX`].
     pub fn checked_add(self, other: Money) -> Option<Money> {
-        self.0.checked_add(other.0).map(Money)
+        self.0.checked_add(other.0).map(Money).filter(|sum| *sum <= Money::MAX)
     }
 
     /// Difference, or `None` if it would go negative.
@@ -61,9 +70,9 @@ impl Money {
         self.0.checked_sub(other.0).map(Money)
     }
 
-    /// Multiplies by a count (e.g. per-item pricing), or `None` on overflow.
+    /// Multiplies by a count (e.g. per-item pricing), or `None` above [`Money::MAX`].
     pub fn checked_mul(self, n: u64) -> Option<Money> {
-        self.0.checked_mul(n).map(Money)
+        self.0.checked_mul(n).map(Money).filter(|product| *product <= Money::MAX)
     }
 
     /// Takes `percent_off` percent off, rounding the discounted price *up* to the next atomic
@@ -93,7 +102,8 @@ impl fmt::Display for Money {
 impl FromStr for Money {
     type Err = MoneyError;
 
-    /// Parses `"0.012"`, `"1"`, `"1.50"`. Rejects signs, exponents, spaces and more than six decimals.
+    /// Parses `"0.012"`, `"1"`, `"1.50"`. Rejects signs, exponents, spaces, more than six
+    /// decimals and amounts above [`Money::MAX`].
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let syntax = || MoneyError::Syntax(s.to_owned());
         let (whole, frac) = match s.split_once('.') {
@@ -114,7 +124,12 @@ impl FromStr for Money {
             let padded = format!("{frac:0<6}");
             padded.parse().map_err(|_| syntax())?
         };
-        whole.checked_mul(UNITS_PER_USDC).and_then(|w| w.checked_add(frac_units)).map(Money).ok_or(MoneyError::Overflow)
+        whole
+            .checked_mul(UNITS_PER_USDC)
+            .and_then(|w| w.checked_add(frac_units))
+            .map(Money)
+            .filter(|amount| *amount <= Money::MAX)
+            .ok_or(MoneyError::Overflow)
     }
 }
 
@@ -140,7 +155,7 @@ impl schemars::JsonSchema for Money {
         schemars::json_schema!({
             "type": "string",
             "pattern": "^[0-9]+(\\.[0-9]{1,6})?$",
-            "description": "An amount in USD(C) as a decimal string with at most 6 decimals, e.g. \"0.012\".",
+            "description": "An amount in USD(C) as a decimal string with at most 6 decimals, e.g. \"0.012\", up to 9223372036854.775807.",
             "examples": ["0.5"]
         })
     }
@@ -176,6 +191,35 @@ mod tests {
     }
 
     #[test]
+    fn the_largest_amount_is_what_the_store_holds() {
+        assert_eq!("9223372036854.775807".parse::<Money>(), Ok(Money::MAX));
+        assert_eq!(Money::MAX.atomic(), i64::MAX as u64);
+        for above in ["9223372036854.775808", "18446744073709.551615", "18446744073709.551616", "9223372036854776"] {
+            assert_eq!(above.parse::<Money>(), Err(MoneyError::Overflow), "{above}");
+        }
+        assert_eq!(Money::MAX.checked_add(Money::from_atomic(1)), None);
+        assert_eq!(Money::MAX.checked_mul(2), None);
+        assert_eq!(Money::from_atomic(1).checked_mul(i64::MAX as u64), Some(Money::MAX));
+    }
+
+    /// The amount `text` names, by long arithmetic on its digits: the parser's reference.
+    fn reference(text: &str) -> Result<u128, MoneyError> {
+        let (whole, frac) = text.split_once('.').unwrap_or((text, ""));
+        if frac.len() > DECIMALS as usize {
+            return Err(MoneyError::TooPrecise(text.to_owned()));
+        }
+        let digits = format!("{whole}{frac:0<6}");
+        let mut units: u128 = 0;
+        for digit in digits.bytes() {
+            units = units * 10 + u128::from(digit - b'0');
+            if units > u128::from(Money::MAX.atomic()) {
+                return Err(MoneyError::Overflow);
+            }
+        }
+        Ok(units)
+    }
+
+    #[test]
     fn discounts_round_up_and_never_reach_zero_for_a_priced_call() {
         let p = Money::from_atomic(12_000);
         assert_eq!(p.discounted(0), p);
@@ -187,14 +231,35 @@ mod tests {
 
     proptest! {
         #[test]
-        fn display_then_parse_is_identity(units in any::<u64>()) {
-            let m = Money::from_atomic(units);
-            prop_assert_eq!(m.to_string().parse::<Money>(), Ok(m));
+        fn parsing_arbitrary_text_never_panics(s in ".*") {
+            let _ = s.parse::<Money>();
         }
 
         #[test]
-        fn parsing_arbitrary_text_never_panics(s in ".*") {
-            let _ = s.parse::<Money>();
+        fn every_amount_up_to_the_largest_round_trips_and_none_above(units in any::<u64>()) {
+            let parsed = Money::from_atomic(units).to_string().parse::<Money>();
+            if units <= Money::MAX.atomic() {
+                prop_assert_eq!(parsed, Ok(Money::from_atomic(units)));
+            } else {
+                prop_assert_eq!(parsed, Err(MoneyError::Overflow));
+            }
+        }
+
+        #[test]
+        fn decimals_parse_to_the_amount_long_arithmetic_gives(text in "[0-9]{1,30}(\\.[0-9]{1,8})?") {
+            let parsed = text.parse::<Money>().map(|m| u128::from(m.atomic()));
+            prop_assert_eq!(parsed, reference(&text));
+        }
+
+        #[test]
+        fn sums_and_products_never_pass_the_largest_amount(a in any::<u64>(), b in any::<u64>()) {
+            let (a, b) = (Money::from_atomic(a % (Money::MAX.atomic() + 1)), Money::from_atomic(b));
+            let exact = u128::from(a.atomic()) + u128::from(b.atomic());
+            let fits = exact <= u128::from(Money::MAX.atomic());
+            prop_assert_eq!(a.checked_add(b).map(|m| u128::from(m.atomic())), fits.then_some(exact));
+            let exact = u128::from(a.atomic()) * u128::from(b.atomic());
+            let fits = exact <= u128::from(Money::MAX.atomic());
+            prop_assert_eq!(a.checked_mul(b.atomic()).map(|m| u128::from(m.atomic())), fits.then_some(exact));
         }
 
         #[test]

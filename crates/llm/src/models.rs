@@ -129,20 +129,21 @@ impl Default for ModelTable {
     /// OpenAI-compatible gateway spells them (`vendor/model`) for the `openai` provider, and
     /// as the vendor does for the `anthropic` provider; prices are the vendors' list prices.
     fn default() -> Self {
-        let usd = |s: &str| s.parse::<Money>().unwrap_or(Money::ZERO);
-        let model = |provider: &str, upstream: &str, prices: [&str; 3], max_output: u64, context: u64| Model {
+        // Prices per million tokens (input, cached input, output) in atomic units: constants,
+        // not text parsed here, so a typo cannot quietly make a model free.
+        let model = |provider: &str, upstream: &str, prices: [u64; 3], max_output: u64, context: u64| Model {
             provider: provider.to_owned(),
             upstream_model: upstream.to_owned(),
-            input_per_million: usd(prices[0]),
-            cached_input_per_million: usd(prices[1]),
-            output_per_million: usd(prices[2]),
+            input_per_million: Money::from_atomic(prices[0]),
+            cached_input_per_million: Money::from_atomic(prices[1]),
+            output_per_million: Money::from_atomic(prices[2]),
             max_output,
             context,
         };
-        let mini = model("openai", "openai/gpt-4.1-mini", ["0.40", "0.10", "1.60"], 16_384, 1_047_576);
-        let nano = model("openai", "openai/gpt-4.1-nano", ["0.10", "0.025", "0.40"], 16_384, 1_047_576);
-        let reasoning = model("openai", "openai/o4-mini", ["1.10", "0.275", "4.40"], 32_768, 200_000);
-        let sonnet = model("anthropic", "claude-sonnet-4-5", ["3", "0.30", "15"], 16_384, 200_000);
+        let mini = model("openai", "openai/gpt-4.1-mini", [400_000, 100_000, 1_600_000], 16_384, 1_047_576);
+        let nano = model("openai", "openai/gpt-4.1-nano", [100_000, 25_000, 400_000], 16_384, 1_047_576);
+        let reasoning = model("openai", "openai/o4-mini", [1_100_000, 275_000, 4_400_000], 32_768, 200_000);
+        let sonnet = model("anthropic", "claude-sonnet-4-5", [3_000_000, 300_000, 15_000_000], 16_384, 200_000);
         let table = [
             ("svc-default", mini.clone()),
             ("svc-fast", nano),

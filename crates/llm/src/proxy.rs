@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use svc_domain::Money;
 use svc_limits::MINUTE_MS;
 use svc_paywall::{Buyer, Outcome, Sale, Sold};
-use svc_store::{Debit, FinishedLlmCall, NewLlmCall};
+use svc_store::{FinishedLlmCall, LlmCap, LlmHold, NewLlmCall};
 use svc_x402::codec::DecodedPayment;
 use svc_x402::{PaymentRequired, ResourceInfo, SettleResponse, X402_VERSION};
 
@@ -132,17 +132,24 @@ impl Llm {
         let body_bytes = u64::try_from(call.body.len()).unwrap_or(u64::MAX);
         let prompt_bound = body_bytes.saturating_add(asked.media_parts.saturating_mul(MEDIA_PART_TOKENS));
         let reserved = model.most(prompt_bound, asked.max_output, asked.choices);
-        if self.config.daily_cap > Money::ZERO {
-            let day_start = now - now.rem_euclid(DAY_MS);
-            let spent = self.store.llm_usage_since(&account, day_start).await?.spent;
-            if spent.saturating_add(reserved) > self.config.daily_cap.atomic() {
-                let retry_after = u64::try_from((day_start + DAY_MS - now).max(1000) / 1000).unwrap_or(1);
-                return Err(LlmError::DailyCap { retry_after, cap: self.config.daily_cap });
-            }
-        }
+        let day_start = now - now.rem_euclid(DAY_MS);
+        let cap = (self.config.daily_cap > Money::ZERO)
+            .then(|| LlmCap { limit: self.config.daily_cap.atomic(), since_ms: day_start });
+        let over_cap = || {
+            let retry_after = u64::try_from((day_start + DAY_MS - now).max(1000) / 1000).unwrap_or(1);
+            LlmError::DailyCap { retry_after, cap: self.config.daily_cap }
+        };
         let top_up = self.top_up_of(&settings);
         let receipt = match call.payment {
             Some(payment) => {
+                // No top-up is bought for a call the cap refuses: a read, enough to spare the
+                // payer; the hold below is what keeps the cap.
+                if let Some(cap) = cap {
+                    let spent = self.store.llm_usage_since(&account, cap.since_ms).await?.spent;
+                    if spent.saturating_add(reserved) > cap.limit {
+                        return Err(over_cap());
+                    }
+                }
                 let balance = self.balance(&account).await?;
                 let amount = top_up_amount(top_up.amount, reserved, balance);
                 self.buy_credits(&account, TopUp { amount, ..top_up }, payment, &call.resource).await?
@@ -158,16 +165,21 @@ impl Llm {
             upstream_model: &model.upstream_model,
             stream: asked.stream,
             reserved,
+            cap,
             now_ms: now,
         };
-        if let Debit::Insufficient { balance } = self.store.begin_llm_call(&new).await? {
-            let amount = top_up_amount(top_up.amount, reserved, balance);
-            let challenge = top_up.enabled.then(|| self.challenge(amount, &call.resource)).transpose()?;
-            return Err(LlmError::InsufficientCredits {
-                balance: Money::from_atomic(balance),
-                needed: Money::from_atomic(reserved),
-                top_up: challenge,
-            });
+        match self.store.begin_llm_call(&new).await? {
+            LlmHold::Taken => {}
+            LlmHold::OverCap => return Err(over_cap()),
+            LlmHold::Insufficient { balance } => {
+                let amount = top_up_amount(top_up.amount, reserved, balance);
+                let challenge = top_up.enabled.then(|| self.challenge(amount, &call.resource)).transpose()?;
+                return Err(LlmError::InsufficientCredits {
+                    balance: Money::from_atomic(balance),
+                    needed: Money::from_atomic(reserved),
+                    top_up: challenge,
+                });
+            }
         }
         let meter = Meter {
             llm: Arc::clone(self),

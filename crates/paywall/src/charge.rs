@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::future::Future;
 
 use bytes::Bytes;
+use svc_domain::Money;
 use svc_store::{NewPayment, PaymentRecord, PaymentStatus, Reservation, StoreError};
 use svc_x402::codec::{Choice, DecodedPayment};
 use svc_x402::facilitator::PaymentRequest;
@@ -68,6 +69,8 @@ struct ReplayKey {
 struct Matched {
     replay: ReplayKey,
     requirement: PaymentRequirements,
+    /// The price the requirement asks, USDC: the list price, or the payer's discounted price.
+    price: Money,
     /// The client's payment id, when it asked for its answer to be kept.
     payment_id: Option<String>,
     /// [`DecodedPayment::payload_digest`], computed only when there is a payment id.
@@ -126,8 +129,7 @@ impl Paywall {
         let settlement = self.settle(&sale, payment, &matched, &verified, &id, sold).await?;
         self.record(&id, &settlement.record).await;
         if matches!(settlement.outcome, Outcome::Paid { .. }) {
-            let paid = matched.requirement.amount.parse::<u64>().unwrap_or(0);
-            self.rebate(&sale, &matched.replay.payer, paid, &id).await;
+            self.rebate(&sale, &matched.replay.payer, matched.price, &id).await;
         }
         Ok(settlement.outcome)
     }
@@ -168,11 +170,11 @@ impl Paywall {
         if let Some(id) = &payment_id {
             self.answer_again(sale, id, &replay, payment.network(), &digest).await?;
         }
-        let requirement = match svc_x402::find_match(offered, &payment.choice) {
-            Some(i) => offered[i].clone(),
+        let (requirement, price) = match svc_x402::find_match(offered, &payment.choice) {
+            Some(i) => (offered[i].clone(), sale.price),
             None if !sale.discountable => return Err(refused("No matching payment requirements")),
             None => match self.discounted_match(sale, &replay.payer, payment).await? {
-                Some(requirement) => requirement,
+                Some(matched) => matched,
                 None => return Err(refused("No matching payment requirements")),
             },
         };
@@ -188,7 +190,7 @@ impl Paywall {
             tracing::debug!(extension = key, "payment echoes an extension that contradicts the challenge");
             return Err(refused(svc_x402::extensions::ECHO_MISMATCH));
         }
-        Ok(Matched { replay, requirement, payment_id, digest })
+        Ok(Matched { replay, requirement, price, payment_id, digest })
     }
 
     /// A retry of a call already answered: the same answer again, without a second charge.
@@ -223,13 +225,14 @@ impl Paywall {
         Err(Halt::Kept { body: Bytes::from(kept.body), receipt: kept.payment_response })
     }
 
-    /// The requirement the payer's volume discount prices, if its choice matches it.
+    /// The requirement the payer's volume discount prices, with that price, if its choice
+    /// matches it.
     async fn discounted_match(
         &self,
         sale: &Sale<'_>,
         payer: &str,
         payment: &DecodedPayment,
-    ) -> Result<Option<PaymentRequirements>, PaywallError> {
+    ) -> Result<Option<(PaymentRequirements, Money)>, PaywallError> {
         // Only a v2 client states the amount it chose; a cheaper amount is worth one lookup.
         let Choice::Accepted(accepted) = &payment.choice else { return Ok(None) };
         if accepted.amount.parse::<u64>().map_or(true, |a| a >= sale.price.atomic()) {
@@ -239,8 +242,9 @@ impl Paywall {
         if tier == svc_domain::DiscountTier::Standard {
             return Ok(None);
         }
-        let offered = self.offer.requirements(tier.apply(sale.price));
-        Ok(svc_x402::find_match(&offered, &payment.choice).map(|i| offered[i].clone()))
+        let price = tier.apply(sale.price);
+        let offered = self.offer.requirements(price);
+        Ok(svc_x402::find_match(&offered, &payment.choice).map(|i| (offered[i].clone(), price)))
     }
 
     /// Step 2, verify: the facilitator checks the signature, the amount and the funds. An
@@ -527,7 +531,7 @@ impl Paywall {
             delivery.await;
         }
         tracing::info!(payment = %earlier.id, route = sale.product, "served an answer withheld while its transfer was pending");
-        self.rebate(sale, &earlier.payer, earlier.amount, &earlier.id).await;
+        self.rebate(sale, &earlier.payer, Money::from_atomic(earlier.amount), &earlier.id).await;
         let transaction = earlier.tx_hash.clone().unwrap_or_default();
         let receipt = receipt(true, None, Some(earlier.payer.clone()), transaction, &earlier.network);
         Outcome::Paid { answer, receipt, v1: payment.version == 1, handover: None }

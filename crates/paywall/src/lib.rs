@@ -48,8 +48,8 @@ pub struct Paywall {
     clock: Arc<dyn Clock>,
     /// Answers kept so far, to prune old ones every so often.
     saves: AtomicU64,
-    /// Paid calls and accounts per payer, for the rebates owed.
-    rebate_memo: rebate::Memo,
+    /// The account each rebated wallet owns, for the rebates owed.
+    rebate_accounts: rebate::Accounts,
     /// This process, as its reservations name it: it beats while it runs, so what it held
     /// when it stopped is decided at once ([`reconcile`]).
     instance: String,
@@ -195,7 +195,7 @@ impl Paywall {
             offer,
             clock,
             saves: AtomicU64::new(0),
-            rebate_memo: rebate::Memo::default(),
+            rebate_accounts: rebate::Accounts::default(),
             instance: format!("pw_{}", uuid::Uuid::new_v4().simple()),
         }
     }
@@ -220,10 +220,18 @@ impl Paywall {
         self.offer.requirements(price)
     }
 
-    /// A payer's successful paid calls in the trailing discount window.
+    /// A payer's successful paid calls in the trailing discount window: the one count its
+    /// volume tier is read from, by the pricing route, the price a signed-in payer is quoted,
+    /// the discounted price a payment may choose and the rebate of a list-price payment.
     pub async fn paid_calls(&self, payer: &str) -> Result<u64, PaywallError> {
+        self.paid_calls_besides(payer, None).await
+    }
+
+    /// [`Paywall::paid_calls`] leaving out one recorded payment: the calls before it.
+    pub(crate) async fn paid_calls_besides(&self, payer: &str, payment: Option<&str>) -> Result<u64, PaywallError> {
         let since = self.clock.now_ms() - svc_domain::discount::DISCOUNT_WINDOW_MS;
-        Ok(self.store.count_settled_payments_since(&svc_x402::codec::payer_key(payer), since).await?)
+        let payer = svc_x402::codec::payer_key(payer);
+        Ok(self.store.count_settled_payments_since(&payer, since, payment).await?)
     }
 
     /// A payer's volume-discount tier.

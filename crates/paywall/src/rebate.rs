@@ -11,27 +11,23 @@ use svc_store::NewCredit;
 
 use crate::{Paywall, PaywallError, Sale};
 
-/// How long a payer's counted calls are trusted before they are counted again: tiers change
-/// at 100 and 1,000 calls a month, so a minute-old count errs by a few calls at most.
-const COUNT_FRESH_MS: i64 = 60_000;
-/// Payers whose counts are kept before the table starts over.
+/// Wallets whose accounts are kept before the table starts over.
 const MAX_PAYERS: usize = 100_000;
 
-/// Paid calls per payer as last counted, and when; and the account each rebated wallet owns
-/// (accounts are never deleted or moved to another wallet, so it never goes stale).
+/// The account each rebated wallet owns: accounts are never deleted or moved to another
+/// wallet, so an entry never goes stale. Paid calls are not kept here: a kept count misses the
+/// calls paid since it was taken (at a discounted price, or on another replica), and a rebate
+/// priced by it disagrees with the price the payer was quoted.
 #[derive(Debug, Default)]
-pub(crate) struct Memo {
-    counts: Mutex<HashMap<String, (u64, i64)>>,
-    accounts: Mutex<HashMap<String, String>>,
-}
+pub(crate) struct Accounts(Mutex<HashMap<String, String>>);
 
 impl Paywall {
     /// Gives `payer` the credits its tier owes on a payment of `paid` for `sale`, recorded as
     /// payment `payment_id`. A failure is logged: the answer stands, and an operator can grant
     /// the rebate by hand from the log.
-    pub(crate) async fn rebate(&self, sale: &Sale<'_>, payer: &str, paid: u64, payment_id: &str) {
+    pub(crate) async fn rebate(&self, sale: &Sale<'_>, payer: &str, paid: Money, payment_id: &str) {
         // A discounted price was asked for and paid: nothing is owed.
-        if !sale.discountable || paid < sale.price.atomic() {
+        if !sale.discountable || paid < sale.price {
             return;
         }
         match self.owe_rebate(sale, payer, payment_id).await {
@@ -42,18 +38,19 @@ impl Paywall {
     }
 
     async fn owe_rebate(&self, sale: &Sale<'_>, payer: &str, payment_id: &str) -> Result<Option<Money>, PaywallError> {
-        let tier = DiscountTier::for_calls(self.calls_before(payer).await?);
-        let owed = Money::from_atomic(sale.price.atomic() - tier.apply(sale.price).atomic());
+        // Priced by the calls before this one, as the payer's quote for it was.
+        let tier = DiscountTier::for_calls(self.paid_calls_besides(payer, Some(payment_id)).await?);
+        let owed = sale.price.checked_sub(tier.apply(sale.price)).unwrap_or(Money::ZERO);
         if owed == Money::ZERO {
             return Ok(None);
         }
         let now_ms = self.clock.now_ms();
-        let known = self.rebate_memo.accounts.lock().ok().and_then(|accounts| accounts.get(payer).cloned());
+        let known = self.rebate_accounts.0.lock().ok().and_then(|accounts| accounts.get(payer).cloned());
         let account_id = match known {
             Some(id) => id,
             None => {
                 let id = svc_accounts::wallet_account(&self.store, payer, now_ms).await?.id;
-                if let Ok(mut accounts) = self.rebate_memo.accounts.lock() {
+                if let Ok(mut accounts) = self.rebate_accounts.0.lock() {
                     if accounts.len() >= MAX_PAYERS {
                         accounts.clear();
                     }
@@ -72,28 +69,5 @@ impl Paywall {
             now_ms,
         };
         Ok(self.store.add_credits(&credit).await?.then_some(owed))
-    }
-
-    /// The payer's paid calls before the one just recorded: counted in the store at most once
-    /// a minute, and counted on here between.
-    async fn calls_before(&self, payer: &str) -> Result<u64, PaywallError> {
-        let now = self.clock.now_ms();
-        if let Ok(mut counts) = self.rebate_memo.counts.lock()
-            && let Some((calls, at)) = counts.get_mut(payer)
-            && now - *at < COUNT_FRESH_MS
-        {
-            let before = *calls;
-            *calls += 1;
-            return Ok(before);
-        }
-        // Counts the call just recorded too.
-        let calls = self.paid_calls(payer).await?;
-        if let Ok(mut counts) = self.rebate_memo.counts.lock() {
-            if counts.len() >= MAX_PAYERS {
-                counts.clear();
-            }
-            counts.insert(payer.to_owned(), (calls, now));
-        }
-        Ok(calls.saturating_sub(1))
     }
 }

@@ -43,7 +43,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePo
 
 pub use accounts::{Account, ApiKeyRecord, Debit, LedgerEntry, NewApiKey, NewCredit};
 pub use agentbox::{GatewayCreated, GatewayRecord, NewGateway};
-pub use llm::{FinishedLlmCall, LlmAccount, LlmCallRecord, LlmUsage, NewLlmCall};
+pub use llm::{FinishedLlmCall, LlmAccount, LlmCallRecord, LlmCap, LlmHold, LlmUsage, NewLlmCall};
 pub use payments::{ANSWER_WITHHELD, NewPayment, PaymentRecord, PaymentStatus, Reservation};
 pub use responses::PaidResponse;
 pub use sellers::{
@@ -240,6 +240,34 @@ impl Store {
         match &self.db {
             Db::Sqlite { batcher, .. } => batcher.write(sql, args).await,
             Db::Postgres(pool) => Ok(batch::bind_all!(sqlx::query(sql), args).execute(pool).await?.rows_affected()),
+        }
+    }
+
+    /// Runs one writing statement that decides on a sum over `account_id`'s rows (a cap it
+    /// must stay under) as the only such writer of that account while it runs. SQLite has one
+    /// writer, and the statement reads and writes in one step. PostgreSQL runs statements side
+    /// by side, each reading the rows committed when it started, so there the statement runs
+    /// after taking the account's row lock: the next one waits, then starts, and so sees this
+    /// one's row. (The lock is the one a balance change takes; rows that only reference the
+    /// account do not wait for it.)
+    pub(crate) async fn write_alone_for(
+        &self,
+        account_id: &str,
+        sql: &'static str,
+        args: Vec<batch::Arg>,
+    ) -> Result<u64, StoreError> {
+        match &self.db {
+            Db::Sqlite { batcher, .. } => batcher.write(sql, args).await,
+            Db::Postgres(pool) => {
+                let mut tx = pool.begin().await?;
+                sqlx::query("SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE")
+                    .bind(account_id)
+                    .execute(&mut *tx)
+                    .await?;
+                let written = batch::bind_all!(sqlx::query(sql), args).execute(&mut *tx).await?.rows_affected();
+                tx.commit().await?;
+                Ok(written)
+            }
         }
     }
 

@@ -5,6 +5,10 @@
 //! call can cost before the upstream is asked, `llm-release:<id>` gives back what it did not
 //! cost once it has ended. Both are idempotent by their reference, so a finish that runs twice
 //! (or a sweep racing a late finish) releases once.
+//!
+//! A call's row is also its share of the account's daily cap: the row is written only if
+//! what the day's calls took, with this hold, stays under the cap, in the same statement
+//! that reads it (see [`Store::begin_llm_call`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -39,8 +43,34 @@ pub struct NewLlmCall<'a> {
     pub stream: bool,
     /// Credits held for it: the most it can cost, atomic units.
     pub reserved: u64,
+    /// The account's daily cap, when there is one.
+    pub cap: Option<LlmCap>,
     /// When, unix ms.
     pub now_ms: i64,
+}
+
+/// The most an account's calls may take over a day.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LlmCap {
+    /// Credits, atomic units: running calls count what they hold, finished ones their cost.
+    pub limit: u64,
+    /// The start of the day, unix ms.
+    pub since_ms: i64,
+}
+
+/// What [`Store::begin_llm_call`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LlmHold {
+    /// The call is recorded and its credits held.
+    Taken,
+    /// The hold would take the day's calls past the cap: nothing was written.
+    OverCap,
+    /// The balance does not cover the hold: the call is recorded as `insufficient` and
+    /// nothing is held.
+    Insufficient {
+        /// The balance seen, atomic units.
+        balance: u64,
+    },
 }
 
 /// How a proxied call ended.
@@ -103,6 +133,21 @@ pub struct LlmUsage {
 
 type CallRow = (String, String, String, String, i64, i64, i64, i64, i64);
 
+/// What an account's calls took: a running call what it holds, a finished one its cost. The
+/// usage report and the daily cap read this one sum, over the rows `counted!` keeps.
+macro_rules! spent {
+    () => {
+        "CAST(COALESCE(SUM(CASE WHEN status = 'reserved' THEN reserved ELSE cost END), 0) AS BIGINT)"
+    };
+}
+
+/// The calls that take credits: running or charged.
+macro_rules! counted {
+    () => {
+        "status IN ('reserved', 'ok', 'estimated')"
+    };
+}
+
 impl Store {
     /// An account's LLM settings; the defaults when it never had any.
     pub async fn llm_account(&self, account_id: &str) -> Result<LlmAccount, StoreError> {
@@ -148,12 +193,21 @@ impl Store {
         Ok(())
     }
 
-    /// Records a call and holds its credits, unless the balance does not cover them: then the
-    /// call is recorded as `insufficient` and nothing is held.
-    pub async fn begin_llm_call(&self, call: &NewLlmCall<'_>) -> Result<Debit, StoreError> {
-        const SQL: &str = "INSERT INTO llm_calls (id, account_id, alias, provider, upstream_model, stream, reserved, \
-                           status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 'reserved', $8)";
-        let args = vec![
+    /// Records a call and holds its credits, unless the day's cap or the balance does not
+    /// allow it. The cap is checked by the statement that writes the row, as the account's only
+    /// such writer at that moment, so concurrent calls cannot all see room for one more hold.
+    pub async fn begin_llm_call(&self, call: &NewLlmCall<'_>) -> Result<LlmHold, StoreError> {
+        const UNCAPPED: &str = "INSERT INTO llm_calls (id, account_id, alias, provider, upstream_model, stream, \
+                                reserved, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 'reserved', $8)";
+        const CAPPED: &str = concat!(
+            "INSERT INTO llm_calls (id, account_id, alias, provider, upstream_model, stream, reserved, status, \
+             created_at) SELECT $1, $2, $3, $4, $5, $6, $7, 'reserved', $8 WHERE (SELECT ",
+            spent!(),
+            " FROM llm_calls WHERE account_id = $2 AND created_at >= $9 AND ",
+            counted!(),
+            ") <= $10 - $7"
+        );
+        let mut args = vec![
             Arg::Text(call.id.to_owned()),
             Arg::Text(call.account_id.to_owned()),
             Arg::Text(call.alias.to_owned()),
@@ -165,7 +219,16 @@ impl Store {
         ];
         // The row first: a process that stops between the two writes leaves a reservation
         // the sweep finds, and the sweep gives back only what a ledger entry shows was taken.
-        self.write(SQL, args).await?;
+        let written = match call.cap {
+            None => self.write(UNCAPPED, args).await?,
+            Some(cap) => {
+                args.extend([Arg::Int(cap.since_ms), Arg::Int(to_i64(cap.limit, "daily cap")?)]);
+                self.write_alone_for(call.account_id, CAPPED, args).await?
+            }
+        };
+        if written == 0 {
+            return Ok(LlmHold::OverCap);
+        }
         let entry = crate::accounts::NewDebit {
             id: &format!("cl_{}", call.id),
             account_id: call.account_id,
@@ -175,13 +238,15 @@ impl Store {
             reference: Some(&format!("llm:{}", call.id)),
             now_ms: call.now_ms,
         };
-        let debit = self.debit(&entry).await?;
-        if let Debit::Insufficient { .. } = debit {
-            const REFUSED: &str = "UPDATE llm_calls SET status = 'insufficient', reserved = 0, finished_at = $2 \
-                                   WHERE id = $1";
-            self.write(REFUSED, vec![Arg::Text(call.id.to_owned()), Arg::Int(call.now_ms)]).await?;
+        match self.debit(&entry).await? {
+            Debit::Taken => Ok(LlmHold::Taken),
+            Debit::Insufficient { balance } => {
+                const REFUSED: &str = "UPDATE llm_calls SET status = 'insufficient', reserved = 0, finished_at = $2 \
+                                       WHERE id = $1";
+                self.write(REFUSED, vec![Arg::Text(call.id.to_owned()), Arg::Int(call.now_ms)]).await?;
+                Ok(LlmHold::Insufficient { balance })
+            }
         }
-        Ok(debit)
     }
 
     /// Ends a call: gives back what it held beyond its cost and records what it did. Only a
@@ -234,11 +299,13 @@ impl Store {
 
     /// An account's charged calls since `since_ms`.
     pub async fn llm_usage_since(&self, account_id: &str, since_ms: i64) -> Result<LlmUsage, StoreError> {
-        const SQL: &str = "SELECT CAST(COUNT(*) AS BIGINT), CAST(COALESCE(SUM(prompt_tokens), 0) AS BIGINT), \
-                           CAST(COALESCE(SUM(completion_tokens), 0) AS BIGINT), \
-                           CAST(COALESCE(SUM(CASE WHEN status = 'reserved' THEN reserved ELSE cost END), 0) AS BIGINT) \
-                           FROM llm_calls WHERE account_id = $1 AND created_at >= $2 \
-                           AND status IN ('reserved', 'ok', 'estimated')";
+        const SQL: &str = concat!(
+            "SELECT CAST(COUNT(*) AS BIGINT), CAST(COALESCE(SUM(prompt_tokens), 0) AS BIGINT), \
+             CAST(COALESCE(SUM(completion_tokens), 0) AS BIGINT), ",
+            spent!(),
+            " FROM llm_calls WHERE account_id = $1 AND created_at >= $2 AND ",
+            counted!()
+        );
         let (calls, prompt, completion, spent): (i64, i64, i64, i64) =
             with_pool!(&self.db, |p| sqlx::query_as(SQL).bind(account_id).bind(since_ms).fetch_one(p).await)?;
         Ok(LlmUsage {

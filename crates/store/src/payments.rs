@@ -375,13 +375,24 @@ impl Store {
         Ok(with_pool!(&self.db, |p| sqlx::query_as(SQL).bind(payer).bind(i64::from(limit)).fetch_all(p).await)?)
     }
 
-    /// Successful paid calls of a payer since `since_ms` inclusive, for volume discounts.
+    /// Successful paid calls of a payer since `since_ms` inclusive, for volume discounts,
+    /// leaving out the payment `except` when one is named (the call being priced).
     /// Counts `settled` and also `unsettled` (served in verify-only mode): both are calls the
     /// payer paid for and got an answer to.
-    pub async fn count_settled_payments_since(&self, payer: &str, since_ms: i64) -> Result<u64, StoreError> {
+    pub async fn count_settled_payments_since(
+        &self,
+        payer: &str,
+        since_ms: i64,
+        except: Option<&str>,
+    ) -> Result<u64, StoreError> {
         const SQL: &str = "SELECT COUNT(*) FROM payments WHERE payer = $1 AND created_at >= $2 \
-                           AND status IN ('settled', 'unsettled')";
-        let n: i64 = with_pool!(&self.db, |p| sqlx::query_scalar(SQL).bind(payer).bind(since_ms).fetch_one(p).await)?;
+                           AND status IN ('settled', 'unsettled') AND ($3 IS NULL OR id <> $3)";
+        let n: i64 = with_pool!(&self.db, |p| sqlx::query_scalar(SQL)
+            .bind(payer)
+            .bind(since_ms)
+            .bind(except)
+            .fetch_one(p)
+            .await)?;
         to_u64(n, "count")
     }
 }

@@ -6,8 +6,8 @@ use std::str::FromStr;
 
 use sqlx::postgres::PgConnectOptions;
 use svc_store::{
-    Backend, Debit, FinishedLlmCall, LlmAccount, NewApiKey, NewCredit, NewLlmCall, NewPayment, PaymentStatus,
-    Reservation, Store, StoreError, TokenStat, Usage,
+    Backend, Debit, FinishedLlmCall, LlmAccount, LlmCap, LlmHold, NewApiKey, NewCredit, NewLlmCall, NewPayment,
+    PaymentStatus, Reservation, Store, StoreError, TokenStat, Usage,
 };
 
 /// A store for one test, cleaned up on drop.
@@ -213,10 +213,18 @@ async fn a_payers_payments_come_newest_first_and_paid_calls_count_in_the_window(
     let payer = PAYER;
     let ids: Vec<String> = store.payments_by_payer(payer, 3).await.expect("list").into_iter().map(|p| p.id).collect();
     assert_eq!(ids, ["w3", "w2", "w1"]);
-    assert_eq!(store.count_settled_payments_since(payer, 0).await.expect("count"), 3);
-    assert_eq!(store.count_settled_payments_since(payer, 2_000).await.expect("count"), 2, "window start is inclusive");
-    assert_eq!(store.count_settled_payments_since(payer, 4_001).await.expect("count"), 0);
-    assert_eq!(store.count_settled_payments_since("0xsomeoneelse", 0).await.expect("count"), 0);
+    assert_eq!(store.count_settled_payments_since(payer, 0, None).await.expect("count"), 3);
+    let from_2000 = store.count_settled_payments_since(payer, 2_000, None).await.expect("count");
+    assert_eq!(from_2000, 2, "window start is inclusive");
+    assert_eq!(store.count_settled_payments_since(payer, 4_001, None).await.expect("count"), 0);
+    assert_eq!(store.count_settled_payments_since("0xsomeoneelse", 0, None).await.expect("count"), 0);
+    let besides = store.count_settled_payments_since(payer, 0, Some("w3")).await.expect("count");
+    assert_eq!(besides, 2, "the payment being priced is left out");
+    assert_eq!(
+        store.count_settled_payments_since(payer, 0, Some("w2")).await.expect("count"),
+        3,
+        "failed: not counted"
+    );
 }
 
 conformance!(usage_counts_and_spend_respect_the_window);
@@ -638,6 +646,7 @@ fn llm_call<'a>(id: &'a str, account_id: &'a str, reserved: u64, now_ms: i64) ->
         upstream_model: "openai/gpt-4.1-mini",
         stream: true,
         reserved,
+        cap: None,
         now_ms,
     }
 }
@@ -658,10 +667,10 @@ fn finished(status: &str, cost: u64, now_ms: i64) -> FinishedLlmCall<'_> {
 conformance!(an_llm_call_holds_its_most_and_gives_back_the_rest_once);
 async fn an_llm_call_holds_its_most_and_gives_back_the_rest_once(store: Store) {
     funded(&store, "acc-l", 1_000).await;
-    assert_eq!(store.begin_llm_call(&llm_call("llm_1", "acc-l", 600, 2_000)).await.expect("begin"), Debit::Taken);
+    assert_eq!(store.begin_llm_call(&llm_call("llm_1", "acc-l", 600, 2_000)).await.expect("begin"), LlmHold::Taken);
     assert_eq!(store.account("acc-l").await.expect("read").expect("account").balance, 400);
     let refused = store.begin_llm_call(&llm_call("llm_2", "acc-l", 600, 2_001)).await.expect("begin");
-    assert_eq!(refused, Debit::Insufficient { balance: 400 });
+    assert_eq!(refused, LlmHold::Insufficient { balance: 400 });
     assert!(store.finish_llm_call("llm_1", &finished("ok", 150, 3_000)).await.expect("finish"));
     assert!(!store.finish_llm_call("llm_1", &finished("ok", 0, 3_001)).await.expect("again"), "finished once");
     assert_eq!(store.account("acc-l").await.expect("read").expect("account").balance, 850);
@@ -691,9 +700,58 @@ async fn a_hundred_concurrent_llm_holds_on_a_balance_for_ten_take_exactly_ten(st
         let store = store.clone();
         async move { store.begin_llm_call(&llm_call(&format!("llm_{i}"), "acc-c", 100, 2_000)).await.expect("begin") }
     });
-    let taken = futures::future::join_all(holds).await.into_iter().filter(|d| *d == Debit::Taken).count();
+    let taken = futures::future::join_all(holds).await.into_iter().filter(|d| *d == LlmHold::Taken).count();
     assert_eq!(taken, 10);
     assert_eq!(store.account("acc-c").await.expect("read").expect("account").balance, 0);
+}
+
+/// A call of `reserved` under a cap of `limit` a day from `since_ms`.
+fn capped_call<'a>(id: &'a str, account_id: &'a str, reserved: u64, limit: u64, now_ms: i64) -> NewLlmCall<'a> {
+    NewLlmCall { cap: Some(LlmCap { limit, since_ms: 1_500 }), ..llm_call(id, account_id, reserved, now_ms) }
+}
+
+conformance!(a_hundred_concurrent_llm_holds_per_account_never_pass_the_daily_cap);
+async fn a_hundred_concurrent_llm_holds_per_account_never_pass_the_daily_cap(store: Store) {
+    // Two accounts, each with credits for every hold and a cap for ten of them, all at once.
+    let ids: Vec<(String, &str)> =
+        (0..200).map(|i| (format!("llm_{i}"), if i % 2 == 0 { "acc-a" } else { "acc-b" })).collect();
+    for account in ["acc-a", "acc-b"] {
+        funded(&store, account, 1_000_000).await;
+    }
+    let holds = ids.iter().map(|(id, account)| {
+        let store = store.clone();
+        async move { store.begin_llm_call(&capped_call(id, account, 100, 1_000, 2_000)).await.expect("begin") }
+    });
+    let held = futures::future::join_all(holds).await;
+    for (account, parity) in [("acc-a", 0), ("acc-b", 1)] {
+        let mine: Vec<LlmHold> = held.iter().skip(parity).step_by(2).copied().collect();
+        assert_eq!(mine.iter().filter(|h| **h == LlmHold::Taken).count(), 10, "{account}");
+        assert!(mine.iter().all(|h| matches!(h, LlmHold::Taken | LlmHold::OverCap)), "{account}: {mine:?}");
+        assert_eq!(store.llm_usage_since(account, 1_500).await.expect("usage").spent, 1_000, "{account}");
+        let balance = store.account(account).await.expect("read").expect("account").balance;
+        assert_eq!(balance, 1_000_000 - 1_000, "{account}: only the admitted calls hold credits");
+        assert_eq!(store.llm_calls(account, 1_000).await.expect("calls").len(), 10, "a refused call leaves no row");
+    }
+}
+
+conformance!(the_daily_cap_counts_holds_then_costs_from_its_day_on);
+async fn the_daily_cap_counts_holds_then_costs_from_its_day_on(store: Store) {
+    funded(&store, "acc-d", 1_000).await;
+    // Yesterday's call does not count; a call the balance refused holds nothing.
+    store.begin_llm_call(&llm_call("llm_old", "acc-d", 500, 1_000)).await.expect("begin");
+    store.finish_llm_call("llm_old", &finished("ok", 400, 1_100)).await.expect("finish");
+    let broke = store.begin_llm_call(&capped_call("llm_broke", "acc-d", 5_000, 10_000, 2_000)).await.expect("begin");
+    assert_eq!(broke, LlmHold::Insufficient { balance: 600 });
+    let cap = |id, reserved| capped_call(id, "acc-d", reserved, 500, 2_000);
+    assert_eq!(store.begin_llm_call(&cap("llm_1", 300)).await.expect("begin"), LlmHold::Taken);
+    assert_eq!(store.begin_llm_call(&cap("llm_2", 201)).await.expect("begin"), LlmHold::OverCap);
+    assert_eq!(store.begin_llm_call(&cap("llm_3", 200)).await.expect("begin"), LlmHold::Taken, "up to the cap");
+    assert_eq!(store.begin_llm_call(&cap("llm_4", 1)).await.expect("begin"), LlmHold::OverCap);
+    // A finished call counts what it cost, so what it gave back is room again.
+    store.finish_llm_call("llm_1", &finished("ok", 100, 2_100)).await.expect("finish");
+    store.finish_llm_call("llm_3", &finished("failed", 0, 2_100)).await.expect("finish");
+    assert_eq!(store.begin_llm_call(&cap("llm_5", 400)).await.expect("begin"), LlmHold::Taken);
+    assert_eq!(store.llm_usage_since("acc-d", 1_500).await.expect("usage").spent, 500);
 }
 
 conformance!(llm_token_versions_rotate_and_top_up_settings_replace);

@@ -287,6 +287,10 @@ async fn purchases_outside_the_bounds_are_422_and_have_no_credit_twin() {
         let reply = app.call(&Method::POST, PURCHASE, Some(&format!(r#"{{"amount": {amount}}}"#))).await;
         assert_eq!(reply.status, StatusCode::UNPROCESSABLE_ENTITY, "{amount}: {}", reply.text());
     }
+    for amount in crate::support::huge_amounts() {
+        let reply = app.call(&Method::POST, PURCHASE, Some(&json!({"amount": amount}).to_string())).await;
+        crate::support::assert_invalid_at(&reply, &[json!("body"), json!("amount")]);
+    }
     let twin = app.call(&Method::POST, "/api/svc-tools/credits/purchase", Some(r#"{"amount": "5"}"#)).await;
     assert_eq!(twin.status, StatusCode::NOT_FOUND, "credits are not bought with credits");
 }

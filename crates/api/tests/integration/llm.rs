@@ -675,6 +675,11 @@ async fn a_top_up_amount_out_of_range_is_a_422() {
         let reply = app.call_with(&Method::PUT, "/api/account/llm-top-up", Some(body), &[("x-api-key", &key)]).await;
         assert_eq!(reply.status, StatusCode::UNPROCESSABLE_ENTITY, "{body}: {}", reply.text());
     }
+    for amount in crate::support::huge_amounts() {
+        let body = json!({"enabled": true, "amount": amount}).to_string();
+        let reply = app.call_with(&Method::PUT, "/api/account/llm-top-up", Some(&body), &[("x-api-key", &key)]).await;
+        crate::support::assert_invalid_at(&reply, &[json!("body"), json!("amount")]);
+    }
 }
 
 #[tokio::test]
@@ -749,6 +754,39 @@ async fn the_rate_limit_and_the_daily_cap_answer_429_with_retry_after() {
 }
 
 #[tokio::test]
+async fn a_hundred_concurrent_calls_never_hold_more_than_the_daily_cap() {
+    // Every call holds what 1,000 completion tokens and a prompt of its body's length cost; the
+    // cap covers ten holds. The provider keeps every stream open, so no hold is given back
+    // while the calls arrive.
+    let mut request = hello("svc-default");
+    request["stream"] = json!(true);
+    request["max_completion_tokens"] = json!(1000);
+    let hold = (request.to_string().len() as u64 * 400_000 + 1000 * 1_600_000).div_ceil(1_000_000);
+    let cap = hold * 10;
+    let app = TestApp::with(Setup {
+        llm: Box::new(move |config| svc_llm::LlmConfig { daily_cap: svc_domain::Money::from_atomic(cap), ..config }),
+        ..Setup::default()
+    })
+    .await;
+    let (account, _, token) = account_with_token(&app, "100").await;
+    app.sim.llm_gate.hold();
+    let responses = futures::future::join_all((0..100).map(|_| open_stream(&app, &token, &request))).await;
+    let admitted = responses.iter().filter(|r| r.status() == StatusCode::OK).count();
+    let capped = responses.iter().filter(|r| r.status() == StatusCode::TOO_MANY_REQUESTS).count();
+    assert_eq!((admitted, capped), (10, 90), "ten holds fit under the cap, the others are refused");
+    let held = app.state.llm.usage(&account, 0).await.expect("usage").spent;
+    assert_eq!(held, cap);
+
+    app.sim.llm_gate.release();
+    for response in responses {
+        response.into_body().collect().await.expect("body");
+    }
+    let calls = settled(&app, &account).await;
+    assert_eq!(calls.iter().filter(|c| c.status == "ok").count(), 10);
+    assert!(llm_costs(&app, &account).await <= cap);
+}
+
+#[tokio::test]
 async fn the_models_are_listed_in_openais_shape() {
     let app = TestApp::new().await;
     let reply = app.get("/api/v1/llm/models").await;
@@ -773,6 +811,7 @@ async fn holds_of_a_process_that_stopped_mid_call_are_given_back() {
         upstream_model: "openai/gpt-4.1-mini",
         stream: false,
         reserved: 250_000,
+        cap: None,
         now_ms: crate::support::NOW_MS,
     };
     app.store.begin_llm_call(&call("llm_crashed")).await.expect("begin");

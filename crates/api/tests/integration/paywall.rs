@@ -397,8 +397,13 @@ async fn a_volume_payer_may_pay_its_discounted_price() {
 
 /// Records `n` earlier paid calls of [`payer`], as if it had made them this month.
 async fn seed_paid_calls(p: &Paywalled, n: usize) {
+    seed_paid_call_range(p, 0..n).await;
+}
+
+/// Records earlier paid calls of [`payer`] numbered `range` (each number once per test).
+async fn seed_paid_call_range(p: &Paywalled, range: std::ops::Range<usize>) {
     let payer_id = payer().address().to_string().to_lowercase();
-    for i in 0..n {
+    for i in range {
         let id = format!("seed-{i}");
         let new = svc_store::NewPayment {
             id: id.clone(),
@@ -551,6 +556,52 @@ async fn a_sign_in_that_does_not_hold_is_quoted_the_list_price_and_told_why() {
     let stale = signed_in_challenge(&p, TOP_PICKS, &proof).await;
     assert_eq!(stale.accepts[0].amount, "500000");
     assert!(stale.error.as_deref().unwrap_or_default().contains("expired"), "{:?}", stale.error);
+}
+
+/// Makes [`payer`]'s `n`th paid call of Top Picks, at the list price or at the price it is
+/// quoted signed in, and checks that the pricing route, the quote and the rebate all price it
+/// by the `n - 1` calls before it.
+async fn nth_call_priced_alike(p: &Paywalled, n: u64, signed_in: bool) {
+    let percent = svc_domain::DiscountTier::for_calls(n - 1).percent_off();
+    let price = svc_domain::Money::from_atomic(500_000).discounted(percent).atomic();
+    let address = payer().address().to_checksum(None);
+    let pricing = p.app.get(&format!("/api/x402/pricing?payer={address}")).await.json();
+    let counted = (pricing["calls_in_window"].as_u64(), pricing["percent_off"].as_u64());
+    assert_eq!(counted, (Some(n - 1), Some(u64::from(percent))), "call {n}: the pricing route");
+    let challenge = p.challenge(TOP_PICKS).await;
+    let proof = svc_x402::client::sign_in_header(&challenge, BASE, &payer()).expect("offered").expect("signed");
+    let quoted = signed_in_challenge(p, TOP_PICKS, &proof).await;
+    assert_eq!(quoted.accepts[0].amount, price.to_string(), "call {n}: the price quoted signed in");
+
+    let credits = wallet_credits(p).await.unwrap_or(0);
+    let nonce = u8::try_from(n % 250).expect("small");
+    let header = if signed_in {
+        let now = u64::try_from(svc_domain::Clock::now_ms(&p.app.clock) / 1000).expect("now");
+        svc_x402::client::pay_header(&quoted, &quoted.accepts[0], &payer(), now, B256::with_last_byte(nonce))
+            .expect("sign")
+    } else {
+        p.signed(TOP_PICKS, nonce).await
+    };
+    let paid = p.pay(TOP_PICKS, "payment-signature", &header).await;
+    assert_eq!(paid.status, StatusCode::OK, "call {n}: {}", paid.text());
+    let rebate = wallet_credits(p).await.unwrap_or(0) - credits;
+    let owed = if signed_in { 0 } else { 500_000 - price };
+    assert_eq!(rebate, owed, "call {n}: the rebate of a payment at {}", if signed_in { "its quote" } else { "list" });
+}
+
+#[tokio::test]
+async fn the_tier_boundaries_price_the_quote_the_pricing_route_and_the_rebate_alike() {
+    let p = paywalled(None).await;
+    seed_paid_calls(&p, 98).await;
+    for (n, signed_in) in [(99, false), (100, true), (101, false), (102, true)] {
+        nth_call_priced_alike(&p, n, signed_in).await;
+    }
+    seed_paid_call_range(&p, 102..997).await;
+    // The calls just recorded are a minute old when the next are made.
+    p.app.clock.advance_ms(61_000);
+    for (n, signed_in) in [(998, false), (999, true), (1000, false), (1001, false), (1002, true), (1003, false)] {
+        nth_call_priced_alike(&p, n, signed_in).await;
+    }
 }
 
 #[tokio::test]

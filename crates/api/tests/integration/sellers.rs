@@ -611,6 +611,41 @@ async fn withdrawals_never_exceed_the_balance_under_fifty_concurrent_requests() 
 }
 
 #[tokio::test]
+async fn huge_amounts_are_a_422_at_their_field_on_every_seller_route() {
+    let app = settling_app().await;
+    let Shop { base, key, .. } = Shop::open(&app).await;
+    let id = selling(&app, &key, &format!("{base}/ok")).await;
+    assert_eq!(app.pay_post(&invoke_uri(&id), &json!({"query": "q"}), 1).await.status, StatusCode::OK);
+    let config = json!({
+        "enabled": true,
+        "pricing": {"model": "per_request", "amount": "0.05", "currency": "USDC"},
+        "wallet_address": "0x209693bc6afc0c5328ba36faf03c514ef312287c",
+    });
+    let withdrawals = format!("/agents/{id}/withdrawals");
+    let config_uri = format!("/agents/{id}/x402-config");
+    for amount in crate::support::huge_amounts() {
+        let withdraw = call(&app, Method::POST, &withdrawals, Some(json!({"amount": amount})), &key).await;
+        assert_invalid_at(&withdraw, &[json!("body"), json!("amount")]);
+        let mut priced = config.clone();
+        priced["pricing"]["amount"] = amount.clone();
+        let priced = call(&app, Method::PUT, &config_uri, Some(priced), &key).await;
+        assert_invalid_at(&priced, &[json!("body"), json!("pricing"), json!("amount")]);
+        let mut automatic = config.clone();
+        automatic["auto_withdraw"] = json!({"enabled": true, "threshold": amount});
+        let automatic = call(&app, Method::PUT, &config_uri, Some(automatic), &key).await;
+        assert_invalid_at(&automatic, &[json!("body"), json!("auto_withdraw"), json!("threshold")]);
+    }
+    let beyond = call(&app, Method::POST, &withdrawals, Some(json!({"amount": "9223372036854.775808"})), &key).await;
+    assert!(beyond.text().contains("more than the largest amount, 9223372036854.775807"), "{}", beyond.text());
+    // The largest amount there is: beyond the balance.
+    let largest = call(&app, Method::POST, &withdrawals, Some(json!({"amount": "9223372036854.775807"})), &key).await;
+    assert_invalid_at(&largest, &[json!("body"), json!("amount")]);
+    assert!(largest.text().contains("the balance is 0.05"), "{}", largest.text());
+    let revenue = call(&app, Method::GET, &format!("/agents/{id}/revenue"), None, &key).await.json();
+    assert_eq!((revenue["balance"].as_str(), revenue["pending_payouts"].as_str()), (Some("0.05"), Some("0")));
+}
+
+#[tokio::test]
 async fn auto_withdraw_pays_out_the_whole_balance_once_it_passes_the_threshold() {
     let app = settling_app().await;
     let Shop { base, key, .. } = Shop::open(&app).await;

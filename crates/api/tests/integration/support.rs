@@ -364,6 +364,26 @@ pub fn sign_challenge_solana(challenge: &Reply, nonce: u8) -> String {
     svc_x402::client::pay_header_solana(&challenge, requirement, &payer, 6, &payment).expect("sign")
 }
 
+/// Amounts beyond the largest svc holds, as JSON values: 2^63 and 2^64 atomic units (past
+/// where an `i64` and a `u64` end), the same counts as whole dollars and as JSON numbers,
+/// exponents and very long decimal strings. Each is a 422 at its field, never a 5xx.
+pub fn huge_amounts() -> Vec<Value> {
+    vec![
+        Value::from("9223372036854.775808"),
+        Value::from("18446744073709.551615"),
+        Value::from("18446744073709.551616"),
+        Value::from("9223372036854775808"),
+        Value::from("18446744073709551616"),
+        Value::from("1e30"),
+        Value::from("1000000000000000000000000000000"),
+        Value::from(format!("{}.5", "9".repeat(5_000))),
+        Value::from(format!("0.{}1", "0".repeat(5_000))),
+        serde_json::json!(9_223_372_036_854_775_808_u64),
+        serde_json::json!(u64::MAX),
+        serde_json::json!(1e30),
+    ]
+}
+
 /// Asserts a 422 whose errors include one at `loc`.
 pub fn assert_invalid_at(reply: &Reply, loc: &[Value]) {
     assert_eq!(reply.status, StatusCode::UNPROCESSABLE_ENTITY, "body: {}", reply.text());
