@@ -158,6 +158,7 @@ pub fn app_with(state: AppState, handlers: Handlers, extra: Router<AppState>) ->
     }
     for op in Operational::ALL {
         let serve = match op {
+            Operational::Index => get(ops::index),
             Operational::Healthz => get(ops::healthz),
             Operational::Readyz => get(ops::readyz),
             Operational::Metrics => get(ops::metrics),

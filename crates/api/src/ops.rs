@@ -17,6 +17,11 @@ use crate::answer::json_response;
 use crate::error::ApiError;
 use crate::state::AppState;
 
+/// `GET /`: what this server is and where its documents are.
+pub async fn index(State(state): State<AppState>, headers: HeaderMap) -> Json<serde_json::Value> {
+    Json(discovery::index(&state.config.base_url(&headers)))
+}
+
 /// `GET /healthz`: the process is up.
 pub async fn healthz() -> Json<serde_json::Value> {
     Json(json!({ "status": "ok" }))

@@ -121,6 +121,42 @@ pub fn catalogue_document(
         "x402Version": 2,
         "count": resources.len(),
         "resources": resources,
+        "llm": llm_proxy(base_url),
+    })
+}
+
+/// The LLM proxy as the catalogue lists it: OpenAI-compatible, billed in credits by the tokens
+/// used (so not a priced resource), topped up over x402.
+fn llm_proxy(base_url: &str) -> Value {
+    use crate::routes::llm;
+    json!({
+        "base_url": url(base_url, llm::BASE_PATH),
+        "wire_format": "openai",
+        "chat_completions": {
+            "method": "POST",
+            "url": url(base_url, llm::CHAT_COMPLETIONS_PATH),
+            "description": llm::CHAT_COMPLETIONS_SUMMARY,
+            "payment": llm::CHAT_COMPLETIONS_DESCRIPTION,
+        },
+        "models": { "method": "GET", "url": url(base_url, llm::MODELS_PATH), "description": llm::MODELS_SUMMARY },
+    })
+}
+
+/// `GET /`: what this server is and where its documents are.
+pub fn index(base_url: &str) -> Value {
+    json!({
+        "name": "svc",
+        "version": env!("CARGO_PKG_VERSION"),
+        "description": "Crypto market data and on-chain actions for software agents, paid per call in USDC over x402, \
+            or in account credits; an OpenAI-compatible LLM proxy.",
+        "links": {
+            "docs": url(base_url, Operational::LlmsTxt.path()),
+            "openapi": url(base_url, Operational::OpenApi.path()),
+            "catalogue": url(base_url, Operational::Catalogue.path()),
+            "discovery": url(base_url, Operational::WellKnown.path()),
+            "llm": url(base_url, crate::routes::llm::BASE_PATH),
+            "health": url(base_url, Operational::Healthz.path()),
+        },
     })
 }
 
@@ -140,6 +176,7 @@ pub fn well_known(catalogue: &Catalogue, agents: &[MarketplaceAgent], base_url: 
         "catalogue": url(base_url, Operational::Catalogue.path()),
         "openapi": url(base_url, Operational::OpenApi.path()),
         "llms": url(base_url, Operational::LlmsTxt.path()),
+        "llm": url(base_url, crate::routes::llm::BASE_PATH),
         "instructions": "Call any resource; it answers 402 with an x402 v2 challenge (JSON body and base64 \
             PAYMENT-REQUIRED header). Sign an EIP-3009 USDC authorization for one of `accepts` and retry with \
             the PAYMENT-SIGNATURE header. Add ?preview=true for a free truncated preview (5/hour/IP).",
@@ -206,6 +243,11 @@ pub fn llms_txt(catalogue: &Catalogue, agents: &[MarketplaceAgent], base_url: &s
         let method = route.method.as_str();
         let _ = writeln!(out, "- {method} {} — {price} — {}", route.path, route.description);
     }
+    let _ = writeln!(out, "\n## LLM proxy (OpenAI-compatible)\n");
+    let (llm_chat, llm_models) = (crate::routes::llm::CHAT_COMPLETIONS_PATH, crate::routes::llm::MODELS_PATH);
+    let _ =
+        writeln!(out, "- POST {llm_chat} — metered per token — {}", crate::routes::llm::CHAT_COMPLETIONS_DESCRIPTION);
+    let _ = writeln!(out, "- GET {llm_models} — free — {}", crate::routes::llm::MODELS_SUMMARY);
     if !agents.is_empty() {
         let _ = writeln!(out, "\n## Sellers' agents (x402, price per call in USD; body as each input_schema says)\n");
         for agent in agents {

@@ -476,6 +476,103 @@ pub fn invoke_operation() -> Value {
     })
 }
 
+/// The LLM proxy's two routes, in OpenAI's wire format: its request and answer are described
+/// by their main fields (OpenAI's own reference has the rest, all passed through), and its
+/// errors are OpenAI's `{"error": {...}}` body.
+pub fn llm_operations() -> [(&'static str, Value); 2] {
+    use crate::routes::llm;
+    let openai_error = |description: &str| {
+        json!({ "description": description, "content": { "application/json": { "schema": {
+            "type": "object", "required": ["error"], "properties": { "error": {
+                "type": "object", "required": ["message", "type"],
+                "properties": {
+                    "message": { "type": "string" }, "type": { "type": "string" },
+                    "code": { "type": ["string", "null"] }, "param": { "type": ["string", "null"] },
+                },
+            } },
+        } } } })
+    };
+    let message = json!({
+        "type": "object", "required": ["role"],
+        "properties": {
+            "role": { "type": "string", "enum": ["system", "developer", "user", "assistant", "tool"] },
+            "content": { "description": "A string, or a list of content parts." },
+            "tool_calls": { "type": "array" }, "tool_call_id": { "type": "string" },
+        },
+    });
+    let chat = json!({
+        "operationId": "llm.chat_completions",
+        "tags": ["llm"],
+        "summary": llm::CHAT_COMPLETIONS_SUMMARY,
+        "description": llm::CHAT_COMPLETIONS_DESCRIPTION,
+        "security": [{ "llmToken": [] }],
+        "parameters": [{
+            "name": "PAYMENT-SIGNATURE", "in": "header", "required": false, "schema": { "type": "string" },
+            "description": "An x402 payment answering this route's 402 top-up challenge (X-PAYMENT is also accepted).",
+        }],
+        "requestBody": { "required": true, "content": { "application/json": { "schema": {
+            "type": "object", "required": ["model", "messages"],
+            "properties": {
+                "model": { "type": "string", "description": "A model id from GET /api/v1/llm/models." },
+                "messages": { "type": "array", "minItems": 1, "items": message },
+                "stream": { "type": "boolean" },
+                "stream_options": { "type": "object", "properties": { "include_usage": { "type": "boolean" } } },
+                "max_completion_tokens": { "type": "integer", "minimum": 1 },
+                "max_tokens": { "type": "integer", "minimum": 1 },
+                "n": { "type": "integer", "minimum": 1, "maximum": 8 },
+                "tools": { "type": "array" },
+                "tool_choice": {},
+                "temperature": { "type": "number" },
+            },
+            "additionalProperties": true,
+        } } } },
+        "responses": {
+            "200": {
+                "description": "A chat.completion object, or with stream: true `text/event-stream` chat.completion.chunk events ending with `data: [DONE]`.",
+                "content": {
+                    "application/json": { "schema": {
+                        "type": "object", "required": ["id", "object", "choices"],
+                        "properties": {
+                            "id": { "type": "string" }, "object": { "const": "chat.completion" },
+                            "model": { "type": "string" }, "choices": { "type": "array" },
+                            "usage": { "type": "object" },
+                        },
+                    } },
+                    "text/event-stream": { "schema": { "type": "string" } },
+                },
+            },
+            "400": openai_error("A malformed request, or the model provider's own refusal."),
+            "401": openai_error("A missing, malformed, forged or rotated LLM token (invalid_api_key)."),
+            "402": openai_error("The credits do not cover the call (insufficient_credits); with automatic top-up on, the PAYMENT-REQUIRED header carries an x402 challenge that buys them."),
+            "404": openai_error("No such model (model_not_found)."),
+            "413": openai_error("A body over 8 MB."),
+            "429": openai_error("The account's calls per minute or spend per day is reached (Retry-After says when)."),
+            "502": openai_error("The model provider failed; nothing was charged."),
+            "504": openai_error("The model provider did not answer in time; nothing was charged."),
+        },
+    });
+    let models = json!({
+        "operationId": "llm.models",
+        "tags": ["llm"],
+        "summary": llm::MODELS_SUMMARY,
+        "security": [],
+        "responses": {
+            "200": { "description": "OpenAI's list shape: `{object: list, data: [model]}`.", "content": { "application/json": { "schema": {
+                "type": "object", "required": ["object", "data"],
+                "properties": { "object": { "const": "list" }, "data": { "type": "array", "items": {
+                    "type": "object", "required": ["id", "object", "pricing"],
+                    "properties": {
+                        "id": { "type": "string" }, "object": { "const": "model" },
+                        "context_window": { "type": "integer" }, "max_output_tokens": { "type": "integer" },
+                        "pricing": { "type": "object" },
+                    },
+                } } },
+            } } } },
+        },
+    });
+    [(llm::CHAT_COMPLETIONS_PATH, json!({ "post": chat })), (llm::MODELS_PATH, json!({ "get": models }))]
+}
+
 /// The whole document.
 pub fn document(catalogue: &Catalogue) -> Value {
     let mut schemas = generator();
@@ -498,12 +595,16 @@ pub fn document(catalogue: &Catalogue) -> Value {
         json!({ "post": telegram_relay_operation() }),
     );
     paths.insert(crate::routes::sellers::INVOKE_PATH.to_owned(), json!({ "post": invoke_operation() }));
+    for (path, item) in llm_operations() {
+        paths.insert(path.to_owned(), item);
+    }
     insert_component::<ErrorBody>(&mut schemas);
     insert_component::<HttpValidationError>(&mut schemas);
     insert_component::<PaymentRequired>(&mut schemas);
     insert_component::<input::FieldError>(&mut schemas);
     insert_component::<PreviewInfo>(&mut schemas);
     let mut tags: Vec<&str> = catalogue.routes().iter().map(|r| r.tag).collect();
+    tags.push("llm");
     tags.dedup();
     let mut seen = std::collections::HashSet::new();
     tags.retain(|t| seen.insert(*t));
@@ -529,6 +630,7 @@ pub fn document(catalogue: &Catalogue) -> Value {
                 "apiKey": { "type": "apiKey", "in": "header", "name": "X-API-Key", "description": "Account API key (credit-billed routes)." },
                 "bearer": { "type": "http", "scheme": "bearer", "description": "Account API key as a bearer token." },
                 "signIn": { "type": "http", "scheme": "bearer", "bearerFormat": "JWT", "description": "Sign-in token from POST /api/auth/verify (sign-in with Ethereum)." },
+                "llmToken": { "type": "http", "scheme": "bearer", "description": "The account's LLM token (POST /api/account/llm-token), as an OpenAI SDK sends its api_key." },
             },
         },
     })

@@ -4,6 +4,8 @@
 /// One operational route.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Operational {
+    /// What this server is, and links to its documents.
+    Index,
     /// Liveness.
     Healthz,
     /// Readiness: the store answers and some network can be paid on.
@@ -22,7 +24,8 @@ pub enum Operational {
 
 impl Operational {
     /// Every operational route.
-    pub const ALL: [Operational; 7] = [
+    pub const ALL: [Operational; 8] = [
+        Operational::Index,
         Operational::Healthz,
         Operational::Readyz,
         Operational::Metrics,
@@ -35,6 +38,7 @@ impl Operational {
     /// Its path (all are `GET`).
     pub const fn path(self) -> &'static str {
         match self {
+            Operational::Index => "/",
             Operational::Healthz => "/healthz",
             Operational::Readyz => "/readyz",
             Operational::Metrics => "/metrics",

@@ -21,17 +21,18 @@ use crate::error::LlmError;
 use crate::proxy::{Chat, ChatCall};
 
 /// Where the proxy's routes hang.
-pub const BASE_PATH: &str = "/api/v1/llm";
+pub use svc_catalogue::routes::llm::BASE_PATH;
+use svc_catalogue::routes::llm::{CHAT_COMPLETIONS_PATH, MODELS_PATH};
 
 /// The proxy's routes, over `llm`.
 pub fn router<S: Clone + Send + Sync + 'static>(llm: Arc<Llm>) -> Router<S> {
     Router::new()
         .route(
-            &format!("{BASE_PATH}/chat/completions"),
+            CHAT_COMPLETIONS_PATH,
             post(chat_completions).fallback(|| async { error_response(&LlmError::MethodNotAllowed { allow: "POST" }) }),
         )
         .route(
-            &format!("{BASE_PATH}/models"),
+            MODELS_PATH,
             get(models).fallback(|| async { error_response(&LlmError::MethodNotAllowed { allow: "GET" }) }),
         )
         .with_state(llm)

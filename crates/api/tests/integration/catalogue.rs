@@ -148,3 +148,52 @@ async fn the_openapi_document_comes_gzipped_to_clients_that_accept_it() {
     std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&zipped.body[..]), &mut json).expect("gunzip");
     assert_eq!(json, plain.body);
 }
+
+/// The LLM proxy is described wherever svc describes itself: OpenAPI (in OpenAI's wire
+/// format), the catalogue, the discovery manifest and llms.txt; and `GET /` names the way to
+/// each document.
+#[tokio::test]
+async fn the_llm_proxy_and_every_document_are_found_from_the_front_door() {
+    use svc_catalogue::routes::llm;
+    let app = TestApp::new().await;
+    let doc = app.get("/openapi.json").await.json();
+    let chat = &doc["paths"][llm::CHAT_COMPLETIONS_PATH]["post"];
+    assert_eq!(chat["operationId"], "llm.chat_completions");
+    assert_eq!(
+        chat["requestBody"]["content"]["application/json"]["schema"]["required"],
+        serde_json::json!(["model", "messages"])
+    );
+    assert!(chat["responses"]["402"].is_object() && chat["security"][0]["llmToken"].is_array());
+    assert_eq!(doc["paths"][llm::MODELS_PATH]["get"]["operationId"], "llm.models");
+
+    let catalogue = app.get("/api/x402/catalogue").await.json();
+    assert!(
+        catalogue["llm"]["chat_completions"]["url"].as_str().is_some_and(|u| u.ends_with(llm::CHAT_COMPLETIONS_PATH))
+    );
+    assert_eq!(catalogue["llm"]["wire_format"], "openai");
+    let manifest = app.get("/.well-known/x402").await.json();
+    assert!(manifest["llm"].as_str().is_some_and(|u| u.ends_with(llm::BASE_PATH)));
+    let llms = app.get("/llms.txt").await.text();
+    assert!(llms.contains(&format!("- POST {}", llm::CHAT_COMPLETIONS_PATH)), "{llms}");
+    assert!(llms.contains(&format!("- GET {}", llm::MODELS_PATH)), "{llms}");
+
+    let index = app.get("/").await;
+    assert_eq!(index.status, StatusCode::OK, "{}", index.text());
+    let index = index.json();
+    assert_eq!(index["name"], "svc");
+    assert!(index["version"].is_string());
+    for (link, path) in [
+        ("openapi", "/openapi.json"),
+        ("catalogue", "/api/x402/catalogue"),
+        ("discovery", "/.well-known/x402"),
+        ("docs", "/llms.txt"),
+        ("llm", llm::BASE_PATH),
+    ] {
+        let url = index["links"][link].as_str().unwrap_or_else(|| panic!("{link}: {index}"));
+        assert!(url.ends_with(path), "{link}: {url}");
+        let local = &url[url.find(path).expect("path")..];
+        if link != "llm" {
+            assert_eq!(app.get(local).await.status, StatusCode::OK, "{link} answers");
+        }
+    }
+}

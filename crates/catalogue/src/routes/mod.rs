@@ -20,6 +20,7 @@ pub mod agentbox;
 pub mod chaindata;
 pub mod common;
 pub mod infra;
+pub mod llm;
 pub mod predmkt;
 pub mod public;
 pub mod sellers;
