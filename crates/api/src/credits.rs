@@ -38,7 +38,9 @@ async fn charge_and_run(call: Call<'_>, account: &str, input: ValidInput, now: i
     match credits::charge(&state.store, state.clock.as_ref(), account, price, route.id, work).await? {
         Charged::Done(answer) => Ok(json_response(answer)),
         Charged::Failed(err) => Err(err),
-        Charged::Insufficient { balance } => Err(ApiError::InsufficientCredits { balance, price }),
+        Charged::Insufficient { balance } => {
+            Err(ApiError::InsufficientCredits { balance, price, x402_path: Some(route.path) })
+        }
     }
 }
 

@@ -92,6 +92,8 @@ pub enum ApiError {
         balance: svc_domain::Money,
         /// What the call costs.
         price: svc_domain::Money,
+        /// The call's pay-per-call path over x402, where it has one.
+        x402_path: Option<&'static str>,
     },
     /// A 402 challenge: what to pay, built by the x402 channel for this request.
     #[error("payment required")]
@@ -195,7 +197,9 @@ impl From<svc_agentbox::AgentboxError> for ApiError {
             err @ E::AlreadyActive { .. } => ApiError::Conflict(err.to_string()),
             err @ (E::NotPrepared | E::Unavailable(_)) => ApiError::NotEnabled(err.to_string()),
             err @ E::Capacity { .. } => ApiError::Capacity(err.to_string()),
-            E::InsufficientCredits { balance, price } => ApiError::InsufficientCredits { balance, price },
+            E::InsufficientCredits { balance, price } => {
+                ApiError::InsufficientCredits { balance, price, x402_path: None }
+            }
             err @ E::InvalidBotToken => {
                 ApiError::field(vec!["body".into(), "bot_token".into()], err.to_string(), "value_error")
             }
@@ -413,17 +417,17 @@ impl IntoResponse for ApiError {
                 response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
                 response
             }
-            ApiError::InsufficientCredits { balance, price } => {
+            ApiError::InsufficientCredits { balance, price, x402_path } => {
                 let mut extra = Map::new();
                 extra.insert("balance".into(), Value::from(balance.to_string()));
                 extra.insert("price".into(), Value::from(price.to_string()));
-                extra.insert(
-                    "top_up".into(),
-                    Value::from(
-                        "Buy credits over x402: POST /api/x402/credits/purchase with {\"amount\": \"<USD>\", \
-                         \"account_id\": \"<this account>\"}, or pay this call per use at its /api/x402 twin.",
-                    ),
-                );
+                let buy = "Buy credits over x402: POST /api/x402/credits/purchase with {\"amount\": \"<USD>\", \
+                     \"account_id\": \"<this account>\"}";
+                let top_up = match x402_path {
+                    Some(path) => format!("{buy}, or pay this call per use over x402 at {path}."),
+                    None => format!("{buy}."),
+                };
+                extra.insert("top_up".into(), Value::from(top_up));
                 let detail =
                     format!("This call costs {price} in credits and the account has {balance}; nothing was taken.");
                 (status, Json(error_body(detail, "insufficient_credits", extra))).into_response()
@@ -501,5 +505,28 @@ fn sentence(s: &str) -> String {
     match chars.next() {
         Some(first) => format!("{}{}.", first.to_uppercase(), chars.as_str()),
         None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn body_of(err: ApiError) -> Value {
+        let response = err.into_response();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.expect("body");
+        serde_json::from_slice(&bytes).expect("json")
+    }
+
+    #[tokio::test]
+    async fn too_few_credits_names_a_pay_per_call_path_only_where_the_call_has_one() {
+        let money = |s: &str| s.parse::<svc_domain::Money>().expect("money");
+        let (balance, price) = (money("0.01"), money("0.05"));
+        let gateway = body_of(ApiError::InsufficientCredits { balance, price, x402_path: None }).await;
+        let top_up = gateway["top_up"].as_str().expect("top_up");
+        assert!(top_up.contains("/api/x402/credits/purchase") && !top_up.contains("per use"), "{top_up}");
+        let route = ApiError::InsufficientCredits { balance, price, x402_path: Some("/api/x402/alpha/top-picks") };
+        let top_up = body_of(route).await["top_up"].as_str().expect("top_up").to_owned();
+        assert!(top_up.ends_with("per use over x402 at /api/x402/alpha/top-picks."), "{top_up}");
     }
 }

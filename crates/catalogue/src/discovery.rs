@@ -220,7 +220,7 @@ pub fn llms_txt(catalogue: &Catalogue, agents: &[MarketplaceAgent], base_url: &s
     let _ = writeln!(out, "## Credits\n");
     let _ = writeln!(
         out,
-        "Every paid route has a twin under `/api/svc-tools/*` billed in account credits with an API key (`X-API-Key` or `Authorization: Bearer`).\n"
+        "Every paid data route has a twin under `/api/svc-tools/*` billed in account credits with an API key (`X-API-Key` or `Authorization: Bearer`).\n"
     );
     let _ = writeln!(out, "## Documents\n");
     let _ = writeln!(out, "- OpenAPI 3.1: {}", url(base_url, Operational::OpenApi.path()));

@@ -121,6 +121,9 @@ async fn a_bad_token_the_wrong_policies_or_a_webhook_url_are_422s_that_say_why()
         assert_eq!(reply.status, StatusCode::UNPROCESSABLE_ENTITY, "{body}: {}", reply.text());
         assert!(reply.text().contains(says), "{body} should say {says:?}: {}", reply.text());
         assert!(!reply.text().contains("AAHrevoked"), "the token is never echoed: {}", reply.text());
+        let loc = &reply.json()["detail"][0]["loc"];
+        assert_eq!(loc[0], "body", "{loc}");
+        assert_ne!(loc[1], "body", "`body` is said once: {loc}");
     }
     assert!(app.sim.bot_api.webhook(TOKEN).is_none(), "nothing was set");
 }

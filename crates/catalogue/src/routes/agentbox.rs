@@ -123,7 +123,7 @@ impl RouteInput for TelegramConfigRequest {
         for (field, value) in [("webhook_url", &self.webhook_url), ("webhookUrl", &self.webhook_url_camel)] {
             if value.is_some() {
                 errors.push(crate::input::FieldError::new(
-                    vec!["body".into(), field.into()],
+                    vec![field.into()],
                     "a webhook URL cannot be set: the agent long-polls, so the platform would post updates to the \
                      sandbox and get 405, and the agent would hear nothing. svc owns the bot's webhook and relays \
                      updates itself; leave this out",
@@ -140,7 +140,7 @@ impl RouteInput for TelegramConfigRequest {
         });
         if !well_formed {
             errors.push(crate::input::FieldError::new(
-                vec!["body".into(), "bot_token".into()],
+                vec!["bot_token".into()],
                 "a bot token is <bot id>:<secret>, as the platform's BotFather gives it",
                 "value_error",
             ));
