@@ -87,8 +87,9 @@ pub trait Backend: Send + Sync + 'static {
     /// svc's address as its sandboxes reach it.
     fn svc_url(&self) -> String;
 
-    /// The agent gateway install sandboxes start from (how to run it), if it is prepared.
-    fn snapshot(&self) -> Option<crate::snapshot::Snapshot>;
+    /// The agent gateway install sandboxes start from (how to run it), or, when it is not
+    /// prepared, where it was looked for.
+    fn snapshot(&self) -> Result<crate::snapshot::Snapshot, String>;
 
     /// Makes an empty sandbox with its resource caps.
     fn create<'a>(&'a self, id: &'a str, spec: SandboxSpec) -> BoxFuture<'a, Result<(), BackendError>>;

@@ -23,8 +23,8 @@ pub enum AgentboxError {
         template: String,
     },
     /// The snapshot sandboxes start from has not been prepared.
-    #[error("the agent snapshot is not prepared: run `svc agentbox prepare` on this machine first")]
-    NotPrepared,
+    #[error("the agent snapshot is not prepared in {0}: run `svc agentbox prepare` on this machine first")]
+    NotPrepared(String),
     /// Sandboxes are off on this server (no bubblewrap, no address to wire them to).
     #[error("agent sandboxes are not available on this server: {0}")]
     Unavailable(String),

@@ -186,7 +186,7 @@ impl Agentbox {
         let template =
             templates::template(template_name).ok_or_else(|| AgentboxError::UnknownTemplate(template_name.into()))?;
         let backend = self.backend()?;
-        backend.snapshot().ok_or(AgentboxError::NotPrepared)?;
+        backend.snapshot().map_err(AgentboxError::NotPrepared)?;
         if let Some(active) = self.store.active_gateway(account_id).await? {
             return Err(already_active(active));
         }

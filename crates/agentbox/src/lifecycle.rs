@@ -57,7 +57,8 @@ impl Agentbox {
         let id = gateway.id.as_str();
         let template = templates::template(&gateway.template)
             .ok_or_else(|| End::Failed(format!("unknown template {}", gateway.template)))?;
-        let snapshot = backend.snapshot().ok_or_else(|| End::Failed("the agent snapshot is not prepared".into()))?;
+        let snapshot =
+            backend.snapshot().map_err(|dir| End::Failed(format!("the agent snapshot is not prepared in {dir}")))?;
 
         let spec = SandboxSpec { memory_mb: gateway.memory_mb, pids_max: self.config.pids_max };
         backend.create(id, spec).await.map_err(|e| failed("making the sandbox", e))?;

@@ -302,8 +302,9 @@ impl Backend for LocalBackend {
         crate::files::local_svc_url()
     }
 
-    fn snapshot(&self) -> Option<crate::snapshot::Snapshot> {
-        crate::snapshot::Snapshot::read(&self.config.snapshot)
+    fn snapshot(&self) -> Result<crate::snapshot::Snapshot, String> {
+        let dir = &self.config.snapshot;
+        crate::snapshot::Snapshot::read(dir).ok_or_else(|| dir.display().to_string())
     }
 
     fn create<'a>(&'a self, id: &'a str, spec: SandboxSpec) -> BoxFuture<'a, Result<(), BackendError>> {

@@ -231,8 +231,8 @@ impl Backend for RemoteBackend {
 
     /// The template holds the snapshot at the same place `svc agentbox prepare --dir
     /// /opt/agent` puts it.
-    fn snapshot(&self) -> Option<crate::snapshot::Snapshot> {
-        Some(crate::snapshot::Snapshot::agent_gateway())
+    fn snapshot(&self) -> Result<crate::snapshot::Snapshot, String> {
+        Ok(crate::snapshot::Snapshot::agent_gateway())
     }
 
     fn create<'a>(&'a self, id: &'a str, _spec: SandboxSpec) -> BoxFuture<'a, Result<(), BackendError>> {

@@ -195,7 +195,7 @@ impl From<svc_agentbox::AgentboxError> for ApiError {
             ),
             E::NoGateway(detail) => ApiError::Missing(detail.to_owned()),
             err @ E::AlreadyActive { .. } => ApiError::Conflict(err.to_string()),
-            err @ (E::NotPrepared | E::Unavailable(_)) => ApiError::NotEnabled(err.to_string()),
+            err @ (E::NotPrepared(_) | E::Unavailable(_)) => ApiError::NotEnabled(err.to_string()),
             err @ E::Capacity { .. } => ApiError::Capacity(err.to_string()),
             E::InsufficientCredits { balance, price } => {
                 ApiError::InsufficientCredits { balance, price, x402_path: None }

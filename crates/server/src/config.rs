@@ -201,7 +201,8 @@ pub enum KeysCommand {
         /// A name to tell it apart.
         #[arg(long, default_value = "operator")]
         name: String,
-        /// Scopes, comma-separated: data, gateway (start and stop the agent gateway), gateway:read, gateway:data, gateway:wallet_write.
+        /// Scopes, comma-separated: data (credit-billed data routes), agents (manage seller agents), gateway (start
+        /// and stop the agent gateway), and a sandbox's own gateway:read, gateway:data, gateway:wallet_write (trade).
         #[arg(long, default_value = "data", value_delimiter = ',')]
         scopes: Vec<String>,
         /// Days until it expires; never by default.
@@ -605,6 +606,17 @@ impl FileConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_help_of_keys_create_names_every_scope() {
+        use clap::CommandFactory as _;
+        let mut cli = Cli::command();
+        let keys = cli.find_subcommand_mut("keys").expect("keys");
+        let help = keys.find_subcommand_mut("create").expect("create").render_long_help().to_string();
+        for scope in svc_accounts::Scope::ALL {
+            assert!(help.contains(scope.as_str()), "{} is missing from:\n{help}", scope.as_str());
+        }
+    }
 
     #[test]
     fn debug_output_never_shows_the_database_password() {

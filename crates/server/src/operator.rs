@@ -69,8 +69,14 @@ pub(crate) async fn payouts(command: PayoutsCommand) -> anyhow::Result<()> {
     match command {
         PayoutsCommand::List { status, store } => {
             let store = open_store(&store).await?;
-            for w in store.withdrawals_in(&status, 1000).await? {
-                let amount = Money::from_atomic(u64::try_from(w.amount).unwrap_or(0));
+            let payouts = store.withdrawals_in(&status, 1000).await?;
+            if payouts.is_empty() {
+                eprintln!("no {status} payouts");
+            }
+            for w in payouts {
+                let amount = u64::try_from(w.amount)
+                    .map(Money::from_atomic)
+                    .map_err(|_| anyhow::anyhow!("payout {} records a negative amount", w.id))?;
                 let tx = w.tx_hash.as_deref().unwrap_or("-");
                 writeln!(
                     out,

@@ -481,6 +481,8 @@ async fn running_out_of_credits_stops_the_gateway_and_starts_need_credits_room_a
     let (status, body) = svc.start(&alice, "analyst").await;
     assert_eq!(status, 503, "{body}");
     assert!(body["detail"].as_str().is_some_and(|d| d.contains("svc agentbox prepare")), "{body}");
+    let checked = world.dir.path().join("snap").display().to_string();
+    assert!(body["detail"].as_str().is_some_and(|d| d.contains(&checked)), "names the directory checked: {body}");
     svc.kill().await;
 }
 
