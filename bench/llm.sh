@@ -23,10 +23,11 @@ WORK=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
 "$SVC" simulator --listen "127.0.0.1:$SIM_PORT" >"$WORK/sim.log" 2>&1 &
-# No per-account limits: the bench measures the proxy, not its rate limit.
+# No per-account limits, and no cap on one client's connections (1,000 streams come from here): the bench
+# measures the proxy, not its limits.
 printf '[llm]\nrate_per_minute = 0\ndaily_cap_usd = "0"\n' >"$WORK/svc.toml"
 SVC_SIMULATOR_URL="http://127.0.0.1:$SIM_PORT" SVC_DATA_DIR="$WORK/data" SVC_CONFIG="$WORK/svc.toml" \
-  SVC_MAX_CONNECTIONS=8192 RUST_LOG=warn "$SVC" serve --listen "127.0.0.1:$PORT" >"$WORK/svc.log" 2>&1 &
+  SVC_MAX_CONNECTIONS=8192 SVC_MAX_CONNECTIONS_PER_CLIENT=0 RUST_LOG=warn "$SVC" serve --listen "127.0.0.1:$PORT" >"$WORK/svc.log" 2>&1 &
 SVC_PID=$!
 for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.1; done
 operator() { SVC_DATA_DIR="$WORK/data" "$SVC" "$@" 2>/dev/null | tail -n1; }

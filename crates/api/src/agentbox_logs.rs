@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::State;
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, Uri};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::routing::get;
 use futures::{Stream, StreamExt as _};
@@ -29,8 +29,23 @@ pub fn router() -> Router<AppState> {
 
 async fn logs(
     State(state): State<AppState>,
+    uri: Uri,
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    // Read first, as every route checks its input before anything else. Present but not a
+    // position (obs-text, a control character, not a number) is refused, not taken for absent.
+    // The query is read for nothing, but refused with control characters as on every route.
+    svc_catalogue::input::check_names(&[], uri.query())?;
+    let resume = match headers.get("last-event-id") {
+        None => None,
+        Some(value) => Some(value.to_str().ok().and_then(|v| v.trim().parse::<u64>().ok()).ok_or_else(|| {
+            ApiError::field(
+                vec!["header".into(), "last-event-id".into()],
+                "Last-Event-ID must be the id of an event this stream sent (a log position)",
+                "int_parsing",
+            )
+        })?),
+    };
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let account = svc_accounts::calling_account(
         &state.store,
@@ -43,14 +58,8 @@ async fn logs(
     .await??;
     let gateway = state.agentbox.log_target(&account.id).await?;
     let slot = state.agentbox.open_log_stream(&account.id)?;
-    let from = match header("last-event-id") {
-        Some(id) => id.trim().parse::<u64>().map_err(|_| {
-            ApiError::field(
-                vec!["header".into(), "last-event-id".into()],
-                "Last-Event-ID must be the id of an event this stream sent (a log position)",
-                "int_parsing",
-            )
-        })?,
+    let from = match resume {
+        Some(position) => position,
         None => state.agentbox.recent_start(&gateway.id, RECENT_LINES).await?,
     };
     let stream = state.agentbox.follow_log(gateway.id, from, slot).map(|event| {

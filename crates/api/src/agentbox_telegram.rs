@@ -36,6 +36,11 @@ pub fn router() -> Router<AppState> {
 }
 
 async fn relay(State(state): State<AppState>, Path(hash): Path<String>, request: axum::extract::Request) -> Response {
+    // The hash is looked up in the store. The update itself is kept as the platform sent it:
+    // JSON text, where a NUL can only be an escape, which every store keeps.
+    if let Err(refused) = svc_catalogue::input::check_names(&[("token_hash", &hash)], None) {
+        return ApiError::from(refused).into_response();
+    }
     let (parts, body) = request.into_parts();
     let Ok(body) = axum::body::to_bytes(body, MAX_UPDATE_BYTES).await else {
         return ApiError::PayloadTooLarge { limit: MAX_UPDATE_BYTES }.into_response();

@@ -20,7 +20,7 @@
 //! - [`error`]: [`ApiError`], the one place errors become responses.
 //! - [`ops`]: health, readiness, metrics and the generated documents.
 //! - [`config`]: the HTTP settings; [`state`]: the shared [`AppState`].
-//! - [`serve`]: accepting connections, with timeouts and a cap.
+//! - [`serve`]: accepting connections, with timeouts, a cap, and a cap per client.
 
 pub mod agentbox_logs;
 pub mod agentbox_telegram;

@@ -44,6 +44,8 @@ async fn invoke(State(state): State<AppState>, Path(agent_id): Path<String>, req
 }
 
 async fn run(state: &AppState, agent_id: &str, parts: &Parts, body: Body) -> Result<Response, ApiError> {
+    // The agent id is looked up in the store, and the query is read for `preview`.
+    svc_catalogue::input::check_names(&[("agent_id", agent_id)], parts.uri.query())?;
     let sellers = &state.sellers;
     let invocable = sellers.invocable(agent_id).await?;
     let body = crate::pipeline::read_body(&parts.headers, body, state.config.body_limit_bytes).await?;

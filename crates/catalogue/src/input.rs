@@ -3,6 +3,13 @@
 //! coerced by the input's own schema (as FastAPI does: `max_results=20` is an integer because
 //! the schema says so), then serde and the type's `garde` rules run. Every error carries a
 //! `loc` such as `["body","payload","chains"]`, so the client knows which field to fix.
+//!
+//! Before any of that, text a client names things with is refused when it carries control
+//! characters ([`check_names`], [`check_body_text`], [`text_errors`]): path parameters, query names and values
+//! and object keys may carry none (C0, DEL, C1: they are identifiers and scalars, never prose),
+//! and body strings may not carry NUL, which PostgreSQL refuses in text (so it would be a 500
+//! there and something else on SQLite) and no text needs. Newlines and tabs stay legitimate in
+//! body strings: sign-in messages and chat messages are made of lines.
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -276,8 +283,157 @@ impl Origin {
     }
 }
 
+/// The message of a name or value carrying control characters.
+const CONTROL_MSG: &str = "must not contain control characters (U+0000 to U+001F, U+007F to U+009F)";
+
+/// The message of a body string carrying NUL.
+const NUL_MSG: &str = "must not contain the NUL character (U+0000)";
+
+/// The most control-character errors one answer lists: enough to name every field of a real
+/// request, and no more for a body made of thousands of them.
+const MAX_REPORTED: usize = 20;
+
+/// Refuses path parameters (already percent-decoded) and query names and values that carry a
+/// control character, each error naming its field (`["path","agent_id"]`,
+/// `["query","q"]`). A clean request costs one pass over its bytes and allocates nothing.
+pub fn check_names(path: &[(&str, &str)], query: Option<&str>) -> Result<(), InputError> {
+    let mut errors: Vec<FieldError> = path
+        .iter()
+        .filter(|(_, value)| value.chars().any(char::is_control))
+        .map(|(name, _)| FieldError::new([Loc::from("path"), Loc::from(*name)], CONTROL_MSG, "value_error"))
+        .collect();
+    if let Some(query) = query.filter(|q| query_has_control(q)) {
+        // Decoded only now that one is there; a query that does not decode is left to the
+        // route's own reading, which says so.
+        let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query).unwrap_or_default();
+        for (name, value) in pairs {
+            if name.chars().chain(value.chars()).any(char::is_control) && errors.len() < MAX_REPORTED {
+                errors.push(FieldError::new([Loc::from("query"), Loc::Key(name)], CONTROL_MSG, "value_error"));
+            }
+        }
+    }
+    if errors.is_empty() { Ok(()) } else { Err(InputError { errors }) }
+}
+
+/// Whether a raw query string decodes to text with a control character: a C0 control or DEL
+/// (`%00`..`%1F`, `%7F`), a C1 control (`%C2%80`..`%C2%9F`, UTF-8 of U+0080..U+009F), written
+/// escaped or as is. Read without decoding, so a clean query allocates nothing.
+fn query_has_control(query: &str) -> bool {
+    let bytes = query.as_bytes();
+    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
+    let mut after_c2 = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        let mut byte = bytes[i];
+        if byte == b'%'
+            && let (Some(high), Some(low)) =
+                (bytes.get(i + 1).copied().and_then(hex), bytes.get(i + 2).copied().and_then(hex))
+        {
+            byte = high << 4 | low;
+            i += 2;
+        }
+        if byte < 0x20 || byte == 0x7f || (after_c2 && (0x80..0xa0).contains(&byte)) {
+            return true;
+        }
+        after_c2 = byte == 0xc2;
+        i += 1;
+    }
+    false
+}
+
+/// Refuses a JSON body that carries NUL in a string or a control character in an object key,
+/// each error naming its field under `body` (`["body","payload","name"]`).
+pub fn check_body_text(body: &Value) -> Result<(), InputError> {
+    let errors = text_errors(body);
+    if errors.is_empty() {
+        return Ok(());
+    }
+    let rooted = errors
+        .into_iter()
+        .map(|mut err| {
+            err.loc.insert(0, Loc::from("body"));
+            err
+        })
+        .collect();
+    Err(InputError { errors: rooted })
+}
+
+/// Where `value` carries NUL in a string or a control character in an object key, located from
+/// `value` itself, at most 20; none for a clean value, which is walked once and
+/// allocates nothing. For surfaces that name fields their own way (the LLM proxy's `param`).
+pub fn text_errors(value: &Value) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    if has_hostile_text(value) {
+        hostile_text_at(value, &mut Vec::new(), &mut errors);
+    }
+    errors
+}
+
+/// Whether `value` has a NUL in a string or a control character in a key, anywhere in it.
+fn has_hostile_text(value: &Value) -> bool {
+    match value {
+        Value::String(text) => text.contains('\0'),
+        Value::Array(items) => items.iter().any(has_hostile_text),
+        Value::Object(fields) => {
+            fields.iter().any(|(key, value)| key.chars().any(char::is_control) || has_hostile_text(value))
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => false,
+    }
+}
+
+/// One step down a JSON value, borrowed while it is walked.
+#[derive(Clone, Copy)]
+enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// Collects where [`has_hostile_text`] found something, up to [`MAX_REPORTED`], `at` being the
+/// way down to `value`. One pass: a body of any depth is read once, here as in the check.
+fn hostile_text_at<'a>(value: &'a Value, at: &mut Vec<Step<'a>>, errors: &mut Vec<FieldError>) {
+    let here = |at: &[Step<'_>]| -> Vec<Loc> {
+        at.iter()
+            .map(|step| match step {
+                Step::Key(key) => Loc::Key((*key).to_owned()),
+                Step::Index(index) => Loc::Index(*index),
+            })
+            .collect()
+    };
+    match value {
+        Value::String(text) if text.contains('\0') => errors.push(FieldError::new(here(at), NUL_MSG, "value_error")),
+        Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                if errors.len() >= MAX_REPORTED {
+                    return;
+                }
+                at.push(Step::Index(index));
+                hostile_text_at(item, at, errors);
+                at.pop();
+            }
+        }
+        Value::Object(fields) => {
+            for (key, value) in fields {
+                if errors.len() >= MAX_REPORTED {
+                    return;
+                }
+                at.push(Step::Key(key));
+                if key.chars().any(char::is_control) {
+                    errors.push(FieldError::new(here(at), format!("field names {CONTROL_MSG}"), "value_error"));
+                } else {
+                    hostile_text_at(value, at, errors);
+                }
+                at.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Parses and validates `raw` as input type `I` of `spec`.
 pub(crate) fn parse<I: RouteInput>(spec: &RouteSpec, raw: &RawInput<'_>) -> Result<ValidInput, InputError> {
+    // Every route's query is read for control characters, its own fields and `preview` alike,
+    // even where the route's input takes none of it.
+    check_names(raw.path, raw.query)?;
     let kinds = spec.scalars();
     let mut fields = Map::new();
     let mut origins: HashMap<String, Origin> = HashMap::new();
@@ -330,6 +486,7 @@ pub(crate) fn parse<I: RouteInput>(spec: &RouteSpec, raw: &RawInput<'_>) -> Resu
             let value: Value = serde_json::from_slice(bytes).map_err(|e| {
                 InputError::one(FieldError::new([Loc::from("body")], format!("JSON decode error: {e}"), "json_invalid"))
             })?;
+            check_body_text(&value)?;
             let Value::Object(object) = value else {
                 return Err(InputError::one(FieldError::new(
                     [Loc::from("body")],
@@ -472,4 +629,62 @@ fn garde_error(path: &garde::Path, error: &garde::Error) -> FieldError {
         })
         .collect::<Vec<_>>();
     FieldError::new(loc, error.message().to_owned(), "value_error")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn named(result: Result<(), InputError>) -> Vec<Vec<Loc>> {
+        result.err().map(|e| e.errors.into_iter().map(|e| e.loc).collect()).unwrap_or_default()
+    }
+
+    #[test]
+    fn control_characters_in_a_query_are_found_escaped_or_not() {
+        for query in ["a=%00", "a=x%1fy", "a=%7F", "a=%C2%85", "a=%c2%9f", "a=\u{1}", "a=\u{85}", "%0A=1", "b=1&a=%09"]
+        {
+            assert!(query_has_control(query), "{query}");
+        }
+        for query in ["", "a=1&b=two", "a=%2500", "a=%C3%85", "a=%C2%A0", "a=%C2", "a=%C2%41", "a=%", "a=%0", "a=+%20"]
+        {
+            assert!(!query_has_control(query), "{query}");
+        }
+    }
+
+    #[test]
+    fn each_field_with_a_control_character_is_named() {
+        let path = [("agent_id", "ab\u{0}cd"), ("mint", "fine")];
+        let refused = named(check_names(&path, Some("q=ok&tag=a%1Bb&%00=1")));
+        assert_eq!(
+            refused,
+            [
+                vec![Loc::from("path"), Loc::from("agent_id")],
+                vec![Loc::from("query"), Loc::from("tag")],
+                vec![Loc::from("query"), Loc::from("\u{0}")],
+            ]
+        );
+        assert!(check_names(&[("id", "plain")], Some("a=line%20one")).is_ok());
+    }
+
+    #[test]
+    fn a_body_may_hold_newlines_but_no_nul_and_no_control_in_a_name() {
+        assert!(check_body_text(&json!({"message": "line one\nline two\t\r\n", "n": [1, {"x": "\u{85}"}]})).is_ok());
+        let body = json!({"a": ["ok", {"b": "x\u{0}"}], "c\u{7f}": 1, "d": "\u{0}"});
+        assert_eq!(
+            named(check_body_text(&body)),
+            [
+                vec![Loc::from("body"), Loc::from("a"), Loc::Index(1), Loc::from("b")],
+                vec![Loc::from("body"), Loc::from("c\u{7f}")],
+                vec![Loc::from("body"), Loc::from("d")],
+            ]
+        );
+    }
+
+    #[test]
+    fn a_body_full_of_nul_is_answered_with_a_bounded_list() {
+        let body = Value::Array((0..10_000).map(|_| json!("\u{0}")).collect());
+        assert_eq!(text_errors(&body).len(), MAX_REPORTED);
+    }
 }

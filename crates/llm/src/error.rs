@@ -38,6 +38,15 @@ pub enum LlmError {
         /// A machine-readable code.
         code: &'static str,
     },
+    /// A field carries text none may: NUL in a string (PostgreSQL and providers refuse it,
+    /// and no prompt needs it) or a control character in a name. Newlines and tabs are text.
+    #[error("`{param}` {message}")]
+    Unprocessable {
+        /// What is wrong.
+        message: String,
+        /// The field at fault, as OpenAI names one (`messages[0].content`).
+        param: String,
+    },
     /// The body is larger than the proxy reads.
     #[error("the request body is larger than {limit} bytes")]
     TooLarge {

@@ -149,6 +149,7 @@ fn classify(err: &LlmError) -> (StatusCode, &'static str, &'static str) {
         }
         LlmError::ModelNotFound(_) => (StatusCode::NOT_FOUND, "invalid_request_error", "model_not_found"),
         LlmError::BadRequest { code, .. } => (StatusCode::BAD_REQUEST, "invalid_request_error", code),
+        LlmError::Unprocessable { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_request_error", "invalid_value"),
         LlmError::TooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "invalid_request_error", "request_too_large"),
         LlmError::InsufficientCredits { .. } => {
             (StatusCode::PAYMENT_REQUIRED, "insufficient_quota", "insufficient_credits")
@@ -209,6 +210,7 @@ pub(crate) fn error_body(err: &LlmError) -> Value {
         LlmError::UpstreamRejected { code: Some(upstream), param, .. } => (json!(upstream), json!(param)),
         LlmError::UpstreamRejected { param, .. } => (json!(code), json!(param)),
         LlmError::BadRequest { param, .. } => (json!(code), json!(param)),
+        LlmError::Unprocessable { param, .. } => (json!(code), json!(param)),
         _ => (json!(code), Value::Null),
     };
     json!({"error": {"message": message(err), "type": kind, "code": code, "param": param}})

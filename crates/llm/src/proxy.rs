@@ -355,10 +355,13 @@ fn read(body: &[u8]) -> Result<Asked, LlmError> {
         param: param.map(str::to_owned),
         code,
     };
-    let request: Map<String, Value> = match serde_json::from_slice(body) {
-        Ok(Value::Object(map)) => map,
-        Ok(_) => return Err(bad("the request body must be a JSON object".into(), None, "invalid_request")),
-        Err(e) => return Err(bad(format!("the request body is not valid JSON: {e}"), None, "invalid_json")),
+    let request: Value = serde_json::from_slice(body)
+        .map_err(|e| bad(format!("the request body is not valid JSON: {e}"), None, "invalid_json"))?;
+    if let Some(refused) = svc_catalogue::input::text_errors(&request).into_iter().next() {
+        return Err(LlmError::Unprocessable { message: refused.msg, param: param_of(&refused.loc) });
+    }
+    let Value::Object(request) = request else {
+        return Err(bad("the request body must be a JSON object".into(), None, "invalid_request"));
     };
     let alias = match request.get("model") {
         Some(Value::String(alias)) if !alias.is_empty() => alias.clone(),
@@ -423,6 +426,22 @@ fn read(body: &[u8]) -> Result<Asked, LlmError> {
         .filter(|part| part.get("type").and_then(Value::as_str) != Some("text"))
         .count() as u64;
     Ok(Asked { request, alias, stream, wants_usage, max_output, choices, media_parts })
+}
+
+/// A field's location as OpenAI names it: `messages[0].content`.
+fn param_of(loc: &[svc_catalogue::Loc]) -> String {
+    let mut param = String::new();
+    for step in loc {
+        match step {
+            svc_catalogue::Loc::Key(key) if param.is_empty() => param.push_str(key),
+            svc_catalogue::Loc::Key(key) => {
+                param.push('.');
+                param.push_str(key);
+            }
+            svc_catalogue::Loc::Index(index) => param.push_str(&format!("[{index}]")),
+        }
+    }
+    param
 }
 
 /// Charges one call for what it used, once it has ended.

@@ -5,7 +5,9 @@
 //! hosts an operator allows), no credentials, and no literal address svc must not reach. When
 //! it is called, at connect time: every address its name resolves to is checked (loopback,
 //! private, link-local, shared, multicast, documentation, the metadata address...), so a name
-//! that resolves to 127.0.0.1, or re-resolves there later, reaches nothing. Redirects are not
+//! that resolves to 127.0.0.1, or re-resolves there later, reaches nothing. Both checks are
+//! [`is_public`], which judges an IPv6 address that carries an IPv4 one (mapped, translated,
+//! NAT64, 6to4, Teredo, ISATAP) by that IPv4 too. Redirects are not
 //! followed and no proxy is used, so the checked address is the one connected to.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -83,45 +85,67 @@ impl EndpointPolicy {
     }
 }
 
-/// Whether svc may connect to `ip` on a seller's behalf: a global unicast address only.
+/// Whether svc may connect to `ip` on a seller's behalf: a global unicast address only. The
+/// one judgement of every address a user chose, at registration (a literal in the URL) and at
+/// connect time (what a name resolves to).
 pub fn is_public(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => is_public_v4(v4),
-        IpAddr::V6(v6) => {
-            // IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible (::a.b.c.d) forms are their IPv4.
-            if let Some(v4) = v6.to_ipv4() {
-                return is_public_v4(v4);
-            }
-            let segments = v6.segments();
-            let unique_local = (segments[0] & 0xfe00) == 0xfc00;
-            let link_local = (segments[0] & 0xffc0) == 0xfe80;
-            // Site-local (deprecated, still routed privately) and the local-use NAT64 prefix.
-            let site_local = (segments[0] & 0xffc0) == 0xfec0;
-            let local_nat64 = segments[0] == 0x64 && segments[1] == 0xff9b && segments[2] == 1;
-            let documentation = segments[0] == 0x2001 && segments[1] == 0x0db8;
-            // 64:ff9b::/96 translates to IPv4 behind a NAT64: the embedded address decides.
-            let nat64 = segments[0] == 0x64 && segments[1] == 0xff9b && segments[2..6] == [0, 0, 0, 0];
-            if nat64 {
-                let [a, b] = segments[6].to_be_bytes();
-                let [c, d] = segments[7].to_be_bytes();
-                return is_public_v4(Ipv4Addr::new(a, b, c, d));
-            }
-            // 6to4 and Teredo embed IPv4 addresses too; none is a seller's endpoint.
-            let tunnelled = segments[0] == 0x2002 || (segments[0] == 0x2001 && segments[1] == 0);
-            !(v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || unique_local
-                || link_local
-                || site_local
-                || local_nat64
-                || documentation
-                || tunnelled
-                || v6 == Ipv6Addr::new(0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x0254))
-        }
+        IpAddr::V6(v6) => is_public_v6(v6),
     }
 }
 
+/// An IPv6 address is public when it is global unicast (2000::/3) outside the special-purpose
+/// blocks, and every IPv4 address it carries is public too: a packet to an address that embeds
+/// an IPv4 one may be delivered to that IPv4 by a translator or a tunnel on the way (a NAT64,
+/// a 6to4 relay, a Teredo server, an ISATAP router, an SIIT gateway), so `::ffff:0:10.0.0.1`
+/// is judged as 10.0.0.1. Everything outside 2000::/3 is refused unless it is one of the IPv4
+/// embeddings there: loopback, unspecified, unique-local, link-local, site-local, multicast,
+/// discard-only, SRv6, the reserved rest, and the local-use NAT64 prefix (64:ff9b:1::/48, a
+/// network's own translator, where the IPv4's place depends on a prefix length only that
+/// network knows).
+fn is_public_v6(ip: Ipv6Addr) -> bool {
+    let s = ip.segments();
+    let v4 = |high: u16, low: u16| Ipv4Addr::from((u32::from(high) << 16) | u32::from(low));
+    let embedded = match s {
+        // IPv4-compatible ::a.b.c.d (which holds :: and ::1 too), IPv4-mapped ::ffff:a.b.c.d,
+        // IPv4-translated ::ffff:0:a.b.c.d, and the NAT64 well-known prefix 64:ff9b::/96: the
+        // IPv4 is the last 32 bits, and nothing else is left to judge.
+        [0, 0, 0, 0, 0, 0 | 0xffff, high, low] | [0, 0, 0, 0, 0xffff, 0, high, low] => {
+            return is_public_v4(v4(high, low));
+        }
+        [0x64, 0xff9b, 0, 0, 0, 0, high, low] => return is_public_v4(v4(high, low)),
+        // 6to4, 2002:V4::/48: the site's IPv4 in bits 16..48.
+        [0x2002, high, low, ..] => Some(v4(high, low)),
+        // Teredo, 2001::/32: the server's IPv4 in bits 32..64, and the client's, inverted, in the
+        // last 32 (a packet goes to the client's NAT through the server's relay).
+        [0x2001, 0, high, low, _, _, client_high, client_low] => {
+            if !is_public_v4(v4(!client_high, !client_low)) {
+                return false;
+            }
+            Some(v4(high, low))
+        }
+        _ => None,
+    };
+    if embedded.is_some_and(|v4| !is_public_v4(v4)) {
+        return false;
+    }
+    // An ISATAP interface identifier (::0:5efe:a.b.c.d, or ::200:5efe:a.b.c.d for a global
+    // IPv4, with the group bit either way) under any prefix: the ISATAP router delivers it to
+    // that IPv4.
+    if (s[4] & 0xfcff) == 0 && s[5] == 0x5efe && !is_public_v4(v4(s[6], s[7])) {
+        return false;
+    }
+    let global_unicast = (s[0] & 0xe000) == 0x2000;
+    let documentation = (s[0] == 0x2001 && s[1] == 0x0db8) || (s[0] == 0x3fff && s[1] < 0x1000);
+    // IETF protocol assignments, 2001::/23 (benchmarking, ORCHID, ...): Teredo (2001::/32) is
+    // the one judged above by what it carries.
+    let protocol_assignment = s[0] == 0x2001 && s[1] < 0x0200 && s[1] != 0;
+    global_unicast && !documentation && !protocol_assignment
+}
+
+/// An IPv4 address svc may reach for a seller: none of the special-purpose blocks, and no
+/// cloud metadata address.
 fn is_public_v4(ip: Ipv4Addr) -> bool {
     let [a, b, c, _] = ip.octets();
     !(ip.is_loopback()
@@ -137,8 +161,33 @@ fn is_public_v4(ip: Ipv4Addr) -> bool {
         // IETF protocol assignments, 192.0.0.0/24; benchmarking, 198.18.0.0/15.
         || (a == 192 && b == 0 && c == 0)
         || (a == 198 && (18..20).contains(&b))
+        // 6to4 relays' anycast, 192.88.99.0/24: whatever answers there is a tunnel.
+        || (a == 192 && b == 88 && c == 99)
+        // Azure's host address (metadata, its DNS and the VM agent's wire server): public in
+        // form, but every Azure machine reaches its own host there. 169.254.169.254, the other
+        // clouds' metadata address, is link-local above.
+        || ip == Ipv4Addr::new(168, 63, 129, 16)
         // Reserved, 240.0.0.0/4.
         || a >= 240)
+}
+
+/// Where names are looked up: the system's resolver, or fixed answers (how tests play a name
+/// server that answers a hostile address).
+#[derive(Debug, Clone)]
+enum Lookup {
+    System,
+    #[cfg(test)]
+    Fixed(Arc<Vec<IpAddr>>),
+}
+
+impl Lookup {
+    async fn addresses(&self, host: &str) -> std::io::Result<Vec<SocketAddr>> {
+        match self {
+            Lookup::System => Ok(tokio::net::lookup_host((host, 0)).await?.collect()),
+            #[cfg(test)]
+            Lookup::Fixed(answers) => Ok(answers.iter().map(|ip| SocketAddr::new(*ip, 0)).collect()),
+        }
+    }
 }
 
 /// Resolves names and keeps only public addresses, at connect time: the check the URL's form
@@ -146,14 +195,16 @@ fn is_public_v4(ip: Ipv4Addr) -> bool {
 #[derive(Debug, Clone)]
 struct PublicOnly {
     allowed_as_is: Arc<Vec<String>>,
+    lookup: Lookup,
 }
 
 impl Resolve for PublicOnly {
     fn resolve(&self, name: Name) -> Resolving {
         let host = name.as_str().to_owned();
         let as_is = self.allowed_as_is.iter().any(|h| h.eq_ignore_ascii_case(&host));
+        let lookup = self.lookup.clone();
         Box::pin(async move {
-            let found: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let found = lookup.addresses(&host).await?;
             let kept: Vec<SocketAddr> = found.into_iter().filter(|addr| as_is || is_public(addr.ip())).collect();
             if kept.is_empty() {
                 tracing::warn!(host = %host, "a seller endpoint resolved to no public address; not connecting");
@@ -206,7 +257,13 @@ pub const SIGNATURE_HEADER: &str = "x-svc-signature";
 impl Forwarder {
     /// A forwarder under `policy`, reading answers of at most `max_answer_bytes`.
     pub fn new(policy: EndpointPolicy, max_answer_bytes: usize) -> Result<Self, ForwardError> {
-        let resolver = PublicOnly { allowed_as_is: Arc::new(policy.allow_http_hosts.clone()) };
+        Self::resolving(policy, max_answer_bytes, Lookup::System)
+    }
+
+    fn resolving(policy: EndpointPolicy, max_answer_bytes: usize, lookup: Lookup) -> Result<Self, ForwardError> {
+        // TLS through ring, the provider the rest of the build links; a no-op once installed.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let resolver = PublicOnly { allowed_as_is: Arc::new(policy.allow_http_hosts.clone()), lookup };
         let client = reqwest::Client::builder()
             .dns_resolver(Arc::new(resolver))
             .redirect(reqwest::redirect::Policy::none())
@@ -336,12 +393,92 @@ mod tests {
         }
     }
 
+    /// Every IPv6 form that carries an IPv4 address, with a private, loopback, link-local,
+    /// metadata or otherwise unreachable IPv4 inside.
+    const EMBEDDED_PRIVATE: [&str; 22] = [
+        // IPv4-mapped, IPv4-compatible and IPv4-translated (SIIT).
+        "::ffff:10.0.0.1",
+        "::169.254.169.254",
+        "::ffff:0:127.0.0.1",
+        "::ffff:0:a9fe:a9fe",
+        "::ffff:0:10.0.0.1",
+        "::ffff:0:0.0.0.0",
+        "::ffff:0:168.63.129.16",
+        // NAT64, the well-known prefix and the local-use one.
+        "64:ff9b::127.0.0.1",
+        "64:ff9b::192.168.1.1",
+        "64:ff9b:1::a00:1",
+        "64:ff9b:1:5db8:d70e::",
+        // 6to4: the IPv4 in bits 16..48.
+        "2002:7f00:1::",
+        "2002:a9fe:a9fe::1",
+        "2002:c0a8:101:1::1",
+        // Teredo: the server's IPv4 in bits 32..64, the client's inverted in the last 32.
+        "2001:0:4136:e378:8000:63bf:80ff:fffe",
+        "2001:0:a00:1:8000:63bf:a247:28f1",
+        "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+        // ISATAP interface identifiers (::0:5efe:a.b.c.d, ::200:5efe:a.b.c.d), under any prefix.
+        "2606:4700::5efe:a00:1",
+        "2606:4700::200:5efe:7f00:1",
+        "2002:5db8:d70e::5efe:c0a8:101",
+        // The Azure host's metadata address, and 6to4 relays' anycast.
+        "168.63.129.16",
+        "192.88.99.1",
+    ];
+
+    #[test]
+    fn embedded_ipv4_addresses_are_judged_as_ipv4() {
+        for ip in EMBEDDED_PRIVATE {
+            assert!(!is_public(ip.parse().expect(ip)), "{ip} must not be reachable");
+        }
+        for ip in [
+            "::ffff:0:93.184.215.14",
+            "::ffff:93.184.215.14",
+            "2002:5db8:d70e::1",
+            "2001:0:4136:e378:8000:63bf:a247:28f1",
+            "2606:4700::200:5efe:5db8:d70e",
+        ] {
+            assert!(is_public(ip.parse().expect(ip)), "{ip} carries a public IPv4");
+        }
+    }
+
+    #[test]
+    fn reserved_ipv6_space_is_not_public() {
+        for ip in ["100::1", "3fff::1", "5f00::1", "2001:2::1", "2001:20::1", "::1:0:0:1", "4000::1", "ff0e::1"] {
+            assert!(!is_public(ip.parse().expect(ip)), "{ip} must not be reachable");
+        }
+    }
+
+    #[test]
+    fn embedded_ipv4_forms_are_refused_at_registration() {
+        let policy = EndpointPolicy::default();
+        for ip in EMBEDDED_PRIVATE {
+            let host = if ip.contains(':') { format!("[{ip}]") } else { ip.to_owned() };
+            let url = format!("https://{host}/run");
+            assert_eq!(policy.check(&url).map(|_| ()), Err(UrlRefused::PrivateAddress), "{url}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_name_answered_with_an_embedded_private_address_is_never_connected_to() {
+        for ip in EMBEDDED_PRIVATE {
+            let lookup = Lookup::Fixed(Arc::new(vec![ip.parse().expect(ip)]));
+            let forwarder = Forwarder::resolving(EndpointPolicy::default(), 1024, lookup).expect("forwarder");
+            let sent =
+                forwarder.post("https://seller.test/run", Bytes::from_static(b"{}"), &[], Duration::from_secs(5));
+            match sent.await {
+                Err(ForwardError::Refused(_)) => {}
+                other => panic!("{ip}: expected a refusal before connecting, got {other:?}"),
+            }
+        }
+    }
+
     #[tokio::test]
     async fn a_name_that_resolves_to_loopback_reaches_nothing() {
-        let resolver = PublicOnly { allowed_as_is: Arc::new(Vec::new()) };
+        let resolver = PublicOnly { allowed_as_is: Arc::new(Vec::new()), lookup: Lookup::System };
         let name: Name = "localhost".parse().expect("name");
         assert!(resolver.resolve(name).await.is_err(), "localhost resolves to loopback only");
-        let allowed = PublicOnly { allowed_as_is: Arc::new(vec!["localhost".to_owned()]) };
+        let allowed = PublicOnly { allowed_as_is: Arc::new(vec!["localhost".to_owned()]), lookup: Lookup::System };
         let name: Name = "localhost".parse().expect("name");
         assert!(allowed.resolve(name).await.is_ok(), "an operator-allowed host resolves as is");
     }

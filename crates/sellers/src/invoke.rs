@@ -92,6 +92,9 @@ fn check_body(schema: &InputSchema, body: &[u8]) -> Result<Value, SellerError> {
     if !value.is_object() {
         return Err(SellerError::field(&["body"], "Input should be a JSON object", "model_attributes_type"));
     }
+    // As on every route: no NUL in its text, no control character in its names. The seller
+    // gets the body as sent, so whatever it keeps it in can keep it.
+    svc_catalogue::input::check_body_text(&value).map_err(|refused| SellerError::Invalid(refused.errors))?;
     let errors = schema.errors(&value);
     if errors.is_empty() { Ok(value) } else { Err(SellerError::Invalid(errors)) }
 }

@@ -333,6 +333,12 @@ pub struct ServeArgs {
     #[arg(long, env = "SVC_MAX_CONNECTIONS", default_value_t = 4096)]
     pub max_connections: usize,
 
+    /// Connections one client (an IPv4 address, an IPv6 /64) may hold open at once; more are
+    /// answered 429 and closed, so one client cannot take every connection. The trusted proxies
+    /// are exempt: limit connections per client at the proxy. 0: no cap per client.
+    #[arg(long, env = "SVC_MAX_CONNECTIONS_PER_CLIENT", default_value_t = svc_api::serve::DEFAULT_MAX_PER_CLIENT)]
+    pub max_connections_per_client: usize,
+
     /// Free previews per client IP per hour (default 5; 0: no quota). Overrides the config
     /// file's `[limits] previews_per_hour`.
     #[arg(long, env = "SVC_PREVIEWS_PER_HOUR")]

@@ -269,6 +269,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let limits = svc_api::serve::ConnectionLimits {
         header_read: std::time::Duration::from_secs(args.header_timeout_secs.max(1)),
         max_connections: args.max_connections,
+        max_per_client: args.max_connections_per_client,
+        trusted_proxies: args.trusted_proxies.clone(),
     };
 
     tracing::info!(listen = %local, store = %store.backend(), "svc listening on http://{local}");

@@ -8,6 +8,7 @@ mod connections;
 mod credits;
 mod defi;
 mod errors;
+mod hostile;
 mod llm;
 mod ops;
 mod paywall;

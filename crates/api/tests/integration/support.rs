@@ -1,4 +1,5 @@
-//! `TestApp`: the real router over a fresh SQLite store, driven with `oneshot`.
+//! `TestApp`: the real router over a fresh store, driven with `oneshot`: a SQLite file, or a
+//! fresh schema of the PostgreSQL database at `TEST_DATABASE_URL` ([`TestApp::on`]).
 
 use std::sync::Arc;
 
@@ -47,7 +48,83 @@ pub struct TestApp {
     pub sim: Simulator,
     /// Its address.
     pub sim_base: String,
-    _dir: tempfile::TempDir,
+    _scratch: Scratch,
+}
+
+/// The database a test app runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Database {
+    /// A SQLite file in a temporary directory.
+    Sqlite,
+    /// A fresh schema of the PostgreSQL database at `TEST_DATABASE_URL`.
+    Postgres,
+}
+
+impl Database {
+    /// SQLite always, PostgreSQL when `TEST_DATABASE_URL` is set (saying so when it is not).
+    pub fn available() -> Vec<Database> {
+        if std::env::var_os(TEST_DATABASE_URL).is_some() {
+            vec![Database::Sqlite, Database::Postgres]
+        } else {
+            eprintln!("skipped on PostgreSQL: {TEST_DATABASE_URL} is not set, so only SQLite runs");
+            vec![Database::Sqlite]
+        }
+    }
+}
+
+/// Where CI names a scratch PostgreSQL database.
+const TEST_DATABASE_URL: &str = "TEST_DATABASE_URL";
+
+/// What a test app's store lives in, removed with the app.
+enum Scratch {
+    Dir { _dir: tempfile::TempDir },
+    Schema { url: String, schema: String },
+}
+
+impl Drop for Scratch {
+    /// Drops a PostgreSQL schema from a thread of its own, since a drop cannot wait on the
+    /// test's runtime; a schema left behind (a lock held past the timeout) goes with the
+    /// scratch database.
+    fn drop(&mut self) {
+        let Scratch::Schema { url, schema } = self else { return };
+        let (url, schema) = (url.clone(), schema.clone());
+        let dropped = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+            runtime.block_on(async {
+                if let Ok(admin) = Store::connect(&url).await {
+                    let sql = format!("SET lock_timeout = '5s'; DROP SCHEMA IF EXISTS {schema} CASCADE");
+                    let _ = admin.execute_unprepared(&sql).await;
+                    admin.close().await;
+                }
+            });
+        });
+        let _ = dropped.join();
+    }
+}
+
+/// A migrated store on `database`, and what holds it.
+async fn scratch_store(database: Database) -> (Store, Scratch) {
+    match database {
+        Database::Sqlite => {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let store = Store::open_sqlite_file(&dir.path().join("svc.db")).await.expect("open sqlite");
+            store.migrate().await.expect("migrate");
+            (store, Scratch::Dir { _dir: dir })
+        }
+        Database::Postgres => {
+            let url = std::env::var(TEST_DATABASE_URL).expect("TEST_DATABASE_URL");
+            let schema = format!("app_{}", uuid::Uuid::new_v4().simple());
+            let admin = Store::connect(&url).await.expect("connect to TEST_DATABASE_URL");
+            admin.execute_unprepared(&format!("CREATE SCHEMA {schema}")).await.expect("create schema");
+            admin.close().await;
+            let options = <sqlx::postgres::PgConnectOptions as std::str::FromStr>::from_str(&url)
+                .expect("TEST_DATABASE_URL")
+                .options([("search_path", schema.as_str())]);
+            let store = Store::connect_postgres(options).await.expect("connect in schema");
+            store.migrate().await.expect("migrate");
+            (store, Scratch::Schema { url, schema })
+        }
+    }
 }
 
 /// USDC on Base, paid to [`PAY_TO`].
@@ -181,14 +258,17 @@ impl TestApp {
     }
 
     pub async fn with(setup: Setup) -> Self {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let store = Store::open_sqlite_file(&dir.path().join("svc.db")).await.expect("open sqlite");
-        store.migrate().await.expect("migrate");
+        Self::on(Database::Sqlite, setup).await
+    }
+
+    /// The app on `database`.
+    pub async fn on(database: Database, setup: Setup) -> Self {
+        let (store, scratch) = scratch_store(database).await;
         let clock = FixedClock::at_ms(NOW_MS);
         let sim = Simulator::new(svc_simulator::DEFAULT_SEED, Arc::new(clock.clone()));
         let (base, _) = sim.spawn().await.expect("simulator");
         let (router, state) = build(store.clone(), clock.clone(), &base, setup).await;
-        TestApp { router, state, store, clock, sim, sim_base: base, _dir: dir }
+        TestApp { router, state, store, clock, sim, sim_base: base, _scratch: scratch }
     }
 
     /// svc restarted over the same store, clock and simulated market: nothing in memory kept.
