@@ -9,7 +9,7 @@ use crate::support::{TestApp, assert_error};
 async fn an_unknown_path_is_a_json_404() {
     let app = TestApp::new().await;
     assert_error(&app.get("/api/x402/nothing-here").await, StatusCode::NOT_FOUND, "not_found");
-    assert_error(&app.get("/").await, StatusCode::NOT_FOUND, "not_found");
+    assert_error(&app.get("/nothing/here").await, StatusCode::NOT_FOUND, "not_found");
 }
 
 #[tokio::test]
