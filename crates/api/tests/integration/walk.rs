@@ -277,3 +277,47 @@ async fn only_a_key_that_may_trade_calls_a_route_that_moves_funds() {
     }
     assert_eq!(moving, [svc_catalogue::ids::infra::PERPDEX_EXCHANGE], "the routes that move funds");
 }
+
+/// Whether a 402's `resource.description` stays under the 500 characters (as JavaScript counts
+/// them) past which the most used public facilitator refuses to settle and its discovery
+/// service to index.
+fn payable_description(challenge: &crate::support::Reply) -> Result<usize, String> {
+    assert_eq!(challenge.status, StatusCode::PAYMENT_REQUIRED, "{}", challenge.text());
+    let body = challenge.json();
+    let description = body["resource"]["description"].as_str().ok_or_else(|| format!("no description: {body}"))?;
+    let units = description.encode_utf16().count();
+    if units < 500 { Ok(units) } else { Err(format!("{units} units: {description}")) }
+}
+
+#[tokio::test]
+async fn every_challenge_describes_its_resource_in_under_500_characters() {
+    let app = TestApp::new().await;
+    for route in svc_catalogue::catalogue().routes().iter().filter(|r| r.is_paid()) {
+        assert!(route.description.encode_utf16().count() < 500, "{}: {}", route.id, route.description);
+    }
+    for sample in samples(&app) {
+        let challenge = app.call(&sample.method, &sample.uri, sample.body.as_deref()).await;
+        payable_description(&challenge).unwrap_or_else(|e| panic!("{}: {e}", sample.route));
+    }
+    // A seller's agent with the longest name and description allowed, in characters JavaScript
+    // counts twice.
+    let (_, key) = app.account_with_credits("0", &[svc_accounts::Scope::Agents]).await;
+    let body = serde_json::json!({
+        "name": "𝔄".repeat(100), "endpoint": "http://127.0.0.1:9/run", "description": "𝔅".repeat(2000),
+    });
+    let headers = [("x-api-key", key.as_str())];
+    let created = app.call_with(&Method::POST, "/agents", Some(&body.to_string()), &headers).await;
+    assert_eq!(created.status, StatusCode::OK, "{}", created.text());
+    let id = created.json()["agent"]["id"].as_str().expect("id").to_owned();
+    let config = serde_json::json!({
+        "enabled": true,
+        "pricing": {"model": "per_request", "amount": "0.05", "currency": "USDC"},
+        "wallet_address": "0x209693bc6afc0c5328ba36faf03c514ef312287c",
+    });
+    let sold =
+        app.call_with(&Method::PUT, &format!("/agents/{id}/x402-config"), Some(&config.to_string()), &headers).await;
+    assert_eq!(sold.status, StatusCode::OK, "{}", sold.text());
+    let challenge = app.post_json(&format!("/x402/agents/{id}/invoke"), r#"{"query":"hi"}"#).await;
+    let units = payable_description(&challenge).expect("payable");
+    assert!(units > 250, "cut near the limit, not emptied: {units}");
+}
