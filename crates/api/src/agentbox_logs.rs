@@ -32,9 +32,21 @@ async fn logs(
     uri: Uri,
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    // Read first, as every route checks its input before anything else. Present but not a
+    // Who calls first, as on every account route; then what was sent. Present but not a
     // position (obs-text, a control character, not a number) is refused, not taken for absent.
     // The query is read for nothing, but refused with control characters as on every route.
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let scopes: Vec<Scope> =
+        svc_catalogue::routes::agentbox::READ.iter().filter_map(|name| Scope::parse(name)).collect();
+    let account = svc_accounts::calling_account(
+        &state.store,
+        &state.config.sign_in,
+        header("x-api-key"),
+        header("authorization"),
+        KeysAccepted::WithScope(&scopes),
+        state.clock.now_ms(),
+    )
+    .await??;
     svc_catalogue::input::check_names(&[], uri.query())?;
     let resume = match headers.get("last-event-id") {
         None => None,
@@ -46,16 +58,6 @@ async fn logs(
             )
         })?),
     };
-    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    let account = svc_accounts::calling_account(
-        &state.store,
-        &state.config.sign_in,
-        header("x-api-key"),
-        header("authorization"),
-        KeysAccepted::WithScope(&[Scope::Gateway, Scope::GatewayRead]),
-        state.clock.now_ms(),
-    )
-    .await??;
     let gateway = state.agentbox.log_target(&account.id).await?;
     let slot = state.agentbox.open_log_stream(&account.id)?;
     let from = match resume {

@@ -31,7 +31,7 @@ pub(crate) async fn serve(call: Call<'_>, input: ValidInput) -> Result<Response,
 /// Takes the price, less the account's volume discount, runs the handler, and gives the price
 /// back if it fails.
 async fn charge_and_run(call: Call<'_>, account: &str, input: ValidInput, now: i64) -> Result<Response, ApiError> {
-    let Call { state, handlers, route, .. } = call;
+    let Call { state, handlers, route, parts } = call;
     let tier = credits::account_tier(&state.store, account, now).await?;
     let price = tier.apply(route.credit_price_for(input.price_units()));
     let work = handlers.call(route.id, state.clone(), input);
@@ -39,7 +39,8 @@ async fn charge_and_run(call: Call<'_>, account: &str, input: ValidInput, now: i
         Charged::Done(answer) => Ok(json_response(answer)),
         Charged::Failed(err) => Err(err),
         Charged::Insufficient { balance } => {
-            Err(ApiError::InsufficientCredits { balance, price, x402_path: Some(route.path) })
+            let x402_path = svc_catalogue::route::x402_twin(route, parts.uri.path());
+            Err(ApiError::InsufficientCredits { balance, price, x402_path })
         }
     }
 }

@@ -93,7 +93,7 @@ pub enum ApiError {
         /// What the call costs.
         price: svc_domain::Money,
         /// The call's pay-per-call path over x402, where it has one.
-        x402_path: Option<&'static str>,
+        x402_path: Option<String>,
     },
     /// A 402 challenge: what to pay, built by the x402 channel for this request.
     #[error("payment required")]
@@ -525,7 +525,8 @@ mod tests {
         let gateway = body_of(ApiError::InsufficientCredits { balance, price, x402_path: None }).await;
         let top_up = gateway["top_up"].as_str().expect("top_up");
         assert!(top_up.contains("/api/x402/credits/purchase") && !top_up.contains("per use"), "{top_up}");
-        let route = ApiError::InsufficientCredits { balance, price, x402_path: Some("/api/x402/alpha/top-picks") };
+        let route =
+            ApiError::InsufficientCredits { balance, price, x402_path: Some("/api/x402/alpha/top-picks".into()) };
         let top_up = body_of(route).await["top_up"].as_str().expect("top_up").to_owned();
         assert!(top_up.ends_with("per use over x402 at /api/x402/alpha/top-picks."), "{top_up}");
     }

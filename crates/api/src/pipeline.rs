@@ -1,6 +1,8 @@
 //! The one path every catalogue route takes: read the request, validate it against the
-//! route's input type, then run its handler. Payment, credits and previews wrap this path in
-//! their own issues; validation stays first so nobody pays for a request that cannot succeed.
+//! route's input type, then run its handler. Payment, credits and previews wrap this path;
+//! validation comes before any price or payment, so nobody pays for a request that cannot
+//! succeed. Account routes ask who calls before anything else, so a stranger learns nothing
+//! from how its input is judged.
 
 use std::sync::Arc;
 

@@ -4,6 +4,7 @@
 //! 30 calls a minute (the contract); every other route shares a configurable default. How a
 //! 402 challenge holds the client's slot for its paid retry is [`svc_limits::paid`]'s.
 
+use axum::http::StatusCode;
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use svc_catalogue::RouteSpec;
@@ -36,6 +37,14 @@ fn served(result: &Result<Response, ApiError>) -> Served {
     match result {
         Err(ApiError::PaymentRequired { refused: true, .. }) => Served::Refused,
         Err(ApiError::PaymentRequired { refused: false, .. } | ApiError::SettlementFailed { .. }) => Served::Challenged,
+        // A challenge already made into an answer (a seller agent's, with the agent's own rate
+        // headers on it).
+        Ok(response)
+            if response.status() == StatusCode::PAYMENT_REQUIRED
+                && response.headers().contains_key(svc_x402::PAYMENT_REQUIRED) =>
+        {
+            Served::Challenged
+        }
         _ => Served::Other,
     }
 }

@@ -15,9 +15,10 @@ use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex};
 use svc_paywall::{Buyer, Outcome, Sale, Sold};
 
+use svc_sellers::Sellers;
 use svc_sellers::invoke::{Invocable, Invoked, Taken};
 
 use crate::error::ApiError;
@@ -108,10 +109,10 @@ async fn sell(
     let advertised = svc_paywall::echoes_extensions(&payment).then(|| challenge.extensions(Schemas::Omitted));
     let product = invocable.product();
     let sale = Sale { product: &product, price, discountable: false, advertised: advertised.as_ref() };
-    let taken: OnceLock<Taken> = OnceLock::new();
-    let (taken_ref, body_ref) = (&taken, &body);
+    let slot = Slot { sellers: state.sellers.clone(), invocable: invocable.clone(), taken: Mutex::new(None) };
+    let (slot_ref, body_ref) = (&slot, &body);
     let work = move |buyer: Buyer| async move {
-        let _ = taken_ref.set(sellers.take_limits(invocable).await?);
+        slot_ref.hold(sellers.take_limits(invocable).await?);
         let answer = sellers.forward(invocable, body_ref.clone(), &buyer.payer, &buyer.payment).await?;
         Ok::<_, ApiError>(Sold { json: answer.clone(), answer, then: None })
     };
@@ -122,7 +123,7 @@ async fn sell(
         Ok(Outcome::Unsettled { .. }) => Invoked::Withheld,
         Ok(Outcome::Kept { .. } | Outcome::Refused { .. } | Outcome::Failed(_)) | Err(_) => Invoked::NotServed,
     };
-    let slot = taken.into_inner();
+    let slot = slot.release();
     if let Some(slot) = slot {
         sellers.invoked(invocable, slot, ended).await;
     }
@@ -131,4 +132,33 @@ async fn sell(
         rate_headers(response.headers_mut(), &slot.minute, now);
     }
     Ok(response)
+}
+
+/// The agent's call a paid invoke took once its payment verified. Settled by the invoke when it
+/// ends; a request dropped before that (its client hung up mid-call) gives the call back, so
+/// abandoned calls cannot use up an agent's limits.
+struct Slot {
+    sellers: Arc<Sellers>,
+    invocable: Invocable,
+    taken: Mutex<Option<Taken>>,
+}
+
+impl Slot {
+    fn hold(&self, taken: Taken) {
+        *self.taken.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(taken);
+    }
+
+    /// The call taken, now the invoke settles it itself.
+    fn release(&self) -> Option<Taken> {
+        self.taken.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        if let Some(taken) = self.release() {
+            let (sellers, invocable) = (self.sellers.clone(), self.invocable.clone());
+            tokio::spawn(async move { sellers.invoked(&invocable, taken, Invoked::NotServed).await });
+        }
+    }
 }

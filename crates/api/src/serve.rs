@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
-use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -64,16 +64,6 @@ impl Default for ConnectionLimits {
 const TOO_MANY_CONNECTIONS: &str =
     r#"{"detail":"Too many open connections from this client; close one first.","code":"too_many_connections"}"#;
 
-/// The client a connection counts against: an IPv4 address (an IPv4-mapped peer of a
-/// dual-stack socket is one), or an IPv6 /64, one subscriber's network, where a host may
-/// take any of 2^64 addresses at will, so counting addresses would count nothing.
-fn client_of(ip: IpAddr) -> IpAddr {
-    match ip.to_canonical() {
-        IpAddr::V6(v6) => IpAddr::V6(Ipv6Addr::from(u128::from(v6) & !u128::from(u64::MAX))),
-        v4 => v4,
-    }
-}
-
 /// Open connections by client. Entries leave with their client's last connection, so there
 /// are never more than connections open; touched once when a connection opens and once when
 /// it closes, never per request.
@@ -95,7 +85,7 @@ impl PerClient {
         if self.cap == 0 || self.exempt.contains(&peer.to_canonical()) {
             return Some(ClientSlot { counted: None });
         }
-        let client = client_of(peer);
+        let client = crate::limits::client_of(peer);
         let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
         let count = open.entry(client).or_insert(0);
         if *count >= self.cap {
@@ -150,7 +140,7 @@ impl Refusals {
         self.since_warned += 1;
         if self.warned.is_none_or(|at| at.elapsed() >= Duration::from_secs(60)) {
             tracing::warn!(
-                client = %client_of(peer.ip()),
+                client = %crate::limits::client_of(peer.ip()),
                 max_per_client = cap,
                 refused = self.since_warned,
                 "a client is at its connection cap; connections past it are refused (SVC_MAX_CONNECTIONS_PER_CLIENT)"
@@ -247,10 +237,13 @@ mod tests {
 
     #[test]
     fn an_ipv6_client_is_its_64_and_a_mapped_one_its_ipv4() {
-        assert_eq!(client_of(ip("2001:db8:1:2:aaaa::1")), client_of(ip("2001:db8:1:2:ffff::9")));
-        assert_ne!(client_of(ip("2001:db8:1:2::1")), client_of(ip("2001:db8:1:3::1")));
-        assert_eq!(client_of(ip("::ffff:192.0.2.7")), ip("192.0.2.7"));
-        assert_eq!(client_of(ip("192.0.2.7")), ip("192.0.2.7"));
+        assert_eq!(
+            crate::limits::client_of(ip("2001:db8:1:2:aaaa::1")),
+            crate::limits::client_of(ip("2001:db8:1:2:ffff::9"))
+        );
+        assert_ne!(crate::limits::client_of(ip("2001:db8:1:2::1")), crate::limits::client_of(ip("2001:db8:1:3::1")));
+        assert_eq!(crate::limits::client_of(ip("::ffff:192.0.2.7")), ip("192.0.2.7"));
+        assert_eq!(crate::limits::client_of(ip("192.0.2.7")), ip("192.0.2.7"));
     }
 
     #[test]

@@ -127,6 +127,11 @@ fn request_body(route: &RouteSpec, schemas: &mut SchemaGenerator) -> Option<Valu
     Some(json!({ "required": required, "content": { "application/json": { "schema": schema } } }))
 }
 
+/// A 422 in the validation shape, `{"detail": [{loc, msg, type}]}`.
+fn validation_response(description: &str) -> Value {
+    json!({ "description": description, "content": { "application/json": { "schema": schema_ref("HTTPValidationError") } } })
+}
+
 fn error_response(description: &str) -> Value {
     json!({ "description": description, "content": { "application/json": { "schema": schema_ref("ErrorBody") } } })
 }
@@ -186,10 +191,7 @@ fn operation(route: &RouteSpec, schemas: &mut SchemaGenerator, credits: bool) ->
             );
         }
     }
-    responses.insert(
-        "422".into(),
-        json!({ "description": "Validation error.", "content": { "application/json": { "schema": schema_ref("HTTPValidationError") } } }),
-    );
+    responses.insert("422".into(), validation_response("Validation error."));
     responses.insert("default".into(), error_response("Any other error."));
     let params = parameters(route, schemas, route.access == Access::Paid && !credits);
     if !params.is_empty() {
@@ -403,9 +405,9 @@ pub fn logs_operation() -> Value {
                 "content": { "text/event-stream": { "schema": { "type": "string" } } },
             },
             "401": error_response("Missing or invalid sign-in token or API key."),
-            "403": error_response("An API key without the gateway or gateway:read scope."),
+            "403": error_response(&scope_refusal(crate::routes::agentbox::READ)),
             "404": error_response("The account has no gateway."),
-            "422": error_response("Last-Event-ID is not a position this stream sent."),
+            "422": validation_response("Last-Event-ID is not a position this stream sent, or the query holds a control character."),
             "503": error_response("Agent sandboxes are not available on this server."),
         },
     })
@@ -434,7 +436,7 @@ pub fn telegram_relay_operation() -> Value {
             "401": error_response("The secret does not match this bot's webhook."),
             "404": error_response("No bot is relayed at this hash."),
             "413": error_response("An update larger than 1 MiB."),
-            "422": error_response("Not an update with an integer update_id."),
+            "422": validation_response("Not an update with an integer update_id, or a control character in the path."),
         },
     })
 }
@@ -465,11 +467,11 @@ pub fn invoke_operation() -> Value {
                 "schema": { "description": "The seller's JSON." } } } },
             "402": { "description": "Payment required: the x402 challenge, priced by the seller.",
                 "content": { "application/json": { "schema": { "$ref": "#/components/schemas/PaymentRequired" } } } },
-            "404": error_response("No agent sells invokes at this id (unknown, disabled or deleted)."),
+            "404": error_response("No agent at this id (unknown or deleted), or one that is not for sale (the detail says why)."),
             "413": error_response("A body larger than the limit."),
             "422": { "description": "The body does not match the agent's input schema.",
                 "content": { "application/json": { "schema": { "$ref": "#/components/schemas/HTTPValidationError" } } } },
-            "429": error_response("The agent's per-minute or daily limit is reached (Retry-After says when to retry)."),
+            "429": error_response("The client's rate limit, or the agent's per-minute or daily limit, is reached (Retry-After says when to retry)."),
             "502": error_response("The seller failed or answered something other than JSON; nothing was charged."),
             "504": error_response("The seller did not answer in time; nothing was charged."),
         },

@@ -418,11 +418,17 @@ pub fn path_param_names(path: &'static str) -> impl Iterator<Item = &'static str
 /// `/api/x402/alpha/X` both become `/api/svc-tools/X`. One mapping, used by the router and by
 /// anything that needs to name the twin of a request it holds.
 pub fn credits_twin(path: &str) -> Option<String> {
-    ["/api/x402/svc-tools/", "/api/x402/alpha/"]
-        .iter()
-        .find_map(|prefix| path.strip_prefix(prefix))
-        .map(|rest| format!("{CREDITS_PREFIX}{rest}"))
+    X402_PREFIXES.iter().find_map(|prefix| path.strip_prefix(prefix)).map(|rest| format!("{CREDITS_PREFIX}{rest}"))
 }
+
+/// The way back: the pay-per-call path of `path`, a concrete credit-billed path of `route`.
+pub fn x402_twin(route: &RouteSpec, path: &str) -> Option<String> {
+    let rest = path.strip_prefix(CREDITS_PREFIX)?;
+    X402_PREFIXES.iter().find(|prefix| route.path.starts_with(**prefix)).map(|prefix| format!("{prefix}{rest}"))
+}
+
+/// Where paid routes with a credit twin live.
+const X402_PREFIXES: [&str; 2] = ["/api/x402/svc-tools/", "/api/x402/alpha/"];
 
 /// Where the credit-billed twins of paid routes live.
 pub const CREDITS_PREFIX: &str = "/api/svc-tools/";

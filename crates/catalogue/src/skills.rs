@@ -207,6 +207,10 @@ pub fn render(skill: &Skill, catalogue: &Catalogue) -> String {
         let _ = writeln!(out, "{}\n", route.description);
         let _ = writeln!(out, "- price: {}", price(route));
         let _ = writeln!(out, "- inputs (* required): {}", inputs(route));
+        if route.moves_funds {
+            let scopes = route.twin_key_scopes().join(" or ");
+            let _ = writeln!(out, "- moves funds: only a key with the {scopes} scope may call it; others get 403");
+        }
         if route.access == Access::Paid && route.credits_path().is_none() {
             let _ = writeln!(out, "- call: pay it per call over x402 (see `svc-x402`); it has no credit twin\n");
             continue;
@@ -240,6 +244,19 @@ pub fn fill(file: &str, api_url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_route_that_moves_funds_says_which_key_may_call_it() {
+        let catalogue = crate::catalogue();
+        let files = skill_files(catalogue);
+        for route in catalogue.routes().iter().filter(|r| r.moves_funds) {
+            let heading = format!("### {} {}\n", route.method.as_str(), call_path(route));
+            let (_, file) = files.iter().find(|(_, f)| f.contains(&heading)).expect("taught");
+            let section = &file[file.find(&heading).expect("heading")..];
+            let section = &section[..section[1..].find("\n### ").map_or(section.len(), |end| end + 1)];
+            assert!(section.contains("gateway:wallet_write"), "{section}");
+        }
+    }
 
     #[test]
     fn every_paid_route_is_taught_by_some_skill() {

@@ -9,7 +9,7 @@ use crate::endpoint::ForwardError;
 #[derive(Debug, thiserror::Error)]
 pub enum SellerError {
     /// No such agent for this caller (another seller's is the same answer), or, on an invoke, no
-    /// agent selling at this id (unknown, disabled or deleted).
+    /// agent at this id (unknown or deleted).
     #[error("no such agent")]
     NoAgent,
     /// On an invoke: the agent exists but is not for sale, for this reason.

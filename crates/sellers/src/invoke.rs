@@ -133,14 +133,15 @@ impl Sellers {
         let Some(config) = stored_config(&agent)?.filter(|c| c.enabled) else {
             return Err(SellerError::NotForSale("its seller has not put it on sale (x402 is not enabled)"));
         };
-        let schema = self.compiled(&agent)?;
+        let schema = self.compiled(&agent).await?;
         Ok(Invocable { agent, config, schema })
     }
 
-    /// The agent's compiled schema, compiled once per version of the agent.
-    fn compiled(&self, agent: &SellerAgent) -> Result<Arc<InputSchema>, SellerError> {
-        let mut cache = self.schemas.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((at, schema)) = cache.get(&agent.id)
+    /// The agent's compiled schema, compiled once per version of the agent, on the blocking
+    /// pool in the same lane as bodies are checked ([`Sellers::schema_work`]), with no lock held.
+    async fn compiled(&self, agent: &SellerAgent) -> Result<Arc<InputSchema>, SellerError> {
+        if let Some((at, schema)) =
+            self.schemas.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&agent.id)
             && *at == agent.updated_at
         {
             return Ok(schema.clone());
@@ -148,11 +149,12 @@ impl Sellers {
         let value: Value = parse_json(&agent.listing.input_schema)?;
         // A schema saved before patterns ran in linear time may not compile now: the agent
         // is off sale until its seller saves one that does.
-        let schema = InputSchema::compile(value).map_err(|why| {
+        let schema = self.schema_work(move || InputSchema::compile(value)).await?.map_err(|why| {
             tracing::warn!(agent = %agent.id, error = %why, "a stored input schema no longer compiles");
             SellerError::NotForSale("its input schema no longer compiles; its seller must save a new one")
         })?;
         let schema = Arc::new(schema);
+        let mut cache = self.schemas.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if cache.len() >= 10_000 {
             cache.clear();
         }
@@ -160,17 +162,29 @@ impl Sellers {
         Ok(schema)
     }
 
-    /// The invoke's body, checked against the agent's schema: a JSON object that matches.
-    ///
-    /// Checked on the blocking pool, one body at a time per spare core: however costly a
-    /// schema and body are, an unpaid invoke never holds an async worker (every other route
-    /// keeps answering) and hostile invokes queue behind each other, not before everyone.
-    pub async fn check_body(&self, invocable: &Invocable, body: Bytes) -> Result<Value, SellerError> {
-        let _turn = self.validations.acquire().await.map_err(|_| SellerError::Corrupt("validation closed".into()))?;
-        let schema = invocable.schema.clone();
-        tokio::task::spawn_blocking(move || check_body(&schema, &body))
+    /// Runs schema work (compiling one, checking a body against one) on the blocking pool,
+    /// one job at a time per spare core. The turn travels with the job, so a client that
+    /// hangs up cannot start more jobs than there are turns: however costly a schema and body
+    /// are, they never hold an async worker, and they queue behind each other.
+    async fn schema_work<T: Send + 'static>(&self, job: impl FnOnce() -> T + Send + 'static) -> Result<T, SellerError> {
+        let turn = self
+            .validations
+            .clone()
+            .acquire_owned()
             .await
-            .map_err(|e| SellerError::Corrupt(format!("validation stopped: {e}")))?
+            .map_err(|_| SellerError::Corrupt("schema work closed".into()))?;
+        tokio::task::spawn_blocking(move || {
+            let _turn = turn;
+            job()
+        })
+        .await
+        .map_err(|e| SellerError::Corrupt(format!("schema work stopped: {e}")))
+    }
+
+    /// The invoke's body, checked against the agent's schema: a JSON object that matches.
+    pub async fn check_body(&self, invocable: &Invocable, body: Bytes) -> Result<Value, SellerError> {
+        let schema = invocable.schema.clone();
+        self.schema_work(move || check_body(&schema, &body)).await?
     }
 
     /// Whether the agent's limits leave room for one more call, without counting it: checked

@@ -101,8 +101,8 @@ pub struct Sellers {
     limiter: Arc<svc_limits::Limiter>,
     /// Compiled input schemas by agent, with the `updated_at` they were compiled at.
     schemas: Mutex<HashMap<String, (i64, Arc<schema::InputSchema>)>>,
-    /// Turns at checking an invoke's body against its schema ([`Sellers::check_body`]).
-    validations: tokio::sync::Semaphore,
+    /// Turns at schema work: compiling a seller's schema, checking a body against it.
+    validations: Arc<tokio::sync::Semaphore>,
     /// The networks svc pays out on itself, by CAIP-2 id; payouts on others wait for an
     /// operator.
     payouts: HashMap<String, Arc<dyn payouts::PayoutChain>>,
@@ -134,7 +134,7 @@ impl Sellers {
             backends,
             limiter,
             schemas: Mutex::default(),
-            validations: tokio::sync::Semaphore::new(spare_cores()),
+            validations: Arc::new(tokio::sync::Semaphore::new(spare_cores())),
             payouts: HashMap::new(),
         })
     }

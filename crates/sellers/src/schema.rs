@@ -23,6 +23,10 @@ pub fn default_schema() -> Value {
 const REGEX_BYTES: usize = 1024 * 1024;
 const REGEX_DFA_BYTES: usize = 1024 * 1024;
 
+/// The most patterns one schema may hold: each compiles to an automaton, and every body is
+/// matched against all that apply.
+const MAX_PATTERNS: usize = 32;
+
 /// How every seller schema is compiled: `pattern` and `patternProperties` run on the
 /// linear-time `regex` engine, so neither a seller's pattern nor a buyer's string can make
 /// matching back-track (a back-reference costs a back-tracking engine ~40 ms per 10 KB string
@@ -44,15 +48,19 @@ pub fn check(schema: &Value, loc: &str) -> Result<(), FieldError> {
     if schema.get("type").and_then(Value::as_str) != Some("object") {
         return Err(error("the schema must describe a JSON object (\"type\": \"object\")".to_owned()));
     }
-    if let Some(refused) = refused_pattern(schema, &mut String::new()) {
+    let mut patterns = 0;
+    if let Some(refused) = refused_pattern(schema, &mut String::new(), &mut patterns) {
         return Err(error(refused));
+    }
+    if patterns > MAX_PATTERNS {
+        return Err(error(format!("the schema has {patterns} patterns; at most {MAX_PATTERNS}")));
     }
     compile(schema).map(|_| ()).map_err(|e| error(format!("not a valid JSON Schema: {}", e.masked())))
 }
 
 /// The first pattern (a `pattern` string or a `patternProperties` key) the linear-time engine
 /// cannot run, said so a seller can fix it: where it is and why.
-fn refused_pattern(schema: &Value, at: &mut String) -> Option<String> {
+fn refused_pattern(schema: &Value, at: &mut String, patterns: &mut usize) -> Option<String> {
     let explain = |pattern: &str, at: &str, why: regex::Error| {
         let why = match why {
             regex::Error::CompiledTooBig(_) => "it compiles to an automaton over the size limit".to_owned(),
@@ -67,24 +75,32 @@ fn refused_pattern(schema: &Value, at: &mut String) -> Option<String> {
              back-references such as \\1 and look-around such as (?= (?! (?<= (?<! are not supported)"
         )
     };
-    let linear = |pattern: &str| regex::RegexBuilder::new(pattern).size_limit(REGEX_BYTES).build().err();
+    let linear = |pattern: &str, patterns: &mut usize| {
+        *patterns += 1;
+        regex::RegexBuilder::new(pattern).size_limit(REGEX_BYTES).build().err()
+    };
     match schema {
         Value::Object(object) => {
             for (key, value) in object {
+                // Values, not schemas: a "pattern" inside them is data.
+                if matches!(key.as_str(), "const" | "enum" | "default" | "examples") {
+                    continue;
+                }
                 let len = at.len();
                 at.push('/');
                 at.push_str(key);
                 if let (true, Value::String(pattern)) = (key == "pattern", value)
-                    && let Some(why) = linear(pattern)
+                    && let Some(why) = linear(pattern, patterns)
                 {
                     return Some(explain(pattern, at, why));
                 }
                 if let (true, Value::Object(properties)) = (key == "patternProperties", value)
-                    && let Some((pattern, why)) = properties.keys().find_map(|p| linear(p).map(|why| (p, why)))
+                    && let Some((pattern, why)) =
+                        properties.keys().find_map(|p| linear(p, patterns).map(|why| (p, why)))
                 {
                     return Some(explain(pattern, at, why));
                 }
-                let found = refused_pattern(value, at);
+                let found = refused_pattern(value, at, patterns);
                 at.truncate(len);
                 if found.is_some() {
                     return found;
@@ -95,7 +111,7 @@ fn refused_pattern(schema: &Value, at: &mut String) -> Option<String> {
         Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| {
             let len = at.len();
             at.push_str(&format!("/{i}"));
-            let found = refused_pattern(item, at);
+            let found = refused_pattern(item, at, patterns);
             at.truncate(len);
             found
         }),

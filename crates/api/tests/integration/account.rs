@@ -447,3 +447,10 @@ fn every_route_priced_above_what_clients_pay_by_default_says_so() {
         }
     }
 }
+
+#[tokio::test]
+async fn the_gateway_log_asks_who_calls_before_it_reads_where_to_resume() {
+    let app = TestApp::new().await;
+    let reply = app.call_with(&Method::GET, "/api/agentbox/gateway/logs?x=1", None, &[("last-event-id", "junk")]).await;
+    assert_eq!(reply.status, StatusCode::UNAUTHORIZED, "{}", reply.text());
+}

@@ -101,8 +101,8 @@ async fn too_few_credits_is_a_402_with_balance_price_and_how_to_top_up() {
     assert_eq!(body["balance"], "0.004");
     assert_eq!(body["price"], "0.005");
     assert!(body["top_up"].as_str().is_some_and(|t| t.contains("/api/x402/credits/purchase")), "{body}");
-    let pay_per_call = "over x402 at /api/x402/svc-tools/launchpad/coin/{mint}";
-    assert!(body["top_up"].as_str().is_some_and(|t| t.contains(pay_per_call)), "the twin that exists: {body}");
+    let pay_per_call = coin_uri(&app, 0).replace("/api/svc-tools/", "over x402 at /api/x402/svc-tools/");
+    assert!(body["top_up"].as_str().is_some_and(|t| t.contains(&pay_per_call)), "the twin that exists: {body}");
     assert!(reply.headers.get("payment-required").is_none(), "this 402 is not an x402 challenge");
     assert_eq!(app.balance(&account).await, 4_000, "nothing was taken");
     assert!(app.sim.faults.log().is_empty());

@@ -19,9 +19,9 @@ pub const LOGS_PATH: &str = "/api/agentbox/gateway/logs";
 /// (`/bot<token>/<method>`) hang, beside the route table.
 pub const TELEGRAM_PATH: &str = "/api/agentbox/telegram";
 
-/// Scopes a key needs to read the gateway: the owner's `gateway`, or the sandbox's own
-/// `gateway:read`.
-const READ: &[&str] = &["gateway", "gateway:read"];
+/// Scopes a key needs to read the gateway (its state, its chat bot, its log): the owner's
+/// `gateway`, or the sandbox's own `gateway:read`.
+pub const READ: &[&str] = &["gateway", "gateway:read"];
 /// Scopes a key needs to start or stop it: the owner's `gateway` only, so an agent cannot
 /// start more of itself.
 const MANAGE: &[&str] = &["gateway"];
