@@ -26,7 +26,7 @@ pub fn client_ip(parts: &Parts, trusted_proxies: &[IpAddr]) -> Option<IpAddr> {
     Some(hops.into_iter().rev().find(|hop| !trusted(hop)).unwrap_or(peer))
 }
 
-/// The client as counters name it: its IPv4 address or IPv6 /64 ([`client_of`]), or `unknown`
+/// The client as counters name it: its IPv4 address or IPv6 /64 (see `client_of`), or `unknown`
 /// when the socket address is not known (a request built in-process).
 pub fn client_label(parts: &Parts, trusted_proxies: &[IpAddr]) -> String {
     client_ip(parts, trusted_proxies).map_or_else(|| "unknown".to_owned(), |ip| client_of(ip).to_string())

@@ -10,7 +10,8 @@ async fn health_and_readiness_answer_ok_with_the_store_backend() {
     assert_eq!(app.get("/healthz").await.json()["status"], "ok");
     let ready = app.get("/readyz").await;
     assert_eq!(ready.status, StatusCode::OK);
-    assert_eq!(ready.json()["store"], "sqlite");
+    assert_eq!(ready.json()["store"], app.store.backend().to_string());
+    assert!(["sqlite", "postgres"].contains(&app.store.backend().to_string().as_str()));
 }
 
 #[tokio::test]

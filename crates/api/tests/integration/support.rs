@@ -72,6 +72,16 @@ impl Database {
     }
 }
 
+impl Database {
+    /// What a test's app runs on unless it names a backend: `SVC_TEST_APP_DATABASE`.
+    fn default_for_tests() -> Database {
+        match std::env::var("SVC_TEST_APP_DATABASE").as_deref() {
+            Ok("postgres") => Database::Postgres,
+            _ => Database::Sqlite,
+        }
+    }
+}
+
 /// Where CI names a scratch PostgreSQL database.
 const TEST_DATABASE_URL: &str = "TEST_DATABASE_URL";
 
@@ -257,8 +267,10 @@ impl TestApp {
         Self::with(Setup { config, ..Setup::default() }).await
     }
 
+    /// The app on SQLite, or on PostgreSQL when `SVC_TEST_APP_DATABASE=postgres` (CI runs the
+    /// whole suite once that way, so every test holds on both backends).
     pub async fn with(setup: Setup) -> Self {
-        Self::on(Database::Sqlite, setup).await
+        Self::on(Database::default_for_tests(), setup).await
     }
 
     /// The app on `database`.
