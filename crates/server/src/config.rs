@@ -456,7 +456,8 @@ pub struct PaymentArgs {
     #[arg(long, env = "SVC_PAY_TO_SOLANA")]
     pub pay_to_solana: Option<String>,
 
-    /// Solana JSON-RPC endpoint; with the fee-payer key, Solana payments are co-signed and sent.
+    /// Solana mainnet JSON-RPC endpoint; with the fee-payer key, Solana payments are co-signed
+    /// and sent. The signal engine reads Solana tokens' mints from it too.
     #[arg(long, env = "SVC_SOLANA_RPC_URL")]
     pub solana_rpc_url: Option<String>,
 

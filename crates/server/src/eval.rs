@@ -4,7 +4,7 @@
 //! it through the real vendor adapters, exactly as on a default run, and its snapshot is held
 //! against what the world planted: accumulations (should be in their chain's Top Picks),
 //! exits (should be in Exodus), whale-sized smart-money trades (should be alerted), the
-//! honeypot (must never be picked).
+//! honeypot and the freeze trap (must never be picked).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -23,7 +23,8 @@ const EVAL_NOW_MS: i64 = 1_795_341_600_000;
 pub struct Report {
     /// Worlds evaluated.
     pub worlds: u64,
-    /// Planted accumulations (the honeypot aside), and how many were in their chain's picks.
+    /// Planted accumulations (the honeypot and the freeze trap aside), and how many were in
+    /// their chain's picks.
     pub accumulations: (u64, u64),
     /// Planted exits, and how many were in Exodus.
     pub exits: (u64, u64),
@@ -31,7 +32,8 @@ pub struct Report {
     pub whales: (u64, u64),
     /// Top Picks made.
     pub picks: u64,
-    /// Picks that were the planted honeypot or scanned malicious: must be 0.
+    /// Picks that were the planted honeypot or freeze trap, scanned malicious, or a mint whose
+    /// freeze authority is live: must be 0.
     pub unsafe_picks: u64,
     /// Picks whose safety data was incomplete (allowed past the stricter bar).
     pub unknown_safety_picks: u64,
@@ -69,7 +71,7 @@ impl Report {
         out += &row("exits in Exodus", self.exits);
         out += &row("whale-sized smart-money trades alerted", self.whales);
         out += &format!(
-            "\n{} picks: {} unsafe (honeypot or malicious), {} with incomplete safety data, {} repeating a thesis\n",
+            "\n{} picks: {} unsafe (honeypot, freeze trap or malicious), {} with incomplete safety data, {} repeating a thesis\n",
             self.picks, self.unsafe_picks, self.unknown_safety_picks, self.repeated_theses
         );
         out += &format!("buyer wallets per pick: {}\n", spread(&self.buyer_wallets));
@@ -116,6 +118,8 @@ pub async fn evaluate(seeds: std::ops::Range<u64>) -> anyhow::Result<Report> {
 
         let key = |chain: Chain, address: &str| (chain, address.to_lowercase());
         let honeypot = world.honeypot_token().map(|t| key(t.chain, &t.address));
+        let trap = world.freeze_trap_token().map(|t| key(t.chain, &t.address));
+        let planted_unsafe = |id: &(Chain, String)| Some(id) == honeypot.as_ref() || Some(id) == trap.as_ref();
         let mut picked = HashSet::new();
         let mut theses = HashSet::new();
         for (_, list) in chain_lists(&snapshot.picks) {
@@ -126,8 +130,8 @@ pub async fn evaluate(seeds: std::ops::Range<u64>) -> anyhow::Result<Report> {
                 let token = key(pick.token_info.chain, &pick.token_info.address);
                 report.picks += 1;
                 report.buyer_wallets.push(pick.flow.buyer_wallets);
-                let malicious = pick.dimensions.safety.inputs.get("malicious") == Some(&Some(1.0));
-                if Some(&token) == honeypot.as_ref() || malicious {
+                let flagged = |input: &str| pick.dimensions.safety.inputs.get(input) == Some(&Some(1.0));
+                if planted_unsafe(&token) || flagged("malicious") || flagged("freeze_authority_live") {
                     report.unsafe_picks += 1;
                 }
                 if pick.dimensions.safety.degraded {
@@ -141,7 +145,7 @@ pub async fn evaluate(seeds: std::ops::Range<u64>) -> anyhow::Result<Report> {
         for token in world.tokens() {
             let id = key(token.chain, &token.address);
             match token.scenario {
-                Scenario::Accumulated if Some(&id) != honeypot.as_ref() => {
+                Scenario::Accumulated if !planted_unsafe(&id) => {
                     report.accumulations.0 += 1;
                     if picked.contains(&id) {
                         report.accumulations.1 += 1;

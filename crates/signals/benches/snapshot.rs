@@ -78,6 +78,8 @@ fn market() -> SignalInput {
                     top10_holder_pct: Some(rng.unit() * 80.0),
                     scanned: true,
                     scan_missing: false,
+                    mint_authority_live: false,
+                    freeze_authority_live: false,
                 }),
             }
         })

@@ -16,7 +16,8 @@ pub struct Weights {
     pub freshness: f64,
     /// Market cap, liquidity and holders: can a position be entered and left (default 0.15).
     pub market: f64,
-    /// Scan verdict and holder concentration (default 0.15; it is also a gate).
+    /// Scan verdict (EVM contract scan, Solana mint authorities) and holder concentration
+    /// (default 0.15; it is also a gate).
     pub safety: f64,
 }
 
@@ -34,9 +35,9 @@ pub struct SafetyGate {
     /// The top ten holders owning more than this share (percent) can dump on everyone
     /// else (default 60).
     pub max_top10_holder_pct: f64,
-    /// Unknown is never safe. A token whose holder concentration or (EVM) contract scan is
-    /// unknown scores at most neutral (50) on safety, and is a pick only if its flow scores at
-    /// least this (default 75)...
+    /// Unknown is never safe. A token whose holder concentration or scan (an EVM token's
+    /// contract scan, a Solana token's mint authorities) is unknown scores at most neutral (50)
+    /// on safety, and is a pick only if its flow scores at least this (default 75)...
     pub unknown_safety_min_flow: f64,
     /// ...and its market at least this (default 50, neutral; the liquidity floor above holds
     /// as well): strong buying into a market deep enough to leave is the only evidence that

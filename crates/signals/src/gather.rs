@@ -18,6 +18,7 @@ use svc_catalogue::routes::infra::ShieldVerdict;
 use svc_catalogue::routes::social::{SocialCountsQuery, SocialGranularity, SocialSearchQuery};
 use svc_domain::{Chain, EvmChain};
 use svc_upstream::shield::{ScanMode, ScanRequest};
+use svc_upstream::solana_rpc::MintAuthorities;
 use svc_upstream::{UpstreamError, Upstreams};
 
 use crate::{FlowFacts, MarketFacts, PriceFacts, SafetyFacts, SignalInput, SocialFacts, TokenInput, TradeInput};
@@ -82,15 +83,15 @@ impl Sources {
         self.list.push(SourceStatus { source: source.to_owned(), status, as_of, detail });
     }
 
-    /// Records a per-token source from how many of its calls failed.
-    fn record_many(&mut self, source: &str, dims: &[&'static str], calls: usize, failed: usize) {
+    /// Records a per-token source from how many of its `unit`s (calls, mints) failed.
+    fn record_many(&mut self, source: &str, dims: &[&'static str], unit: &str, calls: usize, failed: usize) {
         if calls == 0 {
             return;
         }
         let (status, detail) = match failed {
             0 => (SourceState::Ok, None),
-            f if f == calls => (SourceState::Failed, Some(format!("all {calls} calls failed"))),
-            f => (SourceState::Degraded, Some(format!("{f} of {calls} calls failed"))),
+            f if f == calls => (SourceState::Failed, Some(format!("all {calls} {unit} failed"))),
+            f => (SourceState::Degraded, Some(format!("{f} of {calls} {unit} failed"))),
         };
         if failed > 0 {
             for d in dims {
@@ -285,8 +286,8 @@ struct Detail {
     scan: Option<Result<ShieldVerdict, UpstreamError>>,
 }
 
-/// Social counts, holder concentration and (EVM) contract scans for the strongest
-/// candidates of each chain.
+/// Social counts, holder concentration and the scan (EVM: the contract; Solana: the mint's
+/// mint and freeze authorities) for the strongest candidates of each chain.
 async fn detail(up: &Upstreams, tokens: &mut [TokenInput], sources: &mut Sources) {
     let mut chosen: Vec<usize> = Vec::new();
     for chain in crate::SIGNAL_CHAINS {
@@ -300,16 +301,19 @@ async fn detail(up: &Upstreams, tokens: &mut [TokenInput], sources: &mut Sources
         chosen.extend(on_chain.into_iter().take(DETAILED_PER_CHAIN));
     }
     let jobs: Vec<(usize, TokenRef)> = chosen.iter().map(|&i| (i, tokens[i].token.clone())).collect();
-    let results: Vec<Detail> = futures::stream::iter(jobs)
+    // Every Solana candidate's mint in one batched read, beside the per-token calls.
+    let mints: Vec<String> =
+        jobs.iter().filter(|(_, t)| t.chain == Chain::Solana).map(|(_, t)| t.address.clone()).collect();
+    let per_token = futures::stream::iter(jobs)
         .map(|(i, token)| async move {
             let (social, holders, scan) =
                 tokio::join!(social_facts(up, &token), top10_share(up, &token), scan(up, &token));
             Detail { index: i, social, holders, scan }
         })
         .buffer_unordered(GATHER_CONCURRENCY)
-        .collect()
-        .await;
-    let (mut social_failed, mut holders_failed, mut scans, mut scans_failed) = (0, 0, 0, 0);
+        .collect::<Vec<Detail>>();
+    let (results, authorities) = tokio::join!(per_token, mint_authorities(up, &mints));
+    let (mut social_failed, mut holders_failed, mut scans, mut scans_failed, mut mints_failed) = (0, 0, 0, 0, 0);
     let calls = results.len();
     for Detail { index: i, social, holders, scan } in results {
         match social {
@@ -343,13 +347,32 @@ async fn detail(up: &Upstreams, tokens: &mut [TokenInput], sources: &mut Sources
                 }
             }
         }
+        if tokens[i].token.chain == Chain::Solana {
+            // A failed read, or an address the node holds no mint at, leaves the verdict
+            // unknown: never read as revoked.
+            match authorities.get(&tokens[i].token.address) {
+                Some(Some(mint)) => {
+                    safety.mint_authority_live = mint.mint_authority.is_some();
+                    safety.freeze_authority_live = mint.freeze_authority.is_some();
+                    safety.scanned = true;
+                    known = true;
+                }
+                _ => {
+                    mints_failed += 1;
+                    safety.scan_missing = true;
+                }
+            }
+        }
         if known {
             tokens[i].safety = Some(safety);
         }
     }
-    sources.record_many("social.counts+search", &["social"], calls, social_failed);
-    sources.record_many("chaindata.tgm.holders", &["safety"], calls, holders_failed);
-    sources.record_many("shield.contract-scan", &["safety"], scans, scans_failed);
+    sources.record_many("social.counts+search", &["social"], "calls", calls, social_failed);
+    sources.record_many("chaindata.tgm.holders", &["safety"], "calls", calls, holders_failed);
+    sources.record_many("shield.contract-scan", &["safety"], "calls", scans, scans_failed);
+    // No dimension is marked for all tokens: each Solana token whose mint went unread says
+    // so itself, and no other chain's safety rests on the node.
+    sources.record_many("solana-rpc.mint-authorities", &[], "mint reads", mints.len(), mints_failed);
 }
 
 /// Exchange deposits over the last day for the tokens smart money leaves fastest on each
@@ -397,7 +420,7 @@ async fn exchange_inflows(up: &Upstreams, tokens: &mut [TokenInput], sources: &m
             Err(_) => failed += 1,
         }
     }
-    sources.record_many("chaindata.tgm.flow-intelligence", &[], calls, failed);
+    sources.record_many("chaindata.tgm.flow-intelligence", &[], "calls", calls, failed);
 }
 
 /// Mentions of `$SYMBOL` in the last hour and the last day (hourly counts), and the
@@ -483,6 +506,21 @@ async fn scan(up: &Upstreams, token: &TokenRef) -> Option<Result<ShieldVerdict, 
     let request =
         ScanRequest { chain, account: SCAN_ACCOUNT, from: SCAN_ACCOUNT, to: &token.address, data: "0x", value: None };
     Some(up.shield.scan(&request, ScanMode::Validate).await.map(|r| r.result_type))
+}
+
+/// The authorities of each of `mints` by mint, from the Solana node in one batched read;
+/// empty when the read failed (every mint's verdict is then unknown).
+async fn mint_authorities(up: &Upstreams, mints: &[String]) -> HashMap<String, Option<MintAuthorities>> {
+    if mints.is_empty() {
+        return HashMap::new();
+    }
+    match up.solana_rpc.mint_authorities(mints).await {
+        Ok(found) => mints.iter().cloned().zip(found).collect(),
+        Err(err) => {
+            tracing::warn!(vendor = err.vendor().family(), error = %err, "reading the candidates' mints failed");
+            HashMap::new()
+        }
+    }
 }
 
 /// Unix ms of an RFC 3339 timestamp.

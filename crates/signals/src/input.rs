@@ -106,17 +106,25 @@ pub struct SafetyFacts {
     pub warning: bool,
     /// Share of supply the ten largest holders own, percent, when known.
     pub top10_holder_pct: Option<f64>,
-    /// A contract scan gave its verdict (EVM tokens are scanned; Solana's are not).
+    /// The token's scan gave its verdict: the contract scan of an EVM token, the mint's
+    /// authorities of a Solana token. Without it the token's safety is unknown, never clean.
     pub scanned: bool,
-    /// The chain's tokens are scanned (EVM contracts) but this one's scan failed: its verdict
-    /// is unknown, not clean.
+    /// The scan was asked for but failed (or the chain's answer was no token at all): its
+    /// verdict is unknown, not clean.
     pub scan_missing: bool,
+    /// Solana: the mint authority is live, so whoever holds it can mint more and dilute
+    /// every holder.
+    pub mint_authority_live: bool,
+    /// Solana: the freeze authority is live, so whoever holds it can freeze any holder's
+    /// tokens, and a buyer may never be able to sell.
+    pub freeze_authority_live: bool,
 }
 
 impl SafetyFacts {
-    /// Whether everything the safety score reads is known.
+    /// Whether everything the safety score reads is known: the holder concentration, and a
+    /// scan verdict.
     pub fn complete(&self) -> bool {
-        self.top10_holder_pct.is_some() && !self.scan_missing
+        self.top10_holder_pct.is_some() && self.scanned && !self.scan_missing
     }
 }
 

@@ -11,11 +11,17 @@ use svc_catalogue::routes::signals::{
 use svc_domain::Chain;
 
 use crate::config::SignalConfig;
-use crate::input::{SignalInput, TokenInput, TradeInput};
+use crate::input::{SafetyFacts, SignalInput, TokenInput, TradeInput};
 use crate::{Snapshot, thesis, timestamp};
 
 /// The neutral sub-score given where a dimension has no data.
 const NEUTRAL: f64 = 50.0;
+/// Safety points a live mint authority costs a Solana token, as much as a scanner's warning:
+/// its holder can mint more and dilute every holder, yet holders can still sell.
+const LIVE_MINT_PENALTY: f64 = 30.0;
+/// Safety points a live freeze authority costs a Solana token. Its holder can freeze any
+/// holder's tokens, so a buyer may never sell: the gate refuses such a token outright.
+const LIVE_FREEZE_PENALTY: f64 = 50.0;
 /// One hour, ms.
 const HOUR_MS: i64 = 60 * 60 * 1000;
 
@@ -141,7 +147,12 @@ pub fn sub_scores(t: &TokenInput, first_buy_ms: Option<i64>, now_ms: i64) -> Sub
             return 0.0;
         }
         let concentration = s.top10_holder_pct.map_or(0.0, |p| (finite(p) - 20.0).max(0.0) * 1.25);
-        let known = 100.0 - concentration - if s.warning { 30.0 } else { 0.0 };
+        let flagged = |on: bool, points: f64| if on { points } else { 0.0 };
+        let known = 100.0
+            - concentration
+            - flagged(s.warning, 30.0)
+            - flagged(s.mint_authority_live, LIVE_MINT_PENALTY)
+            - flagged(s.freeze_authority_live, LIVE_FREEZE_PENALTY);
         // What is not known cannot make a token look safe: at most neutral.
         if s.complete() { known } else { known.min(NEUTRAL) }
     });
@@ -175,13 +186,18 @@ fn range(p: crate::input::PriceFacts) -> (f64, f64) {
     (high.max(now), low.min(now))
 }
 
-/// Whether the safety gate lets a scored token be a pick. A token whose safety data is
-/// incomplete must clear the stricter bar of [`crate::config::SafetyGate`] on flow and market.
+/// Whether the safety gate lets a scored token be a pick. A malicious token, one whose top
+/// holders own too much, and a Solana token whose freeze authority is live (its holder can
+/// freeze a buyer's tokens so they can never be sold: a honeypot by another name) never are.
+/// A token whose safety data is incomplete (no scan verdict, or no holder concentration) must
+/// clear the stricter bar of [`crate::config::SafetyGate`] on flow and market.
 fn passes_gate(s: &Scored<'_>, config: &SignalConfig) -> bool {
     let gate = &config.gate;
     let t = s.token;
     if let Some(safety) = t.safety
-        && (safety.malicious || safety.top10_holder_pct.is_some_and(|p| p > gate.max_top10_holder_pct))
+        && (safety.malicious
+            || safety.freeze_authority_live
+            || safety.top10_holder_pct.is_some_and(|p| p > gate.max_top10_holder_pct))
     {
         return false;
     }
@@ -360,15 +376,34 @@ fn dimensions(s: &Scored<'_>, input: &SignalInput) -> Dimensions {
     let price = t.price;
     let social = t.social.as_ref();
     let safety = t.safety;
+    let solana = t.token.chain == Chain::Solana;
+    // A Solana token's scan is its mint's authorities; an EVM token's, its contract scan.
+    let (scan, scan_unknown) = if solana {
+        ("mint/freeze authority", "mint/freeze authority unknown")
+    } else {
+        ("contract scan", "contract scan unavailable")
+    };
+    let unscanned = |f: &SafetyFacts| !f.scanned || f.scan_missing;
     let safety_missing = match safety {
-        None => Some("no safety data: holder concentration and contract scan unknown".to_owned()),
-        Some(f) if f.top10_holder_pct.is_none() && f.scan_missing => {
-            Some("holder concentration unknown; contract scan unavailable".to_owned())
+        None => Some(format!("no safety data: holder concentration and {scan} unknown")),
+        Some(f) if f.top10_holder_pct.is_none() && unscanned(&f) => {
+            Some(format!("holder concentration unknown; {scan_unknown}"))
         }
         Some(f) if f.top10_holder_pct.is_none() => Some("holder concentration unknown".to_owned()),
-        Some(f) if f.scan_missing => Some("contract scan unavailable".to_owned()),
+        Some(f) if unscanned(&f) => Some(scan_unknown.to_owned()),
         Some(_) => missing_reason(input, "safety", true, "safety"),
     };
+    let flag = |on: bool| if on { 1.0 } else { 0.0 };
+    let verdict = safety.filter(|f| !unscanned(f));
+    let mut safety_inputs = vec![
+        // Solana has no malicious-contract scan: known only when something flagged it.
+        ("malicious", safety.filter(|f| f.malicious || (!solana && !unscanned(f))).map(|f| flag(f.malicious))),
+        ("top10_holder_pct", safety.and_then(|f| f.top10_holder_pct)),
+    ];
+    if solana {
+        safety_inputs.push(("mint_authority_live", verdict.map(|f| flag(f.mint_authority_live))));
+        safety_inputs.push(("freeze_authority_live", verdict.map(|f| flag(f.freeze_authority_live))));
+    }
     let first_buy = s.stats.and_then(|x| x.first_buy_ms);
     Dimensions {
         onchain_flow: dimension(
@@ -421,15 +456,7 @@ fn dimensions(s: &Scored<'_>, input: &SignalInput) -> Dimensions {
             &as_of,
             missing_reason(input, "market", market.is_some(), "market"),
         ),
-        safety: dimension(
-            s.subs.safety,
-            &[
-                ("malicious", safety.filter(|f| f.scanned).map(|f| if f.malicious { 1.0 } else { 0.0 })),
-                ("top10_holder_pct", safety.and_then(|f| f.top10_holder_pct)),
-            ],
-            &as_of,
-            safety_missing,
-        ),
+        safety: dimension(s.subs.safety, &safety_inputs, &as_of, safety_missing),
     }
 }
 
@@ -493,7 +520,7 @@ fn top_pick(s: &Scored<'_>, i: usize, input: &SignalInput, wallets: &Wallets<'_>
             &flow,
             s.token.price.is_some().then_some(&price),
             s.token.social.as_ref(),
-            thesis::risk(s.token.safety.as_ref()).as_deref(),
+            thesis::risk(s.token.token.chain, s.token.safety.as_ref()).as_deref(),
         ),
         social: SocialAnalysis {
             mentions_1h: social.mentions_1h,
@@ -525,7 +552,7 @@ fn lite_pick(s: &Scored<'_>, i: usize, input: &SignalInput, wallets: &Wallets<'_
             &flow,
             s.token.price.is_some().then_some(&price),
             None,
-            thesis::risk(s.token.safety.as_ref()).as_deref(),
+            thesis::risk(s.token.token.chain, s.token.safety.as_ref()).as_deref(),
         ),
         flow,
         price,

@@ -3,6 +3,7 @@
 
 use svc_catalogue::routes::common::TokenRef;
 use svc_catalogue::routes::signals::{PricePosition, SmartMoneyFlow};
+use svc_domain::Chain;
 
 use crate::input::SocialFacts;
 use crate::score::{SubScores, finite};
@@ -88,17 +89,25 @@ pub(crate) fn pick(
 }
 
 /// The main risk a pick carries, for its thesis: what is unknown first, then what is known
-/// to be bad.
-pub(crate) fn risk(safety: Option<&crate::input::SafetyFacts>) -> Option<String> {
+/// to be bad, worst first.
+pub(crate) fn risk(chain: Chain, safety: Option<&crate::input::SafetyFacts>) -> Option<String> {
     let Some(s) = safety else { return Some("safety data unavailable".to_owned()) };
     if s.top10_holder_pct.is_none() {
         return Some("holder data unavailable".to_owned());
     }
-    if s.scan_missing {
-        return Some("contract scan unavailable".to_owned());
+    if !s.scanned || s.scan_missing {
+        let unknown =
+            if chain == Chain::Solana { "mint/freeze authority unknown" } else { "contract scan unavailable" };
+        return Some(unknown.to_owned());
+    }
+    if s.freeze_authority_live {
+        return Some("the issuer can freeze holders' tokens".to_owned());
     }
     if s.warning {
         return Some("a scanner warns about the contract".to_owned());
+    }
+    if s.mint_authority_live {
+        return Some("the issuer can still mint more".to_owned());
     }
     s.top10_holder_pct.filter(|p| finite(*p) > 40.0).map(|p| format!("the top 10 holders own {}", format_pct(p)))
 }
@@ -140,7 +149,6 @@ mod tests {
 
     #[test]
     fn a_thesis_says_only_what_is_known_and_names_the_risk() {
-        use svc_domain::Chain;
         let token = TokenRef { chain: Chain::Base, address: "0xabc".into(), symbol: "ABC".into(), name: "Abc".into() };
         let subs = SubScores { flow: 90.0, social: 50.0, price: 80.0, freshness: 0.0, market: 0.0, safety: 50.0 };
         let flow = SmartMoneyFlow {
@@ -156,10 +164,10 @@ mod tests {
             thesis,
             "ABC on base scores 70/100: smart money net bought $250K in 24h; risk: holder data unavailable."
         );
-        let safe = crate::input::SafetyFacts { top10_holder_pct: Some(25.0), ..Default::default() };
-        assert_eq!(risk(Some(&safe)), None);
-        assert_eq!(risk(None).as_deref(), Some("safety data unavailable"));
-        let concentrated = crate::input::SafetyFacts { top10_holder_pct: Some(55.0), ..Default::default() };
-        assert_eq!(risk(Some(&concentrated)).as_deref(), Some("the top 10 holders own 55.0%"));
+        let safe = crate::input::SafetyFacts { top10_holder_pct: Some(25.0), scanned: true, ..Default::default() };
+        assert_eq!(risk(Chain::Base, Some(&safe)), None);
+        assert_eq!(risk(Chain::Base, None).as_deref(), Some("safety data unavailable"));
+        let concentrated = crate::input::SafetyFacts { top10_holder_pct: Some(55.0), ..safe };
+        assert_eq!(risk(Chain::Base, Some(&concentrated)).as_deref(), Some("the top 10 holders own 55.0%"));
     }
 }

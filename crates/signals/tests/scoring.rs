@@ -43,13 +43,8 @@ fn token(chain: Chain, n: u32, net_24h: f64) -> TokenInput {
             engagement: 5_000,
             notable_accounts: vec!["alice".into()],
         }),
-        safety: Some(SafetyFacts {
-            malicious: false,
-            warning: false,
-            top10_holder_pct: Some(25.0),
-            scanned: chain != Chain::Solana,
-            scan_missing: false,
-        }),
+        // Scanned clean: an EVM contract scan, or a Solana mint whose authorities are revoked.
+        safety: Some(SafetyFacts { top10_holder_pct: Some(25.0), scanned: true, ..SafetyFacts::default() }),
     }
 }
 
@@ -97,6 +92,65 @@ fn a_malicious_token_is_never_a_pick_even_with_the_strongest_flows() {
     let picked: Vec<&str> = snap.picks.base.iter().map(|p| p.token.as_str()).collect();
     assert_eq!(picked, vec!["TK1"]);
     assert!(snap.lite.base.iter().all(|p| p.token == "TK1"));
+}
+
+/// A Solana token with strong flows and `safety`.
+fn solana_with(n: u32, safety: SafetyFacts) -> TokenInput {
+    TokenInput { safety: Some(safety), ..token(Chain::Solana, n, 2_000_000.0) }
+}
+
+#[test]
+fn an_unread_mint_never_scores_safety_100() {
+    // Few holders own much, and nothing else is known: the mint's authorities were not read.
+    let unread = SafetyFacts { top10_holder_pct: Some(10.0), ..SafetyFacts::default() };
+    let failed = SafetyFacts { scan_missing: true, ..unread };
+    for safety in [unread, failed] {
+        assert!(sub_scores(&solana_with(1, safety), None, NOW).safety <= 50.0, "{safety:?}");
+    }
+    let snap = compute(&input(vec![solana_with(1, unread)], Vec::new()), &SignalConfig::default());
+    let safety = &snap.picks.solana[0].dimensions.safety;
+    assert!(safety.score <= 50 && safety.degraded, "{safety:?}");
+    assert_eq!(safety.degraded_reason.as_deref(), Some("mint/freeze authority unknown"));
+    assert_eq!(safety.inputs["freeze_authority_live"], None);
+    assert!(snap.picks.solana[0].thesis.ends_with("risk: mint/freeze authority unknown."));
+}
+
+#[test]
+fn revoked_authorities_can_score_safety_100() {
+    let clean = SafetyFacts { top10_holder_pct: Some(10.0), scanned: true, ..SafetyFacts::default() };
+    assert_eq!(sub_scores(&solana_with(1, clean), None, NOW).safety, 100.0);
+    let snap = compute(&input(vec![solana_with(1, clean)], Vec::new()), &SignalConfig::default());
+    let safety = &snap.picks.solana[0].dimensions.safety;
+    assert_eq!((safety.score, safety.degraded), (100, false));
+    assert_eq!((safety.inputs["mint_authority_live"], safety.inputs["freeze_authority_live"]), (Some(0.0), Some(0.0)));
+}
+
+#[test]
+fn a_live_freeze_authority_is_never_a_pick() {
+    let clean = SafetyFacts { top10_holder_pct: Some(10.0), scanned: true, ..SafetyFacts::default() };
+    let frozen = SafetyFacts { freeze_authority_live: true, ..clean };
+    let mut trap = solana_with(9, frozen);
+    trap.flow = Some(FlowFacts { net_24h_usd: 9_000_000.0, ..trap.flow.unwrap_or_default() });
+    assert!(sub_scores(&trap, None, NOW).safety <= 50.0);
+    let snap = compute(&input(vec![trap, solana_with(1, clean)], Vec::new()), &SignalConfig::default());
+    let picked: Vec<&str> = snap.picks.solana.iter().map(|p| p.token.as_str()).collect();
+    assert_eq!(picked, vec!["TK1"]);
+    assert!(snap.lite.solana.iter().all(|p| p.token == "TK1"));
+}
+
+#[test]
+fn a_live_mint_authority_is_a_warning() {
+    let minted = SafetyFacts {
+        top10_holder_pct: Some(10.0),
+        scanned: true,
+        mint_authority_live: true,
+        ..SafetyFacts::default()
+    };
+    assert_eq!(sub_scores(&solana_with(1, minted), None, NOW).safety, 70.0);
+    let snap = compute(&input(vec![solana_with(1, minted)], Vec::new()), &SignalConfig::default());
+    let pick = &snap.picks.solana[0];
+    assert_eq!(pick.dimensions.safety.inputs["mint_authority_live"], Some(1.0));
+    assert!(pick.thesis.ends_with("risk: the issuer can still mint more."), "{}", pick.thesis);
 }
 
 #[test]
@@ -171,6 +225,7 @@ prop_compose! {
         age in proptest::option::of(0u32..5000),
         m1 in 0u32..100_000, m24 in 0u32..1_000_000, eng in 0u64..u64::MAX / 2,
         malicious in any::<bool>(), top10 in proptest::option::of(any_f64()), scan_missing in any::<bool>(),
+        authorities in 0u8..4,
         symbol in "[A-Za-z0-9{}]{0,40}",
     ) -> TokenInput {
         TokenInput {
@@ -180,7 +235,7 @@ prop_compose! {
             price: Some(PriceFacts { price_usd: price, change_24h_pct: c24, change_7d_pct: c7, high_7d_usd: None, low_7d_usd: None }),
             age_days: age,
             social: Some(SocialFacts { mentions_1h: m1, mentions_24h: m24, engagement: eng, notable_accounts: vec![] }),
-            safety: Some(SafetyFacts { malicious, warning: false, top10_holder_pct: top10, scanned: !scan_missing, scan_missing }),
+            safety: Some(SafetyFacts { malicious, top10_holder_pct: top10, scanned: !scan_missing, scan_missing, mint_authority_live: authorities & 1 != 0, freeze_authority_live: authorities & 2 != 0, ..SafetyFacts::default() }),
         }
     }
 }
@@ -212,6 +267,7 @@ proptest! {
                 }
                 prop_assert!(clean(&p.thesis), "{}", p.thesis);
                 prop_assert!(p.dimensions.safety.inputs["malicious"] != Some(1.0));
+                prop_assert!(p.dimensions.safety.inputs.get("freeze_authority_live") != Some(&Some(1.0)));
                 // A pick whose safety data is incomplete says so, scores at most neutral on
                 // safety, and cleared the stricter bar.
                 if p.dimensions.safety.degraded {
@@ -299,7 +355,7 @@ proptest! {
         let with = |top10: Option<f64>, scan_missing: bool| {
             let mut t = t.clone();
             let malicious = t.safety.is_some_and(|s| s.malicious);
-            t.safety = Some(SafetyFacts { malicious, warning, top10_holder_pct: top10, scanned: !scan_missing, scan_missing });
+            t.safety = Some(SafetyFacts { malicious, warning, top10_holder_pct: top10, scanned: !scan_missing, scan_missing, ..SafetyFacts::default() });
             sub_scores(&t, None, NOW).safety
         };
         let best_known = with(Some(0.0), false);

@@ -166,7 +166,8 @@ impl VendorClient {
         query: &[(&str, &str)],
         decorate: &(dyn Fn(reqwest::RequestBuilder) -> reqwest::RequestBuilder + Sync),
     ) -> Result<Bytes, UpstreamError> {
-        debug_assert!(path.starts_with('/'), "adapter paths are absolute");
+        // Empty for vendors whose base URL is the endpoint itself (a JSON-RPC node).
+        debug_assert!(path.is_empty() || path.starts_with('/'), "adapter paths are absolute");
         let vendor = self.vendor.family();
         let started = Instant::now();
         let result = async {

@@ -29,6 +29,8 @@ pub enum Vendor {
     Defillama,
     /// Transaction scanning (simulation and validation).
     Blockaid,
+    /// A Solana node's JSON-RPC API (token mints' authorities).
+    SolanaRpc,
 }
 
 impl Vendor {
@@ -46,6 +48,7 @@ impl Vendor {
         Vendor::Enso,
         Vendor::Defillama,
         Vendor::Blockaid,
+        Vendor::SolanaRpc,
     ];
 
     /// The family name clients see in errors and operators see in metrics.
@@ -62,6 +65,7 @@ impl Vendor {
             Vendor::Enso => "evm-router",
             Vendor::Defillama => "yields",
             Vendor::Blockaid => "shield",
+            Vendor::SolanaRpc => "solana-rpc",
         }
     }
 
@@ -89,6 +93,7 @@ impl Vendor {
             Vendor::Enso => "https://api.enso.finance",
             Vendor::Defillama => "https://yields.llama.fi",
             Vendor::Blockaid => "https://api.blockaid.io",
+            Vendor::SolanaRpc => "https://api.mainnet-beta.solana.com",
         }
     }
 
@@ -108,6 +113,8 @@ impl Vendor {
             Vendor::Enso => "SVC_ENSO",
             Vendor::Defillama => "SVC_DEFILLAMA",
             Vendor::Blockaid => "SVC_BLOCKAID",
+            // The node svc settles Solana payments through reads the mints too.
+            Vendor::SolanaRpc => "SVC_SOLANA_RPC",
         }
     }
 }

@@ -28,6 +28,15 @@ pub enum UpstreamError {
         /// The transport error, with the URL stripped.
         cause: String,
     },
+    /// A JSON-RPC node answered with an error object instead of a result (502); nodes send
+    /// these with HTTP 200. Only the code is kept, never the node's message.
+    #[error("{vendor} answered JSON-RPC error {code}")]
+    Rpc {
+        /// Who answered.
+        vendor: Vendor,
+        /// The JSON-RPC error code.
+        code: i64,
+    },
     /// The vendor answered 200 with a body that does not have its documented shape (502).
     #[error("{vendor} answered in an unexpected shape: {cause}")]
     Decode {
@@ -94,6 +103,7 @@ impl UpstreamError {
             | UpstreamError::Status { vendor, .. }
             | UpstreamError::Transport { vendor, .. }
             | UpstreamError::Decode { vendor, .. }
+            | UpstreamError::Rpc { vendor, .. }
             | UpstreamError::NotFound { vendor, .. }
             | UpstreamError::Refused { vendor, .. }
             | UpstreamError::BadInput { vendor, .. }
@@ -110,6 +120,7 @@ impl UpstreamError {
             UpstreamError::Status { .. } => "status",
             UpstreamError::Transport { .. } => "transport",
             UpstreamError::Decode { .. } => "decode",
+            UpstreamError::Rpc { .. } => "rpc",
             UpstreamError::NotFound { .. } => "not_found",
             UpstreamError::Refused { .. } => "refused",
             UpstreamError::BadInput { .. } | UpstreamError::BadAmount { .. } => "bad_input",

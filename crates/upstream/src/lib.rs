@@ -20,6 +20,7 @@ pub mod perpdex;
 pub mod predmkt;
 pub mod shield;
 pub mod social;
+pub mod solana_rpc;
 pub mod swap;
 pub mod units;
 pub mod yields;
@@ -39,6 +40,7 @@ pub use perpdex::{PerpLimits, Perpdex};
 pub use predmkt::Predmkt;
 pub use shield::Shield;
 pub use social::Social;
+pub use solana_rpc::SolanaRpc;
 pub use swap::SolanaSwap;
 pub use yields::Yields;
 
@@ -64,7 +66,8 @@ impl UpstreamsConfig {
         Self::each(|vendor| {
             let mut config = VendorConfig::new(format!("{}/{}", base.trim_end_matches('/'), vendor.slug()));
             config.key = match vendor {
-                Vendor::Perpdex => None,
+                // The perp agent's key is the caller's; a Solana node takes no key header.
+                Vendor::Perpdex | Vendor::SolanaRpc => None,
                 Vendor::Okx => Some(config::SIMULATED_OKX_CREDENTIAL.to_owned()),
                 _ => Some(config::SIMULATED_KEY.to_owned()),
             };
@@ -115,6 +118,8 @@ pub struct Upstreams {
     pub predmkt: Predmkt,
     /// The social network's posts, users, graph, counts and trends.
     pub social: Social,
+    /// A Solana node: token mints' mint and freeze authorities.
+    pub solana_rpc: SolanaRpc,
 }
 
 impl Upstreams {
@@ -131,6 +136,7 @@ impl Upstreams {
             yields: Yields::new(config.vendor(Vendor::Defillama), clock.clone())?,
             shield: Shield::new(config.vendor(Vendor::Blockaid), clock.clone())?,
             social: Social::new(config.vendor(Vendor::Social), clock.clone())?,
+            solana_rpc: SolanaRpc::new(config.vendor(Vendor::SolanaRpc), clock.clone())?,
             predmkt: Predmkt::new(config.vendor(Vendor::PredmktGamma), config.vendor(Vendor::PredmktClob), clock)?,
         })
     }

@@ -95,6 +95,77 @@ async fn the_planted_honeypot_is_never_a_pick_though_its_flows_rival_the_best() 
 }
 
 #[tokio::test]
+async fn the_freeze_trap_is_never_a_pick() {
+    let app = TestApp::new().await;
+    let world = &app.sim.world;
+    let trap = world.freeze_trap_token().expect("planted freeze trap");
+    let accumulated = world.planted_token(Chain::Solana, Scenario::Accumulated).expect("planted");
+    assert_ne!(trap.address, accumulated.address);
+    let index = world.token_index(Chain::Solana, &trap.address).expect("listed");
+    let inflow = world.netflow_usd(index, DAY_MS, |wallet| wallet.kind.is_smart_money());
+    assert!(inflow > 0.0, "smart money appears to be buying the trap: {inflow}");
+
+    let body = paid_json(&app, "/top-picks", 42).await;
+    let picks = addresses(&body["picks"]["solana"]);
+    assert!(picks.contains(&accumulated.address), "the clean accumulation is still picked: {picks:?}");
+    assert!(!picks.contains(&trap.address), "a live freeze authority is never a pick: {picks:?}");
+    let lite = paid_json(&app, "/top-picks-lite", 43).await;
+    assert!(!addresses(&lite["picks"]["solana"]).contains(&trap.address), "nor a lite pick");
+}
+
+#[tokio::test]
+async fn solana_safety_is_read_from_the_mint() {
+    let app = TestApp::new().await;
+    let body = paid_json(&app, "/top-picks", 44).await;
+    let picks = body["picks"]["solana"].as_array().expect("picks");
+    assert!(!picks.is_empty());
+    for pick in picks {
+        let address = pick["token_info"]["address"].as_str().expect("address");
+        let mint = app.sim.world.mint(address).expect("every Solana pick is a mint");
+        let safety = &pick["dimensions"]["safety"];
+        let live = |on: bool| Value::from(if on { 1.0 } else { 0.0 });
+        assert_eq!(safety["inputs"]["mint_authority_live"], live(mint.mint_authority.is_some()), "{pick}");
+        assert_eq!(safety["inputs"]["freeze_authority_live"], live(mint.freeze_authority.is_some()), "{pick}");
+        // The world leaves some tokens' holders unknown; the authorities are known for every one.
+        assert!(!safety["degraded_reason"].as_str().is_some_and(|r| r.contains("authority")), "{pick}");
+    }
+    let source =
+        body["sources"].as_array().expect("sources").iter().find(|s| s["source"] == "solana-rpc.mint-authorities");
+    assert_eq!(source.expect("the mints' source is reported")["status"], "ok");
+    let reads = app.sim.faults.log().iter().filter(|line| line.starts_with("POST /solana-rpc")).count();
+    assert_eq!(reads, 1, "every candidate's mint in one call");
+}
+
+#[tokio::test]
+async fn a_failed_mint_read_leaves_safety_unknown() {
+    let app = TestApp::new().await;
+    for _ in 0..3 {
+        app.sim.faults.push("solana-rpc", svc_simulator::Fault::Status { status: 503, retry_after: None });
+    }
+    let body = paid_json(&app, "/top-picks", 45).await;
+    let source =
+        body["sources"].as_array().expect("sources").iter().find(|s| s["source"] == "solana-rpc.mint-authorities");
+    assert_eq!(source.expect("the mints' source is reported")["status"], "failed");
+    let picks = body["picks"]["solana"].as_array().expect("picks");
+    assert!(!picks.is_empty(), "strong flows still pick, past the stricter bar");
+    for pick in picks {
+        let safety = &pick["dimensions"]["safety"];
+        assert!(safety["score"].as_u64().expect("score") <= 50, "{pick}");
+        assert_eq!(safety["degraded"], true, "{pick}");
+        assert!(
+            safety["degraded_reason"].as_str().is_some_and(|r| r.contains("mint/freeze authority unknown")),
+            "{pick}"
+        );
+        assert!(
+            safety["inputs"]["freeze_authority_live"].is_null() && safety["inputs"]["mint_authority_live"].is_null()
+        );
+        assert!(pick["thesis"].as_str().expect("thesis").contains("risk:"), "{pick}");
+    }
+    let base = &body["picks"]["base"][0]["dimensions"]["safety"];
+    assert!(!base["degraded_reason"].as_str().is_some_and(|r| r.contains("failed")), "no other chain's safety: {base}");
+}
+
+#[tokio::test]
 async fn the_planted_exit_tokens_are_in_exodus_with_their_seller_counts() {
     let app = TestApp::new().await;
     let body = paid_json(&app, "/exodus", 1).await;

@@ -126,7 +126,8 @@ pub struct Dimensions {
     pub freshness: DimensionScore,
     /// Market cap, liquidity and holders.
     pub market: DimensionScore,
-    /// Scan verdict and holder concentration; also a gate.
+    /// Scan verdict (an EVM token's contract scan; a Solana token's mint and freeze
+    /// authorities) and holder concentration; also a gate.
     pub safety: DimensionScore,
 }
 

@@ -13,6 +13,7 @@ mod orderbookdex;
 mod perpdex;
 mod predmkt;
 pub(crate) mod social;
+mod solana_rpc;
 pub mod telegram;
 
 use axum::Router;
@@ -34,6 +35,7 @@ pub(crate) fn router(sim: Simulator) -> Router {
         .nest("/evm-router", enso::router(sim.clone()))
         .nest("/yields", defillama::router(sim.clone()))
         .nest("/shield", blockaid::router(sim.clone()))
+        .nest("/solana-rpc", solana_rpc::router(sim.clone()))
         .nest("/predmkt-gamma", predmkt::gamma(sim.clone()))
         .nest("/predmkt-clob", predmkt::clob(sim.clone()))
         .nest("/social", social::router(sim.clone()))
@@ -103,6 +105,7 @@ async fn index(State(sim): State<Simulator>) -> axum::Json<serde_json::Value> {
         "swap": {"tokens": sol_tokens},
         "evm": {"tokens": evm_tokens, "defi_protocols": protocols},
         "shield": {"known_malicious_address": world.drainer_address()},
+        "solana_rpc": {"freeze_trap_mint": world.freeze_trap_token().map(|t| t.address.clone())},
         "predmkt": {"markets": markets},
         "social": {"usernames": usernames},
     }))

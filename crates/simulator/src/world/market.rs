@@ -417,8 +417,11 @@ fn majors(chain: Chain) -> [(&'static str, &'static str, &'static str, u8, f64);
 fn planted(chain: Chain, n: usize) -> Scenario {
     match (chain, n) {
         // Base's second accumulated token is the honeypot (see `World::honeypot_token`): the
-        // strongest flows, and a contract the scanner flags.
-        (Chain::Solana | Chain::Base, 0) | (Chain::Base, HONEYPOT_INDEX) => Scenario::Accumulated,
+        // strongest flows, and a contract the scanner flags. Solana's is the freeze trap (see
+        // `World::freeze_trap_token`): as strong flows, and a mint whose issuer can freeze holders.
+        (Chain::Solana | Chain::Base, 0) | (Chain::Base, HONEYPOT_INDEX) | (Chain::Solana, FREEZE_TRAP_INDEX) => {
+            Scenario::Accumulated
+        }
         (Chain::Solana | Chain::Ethereum, 1) => Scenario::Exodus,
         _ => Scenario::Quiet,
     }
@@ -426,6 +429,9 @@ fn planted(chain: Chain, n: usize) -> Scenario {
 
 /// Which traded token of Base is the honeypot.
 const HONEYPOT_INDEX: usize = 2;
+
+/// Which traded token of Solana is the freeze trap.
+const FREEZE_TRAP_INDEX: usize = 2;
 
 /// Traded tokens per chain.
 const TRADED_PER_CHAIN: usize = 6;
@@ -729,6 +735,13 @@ impl World {
     /// A signal product must never pick it.
     pub fn honeypot_token(&self) -> Option<&Token> {
         self.market.tokens.iter().filter(|t| t.chain == Chain::Base && t.scenario == Scenario::Accumulated).nth(1)
+    }
+
+    /// The planted freeze trap: a Solana token smart money appears to accumulate as hard as the
+    /// planted accumulation token, whose mint keeps a live freeze authority, so its issuer can
+    /// freeze any holder's tokens and a buyer may never sell. A signal product must never pick it.
+    pub fn freeze_trap_token(&self) -> Option<&Token> {
+        self.market.tokens.iter().filter(|t| t.chain == Chain::Solana && t.scenario == Scenario::Accumulated).nth(1)
     }
 
     /// The first token with the planted `scenario` on `chain`, if the world plants one there.

@@ -12,12 +12,14 @@ const PERPS_SALT: u64 = 0x7065_7270_7300_0001;
 
 mod defi;
 mod launchpad;
+mod mints;
 mod perps;
 mod predmkt;
 mod social;
 
 pub use defi::{DefiPosition, EvmToken, NATIVE_SENTINEL, NontokenizedPosition, SolToken, YieldPool, Yields};
 pub use launchpad::{Coin, CoinState};
+pub use mints::{Mint, TOKEN_PROGRAM};
 pub use perps::{BookSide, PerpAccount, PerpLedgerOrder, PerpMarket, PerpMarketState, PerpPosition};
 
 mod market;
@@ -46,6 +48,8 @@ pub struct World {
     social_seed: u64,
     social_accounts: Vec<SocialAccount>,
     social_posters: Vec<usize>,
+    /// Seed of the mints' authorities (see [`World::mint`]).
+    mints_seed: u64,
 }
 
 impl World {
@@ -76,6 +80,7 @@ impl World {
             social_seed: seed ^ SOCIAL_SALT,
             social_accounts,
             social_posters,
+            mints_seed: seed ^ mints::MINTS_SALT,
         }
     }
 

@@ -10,4 +10,5 @@ mod perps;
 mod predmkt;
 mod shield;
 mod social;
+mod solana_rpc;
 mod swap;
