@@ -334,17 +334,10 @@ async fn detail(up: &Upstreams, tokens: &mut [TokenInput], sources: &mut Sources
         }
         if let Some(scan) = scan {
             scans += 1;
-            match scan {
-                Ok(verdict) => {
-                    safety.malicious = verdict == ShieldVerdict::Malicious;
-                    safety.warning = verdict == ShieldVerdict::Warning;
-                    safety.scanned = true;
-                    known = true;
-                }
-                Err(_) => {
-                    scans_failed += 1;
-                    safety.scan_missing = true;
-                }
+            if read_scan(&mut safety, scan.as_ref().ok().copied()) {
+                known = true;
+            } else {
+                scans_failed += 1;
             }
         }
         if tokens[i].token.chain == Chain::Solana {
@@ -373,6 +366,24 @@ async fn detail(up: &Upstreams, tokens: &mut [TokenInput], sources: &mut Sources
     // No dimension is marked for all tokens: each Solana token whose mint went unread says
     // so itself, and no other chain's safety rests on the node.
     sources.record_many("solana-rpc.mint-authorities", &[], "mint reads", mints.len(), mints_failed);
+}
+
+/// Reads a contract scan's verdict into `safety`: whether it gave one. A scan that failed, or
+/// whose scanner answered that it could not scan (`Error`), leaves the verdict unknown, never
+/// clean.
+fn read_scan(safety: &mut SafetyFacts, verdict: Option<ShieldVerdict>) -> bool {
+    match verdict {
+        None | Some(ShieldVerdict::Error) => {
+            safety.scan_missing = true;
+            false
+        }
+        Some(verdict) => {
+            safety.malicious = verdict == ShieldVerdict::Malicious;
+            safety.warning = verdict == ShieldVerdict::Warning;
+            safety.scanned = true;
+            true
+        }
+    }
 }
 
 /// Exchange deposits over the last day for the tokens smart money leaves fastest on each
@@ -527,4 +538,22 @@ async fn mint_authorities(up: &Upstreams, mints: &[String]) -> HashMap<String, O
 pub fn parse_time(text: &str) -> Option<i64> {
     let at = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
     i64::try_from(at.unix_timestamp_nanos() / 1_000_000).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scanner_that_could_not_scan_leaves_the_verdict_unknown_not_clean() {
+        let mut safety = SafetyFacts::default();
+        assert!(!read_scan(&mut safety, Some(ShieldVerdict::Error)));
+        assert!(safety.scan_missing && !safety.scanned && !safety.complete());
+        let mut safety = SafetyFacts::default();
+        assert!(!read_scan(&mut safety, None));
+        assert!(safety.scan_missing);
+        let mut safety = SafetyFacts::default();
+        assert!(read_scan(&mut safety, Some(ShieldVerdict::Warning)));
+        assert!(safety.scanned && safety.warning && !safety.malicious && !safety.scan_missing);
+    }
 }

@@ -3,11 +3,29 @@
 
 #![allow(dead_code)]
 
+use std::io::Write as _;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
+
+/// Whether the system tool `program` is installed. Where it is not, the calling test says in
+/// one line what to install and returns early, so the README's test command passes on a fresh
+/// machine; with `SVC_TEST_REQUIRE_TOOLS` set (CI sets it) a missing tool fails the test
+/// instead, so nothing is skipped silently there.
+pub fn has_tool(program: &str, install: &str) -> bool {
+    let on_path = std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()));
+    if on_path || Path::new("/usr/bin").join(program).is_file() {
+        return true;
+    }
+    assert!(std::env::var_os("SVC_TEST_REQUIRE_TOOLS").is_none(), "{program} is missing: {install}");
+    // Straight to the process's stderr: the test harness captures `eprintln!` of a test that
+    // passes, and a skip must be seen.
+    let _ = writeln!(std::io::stderr(), "skipped: this test needs {program}; {install} to run it");
+    false
+}
 
 /// Runs an operator command on the data in `data`; its standard output.
 pub fn cli(data: &Path, args: &[&str]) -> String {
