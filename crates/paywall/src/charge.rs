@@ -322,7 +322,9 @@ impl Paywall {
             network: requirement.network.clone(),
             payer: matched.replay.payer.clone(),
             nonce: matched.replay.nonce.clone(),
-            amount: requirement.amount.parse::<u64>().unwrap_or(0),
+            // In USDC, as receipts and rebates read it: the requirement's amount is in the
+            // token's own units, which on a network with more decimals is not the price.
+            amount: matched.price.atomic(),
             asset: requirement.asset.clone(),
             pay_to: requirement.pay_to.clone(),
             valid_before: payment

@@ -89,7 +89,7 @@ pub struct NewPayment {
     pub payer: String,
     /// EIP-3009 nonce, or the Solana transaction signature.
     pub nonce: String,
-    /// Amount in atomic units.
+    /// The price paid, USDC atomic units (whatever the decimals of the token it was paid in).
     pub amount: u64,
     /// Token contract or mint.
     pub asset: String,
@@ -119,7 +119,7 @@ pub struct PaymentRecord {
     pub payer: String,
     /// Authorization nonce or transaction signature.
     pub nonce: String,
-    /// Amount in atomic units.
+    /// The price paid, USDC atomic units (whatever the decimals of the token it was paid in).
     #[sqlx(try_from = "i64")]
     pub amount: u64,
     /// Token.

@@ -1456,3 +1456,30 @@ async fn an_authorization_valid_for_longer_than_its_challenge_is_refused() {
         assert_eq!(paid.status, StatusCode::OK, "{}", paid.text());
     }
 }
+
+/// A network whose token has more decimals than USDC's six is paid in its own units, and the
+/// payment is recorded, and shown on receipts, in USDC: the price, not the token amount.
+#[tokio::test]
+async fn a_payment_in_a_token_of_18_decimals_is_recorded_in_usdc() {
+    use svc_x402::network::{Offer, PaymentNetwork};
+    let token = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+    let network =
+        PaymentNetwork::evm("eip155:31337", token, "Test Dollar", "1", 18, crate::support::PAY_TO).expect("network");
+    let offer = Offer::new(vec![network], 300);
+    let networks = offer.networks().to_vec();
+    let app = TestApp::with(Setup {
+        offer,
+        facilitator: Box::new(move |clock| Arc::new(BuiltinFacilitator::new(networks, Arc::new(clock)))),
+        ..Setup::default()
+    })
+    .await;
+    let uri = "/api/x402/alpha/top-picks";
+    let challenge = app.get(uri).await;
+    assert_eq!(challenge.json()["accepts"][0]["amount"], "500000000000000000", "0.50 in 18 decimals");
+    let paid = app.pay_get(uri, 1).await;
+    assert_eq!(paid.status, StatusCode::OK, "{}", paid.text());
+    let payer = payer().address().to_string().to_lowercase();
+    let payments = app.store.payments_by_payer(&payer, 10).await.expect("payments");
+    assert_eq!(payments.len(), 1);
+    assert_eq!(payments[0].amount, 500_000, "0.50 USDC in atomic units");
+}
