@@ -173,7 +173,7 @@ impl Paywall {
         let (requirement, price) = match svc_x402::find_match(offered, &payment.choice) {
             Some(i) => (offered[i].clone(), sale.price),
             None if !sale.discountable => return Err(refused("No matching payment requirements")),
-            None => match self.discounted_match(sale, &replay.payer, payment).await? {
+            None => match self.discounted_match(sale, &replay.payer, payment, offered).await? {
                 Some(matched) => matched,
                 None => return Err(refused("No matching payment requirements")),
             },
@@ -232,10 +232,17 @@ impl Paywall {
         sale: &Sale<'_>,
         payer: &str,
         payment: &DecodedPayment,
+        offered: &[PaymentRequirements],
     ) -> Result<Option<(PaymentRequirements, Money)>, PaywallError> {
-        // Only a v2 client states the amount it chose; a cheaper amount is worth one lookup.
+        // Only a v2 client states the amount it chose; an amount below the list price on its
+        // network, in that token's own units, is worth one lookup.
         let Choice::Accepted(accepted) = &payment.choice else { return Ok(None) };
-        if accepted.amount.parse::<u64>().map_or(true, |a| a >= sale.price.atomic()) {
+        let list = offered.iter().find(|r| r.network == accepted.network && r.scheme == accepted.scheme);
+        let below_list = match (accepted.amount.parse::<u128>(), list.map(|r| r.amount.parse::<u128>())) {
+            (Ok(chosen), Some(Ok(list))) => chosen < list,
+            _ => false,
+        };
+        if !below_list {
             return Ok(None);
         }
         let tier = self.payer_tier(payer).await?;

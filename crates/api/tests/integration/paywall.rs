@@ -402,6 +402,11 @@ async fn seed_paid_calls(p: &Paywalled, n: usize) {
 
 /// Records earlier paid calls of [`payer`] numbered `range` (each number once per test).
 async fn seed_paid_call_range(p: &Paywalled, range: std::ops::Range<usize>) {
+    seed_paid_calls_in(&p.app, range).await;
+}
+
+/// [`seed_paid_call_range`] on any test app.
+async fn seed_paid_calls_in(app: &TestApp, range: std::ops::Range<usize>) {
     let payer_id = payer().address().to_string().to_lowercase();
     for i in range {
         let id = format!("seed-{i}");
@@ -418,8 +423,8 @@ async fn seed_paid_call_range(p: &Paywalled, range: std::ops::Range<usize>) {
             now_ms: NOW_MS - 1000,
             holder: None,
         };
-        p.app.store.reserve_payment(&new).await.expect("seed");
-        p.app.store.finish_payment(&id, PaymentStatus::Settled, Some("0x1"), None, NOW_MS).await.expect("finish");
+        app.store.reserve_payment(&new).await.expect("seed");
+        app.store.finish_payment(&id, PaymentStatus::Settled, Some("0x1"), None, NOW_MS).await.expect("finish");
     }
 }
 
@@ -1457,22 +1462,30 @@ async fn an_authorization_valid_for_longer_than_its_challenge_is_refused() {
     }
 }
 
-/// A network whose token has more decimals than USDC's six is paid in its own units, and the
-/// payment is recorded, and shown on receipts, in USDC: the price, not the token amount.
-#[tokio::test]
-async fn a_payment_in_a_token_of_18_decimals_is_recorded_in_usdc() {
+/// An app offering one EVM network whose token has 18 decimals.
+async fn on_an_18_decimal_token() -> TestApp {
     use svc_x402::network::{Offer, PaymentNetwork};
     let token = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
     let network =
-        PaymentNetwork::evm("eip155:31337", token, "Test Dollar", "1", 18, crate::support::PAY_TO).expect("network");
+        PaymentNetwork::evm(LOCAL_18, token, "Test Dollar", "1", 18, crate::support::PAY_TO).expect("network");
     let offer = Offer::new(vec![network], 300);
     let networks = offer.networks().to_vec();
-    let app = TestApp::with(Setup {
+    TestApp::with(Setup {
         offer,
         facilitator: Box::new(move |clock| Arc::new(BuiltinFacilitator::new(networks, Arc::new(clock)))),
         ..Setup::default()
     })
-    .await;
+    .await
+}
+
+/// The network of [`on_an_18_decimal_token`].
+const LOCAL_18: &str = "eip155:31337";
+
+/// A network whose token has more decimals than USDC's six is paid in its own units, and the
+/// payment is recorded, and shown on receipts, in USDC: the price, not the token amount.
+#[tokio::test]
+async fn a_payment_in_a_token_of_18_decimals_is_recorded_in_usdc() {
+    let app = on_an_18_decimal_token().await;
     let uri = "/api/x402/alpha/top-picks";
     let challenge = app.get(uri).await;
     assert_eq!(challenge.json()["accepts"][0]["amount"], "500000000000000000", "0.50 in 18 decimals");
@@ -1482,4 +1495,26 @@ async fn a_payment_in_a_token_of_18_decimals_is_recorded_in_usdc() {
     let payments = app.store.payments_by_payer(&payer, 10).await.expect("payments");
     assert_eq!(payments.len(), 1);
     assert_eq!(payments[0].amount, 500_000, "0.50 USDC in atomic units");
+}
+
+/// A payer whose tier earns 20 % off signs in, is quoted its price in the token's 18 decimals,
+/// and pays it: the discounted amount is matched in the token's units, not against USDC's.
+#[tokio::test]
+async fn a_discounted_payment_in_a_token_of_18_decimals_is_matched() {
+    let app = on_an_18_decimal_token().await;
+    seed_paid_calls_in(&app, 0..100).await;
+    let uri = "/api/x402/alpha/top-picks";
+    let challenge: PaymentRequired = serde_json::from_slice(&app.get(uri).await.body).expect("challenge");
+    let proof = svc_x402::client::sign_in_header(&challenge, LOCAL_18, &payer()).expect("offered").expect("signed");
+    let request = Request::get(uri).header("sign-in-with-x", proof).body(Body::empty()).expect("request");
+    let quoted: PaymentRequired = serde_json::from_slice(&app.send(request).await.body).expect("quote");
+    assert_eq!(quoted.accepts[0].amount, "400000000000000000", "0.40 in 18 decimals");
+    let now = u64::try_from(NOW_MS / 1000).expect("now");
+    let header = svc_x402::client::pay_header(&quoted, &quoted.accepts[0], &payer(), now, B256::with_last_byte(7))
+        .expect("sign");
+    let paid = app.call_with(&axum::http::Method::GET, uri, None, &[("payment-signature", &header)]).await;
+    assert_eq!(paid.status, StatusCode::OK, "{}", paid.text());
+    let payer_id = payer().address().to_string().to_lowercase();
+    let recorded = app.store.payments_by_payer(&payer_id, 200).await.expect("payments");
+    assert_eq!(recorded.iter().filter(|p| !p.id.starts_with("seed-")).map(|p| p.amount).collect::<Vec<_>>(), [400_000]);
 }
