@@ -60,6 +60,11 @@ impl Scope {
     pub fn parse(name: &str) -> Option<Scope> {
         Scope::ALL.into_iter().find(|s| s.as_str() == name)
     }
+
+    /// The scopes `names` name, as the catalogue writes a route's (unknown names skipped).
+    pub fn named(names: &[&str]) -> Vec<Scope> {
+        names.iter().filter_map(|name| Scope::parse(name)).collect()
+    }
 }
 
 /// Scopes a key may hold, one of which a route needs: small and `Copy`, so a refusal can
@@ -302,7 +307,7 @@ pub async fn route_account(
     if !route.access.needs_account() {
         return Ok(Ok(None));
     }
-    let scopes: Vec<Scope> = route.key_scopes.iter().filter_map(|name| Scope::parse(name)).collect();
+    let scopes = Scope::named(route.key_scopes);
     let keys = match route.access {
         svc_catalogue::Access::Account if !scopes.is_empty() => KeysAccepted::WithScope(&scopes),
         _ => KeysAccepted::No,

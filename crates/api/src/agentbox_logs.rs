@@ -36,8 +36,7 @@ async fn logs(
     // position (obs-text, a control character, not a number) is refused, not taken for absent.
     // The query is read for nothing, but refused with control characters as on every route.
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    let scopes: Vec<Scope> =
-        svc_catalogue::routes::agentbox::READ.iter().filter_map(|name| Scope::parse(name)).collect();
+    let scopes = Scope::named(svc_catalogue::routes::agentbox::READ);
     let account = svc_accounts::calling_account(
         &state.store,
         &state.config.sign_in,

@@ -17,7 +17,7 @@ use svc_catalogue::ValidInput;
 pub(crate) async fn serve(call: Call<'_>, input: ValidInput) -> Result<Response, ApiError> {
     let Call { state, route, parts, .. } = call;
     let now = state.clock.now_ms();
-    let accepted: Vec<Scope> = route.twin_key_scopes().iter().filter_map(|name| Scope::parse(name)).collect();
+    let accepted = Scope::named(route.twin_key_scopes());
     let holder = authenticate(&state.store, presented_key_in(&parts.headers), &accepted, now).await??;
     let account = &holder.account.id;
     let rate = crate::rate::count(state, route, &format!("account:{account}"), now).await;

@@ -68,7 +68,7 @@ async fn run(state: &AppState, agent_id: &str, parts: &Parts, body: Body) -> Res
     let counted = crate::rate::Counted { product: &product, limit: state.config.rate_per_minute, bucket: "default" };
     let presented = crate::x402::presented(&parts.headers);
     let payer = presented.claimed_payer();
-    let paid = Box::pin(sell(state, &invocable, parts, body, presented));
+    let paid = Box::pin(sell(state, &invocable, &product, parts, body, presented));
     Ok(crate::rate::x402(state, counted, parts, payer, paid).await)
 }
 
@@ -78,6 +78,7 @@ async fn run(state: &AppState, agent_id: &str, parts: &Parts, body: Body) -> Res
 async fn sell(
     state: &AppState,
     invocable: &Invocable,
+    product: &str,
     parts: &Parts,
     body: Bytes,
     presented: Presented,
@@ -107,8 +108,7 @@ async fn sell(
         }
     };
     let advertised = svc_paywall::echoes_extensions(&payment).then(|| challenge.extensions(Schemas::Omitted));
-    let product = invocable.product();
-    let sale = Sale { product: &product, price, discountable: false, advertised: advertised.as_ref() };
+    let sale = Sale { product, price, discountable: false, advertised: advertised.as_ref() };
     let slot = Slot { sellers: state.sellers.clone(), invocable: invocable.clone(), taken: Mutex::new(None) };
     let (slot_ref, body_ref) = (&slot, &body);
     let work = move |buyer: Buyer| async move {

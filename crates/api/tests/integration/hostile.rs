@@ -230,31 +230,25 @@ async fn llm_failures(app: &TestApp) -> Vec<String> {
         (json!({"model": "svc-default", "messages": [{"role": "user", "content": "hi"}], "user": hostile}), "user"),
         (json!({"model": "svc-default", "messages": [{"role": "user", "content": "hi"}], &hostile: 1}), &*hostile),
     ];
+    let chat = |body: Value| {
+        let bearer = bearer.clone();
+        async move {
+            let headers = [("authorization", bearer.as_str())];
+            app.call_with(&Method::POST, "/api/v1/llm/chat/completions", Some(&body.to_string()), &headers).await
+        }
+    };
     let mut failures = Vec::new();
     for (body, param) in cases {
-        let reply = app
-            .call_with(
-                &Method::POST,
-                "/api/v1/llm/chat/completions",
-                Some(&body.to_string()),
-                &[("authorization", bearer.as_str())],
-            )
-            .await;
+        let reply = chat(body.clone()).await;
         let answer: Value = serde_json::from_slice(&reply.body).unwrap_or(Value::Null);
         if reply.status != StatusCode::UNPROCESSABLE_ENTITY || answer["error"]["param"] != param {
             failures.push(format!("LLM {body}: {} {}", reply.status, reply.text()));
         }
     }
     // Newlines and tabs are text: a message with them is served.
-    let body = json!({"model": "svc-default", "messages": [{"role": "user", "content": "line one\n\tline two\r\n"}]});
-    let reply = app
-        .call_with(
-            &Method::POST,
-            "/api/v1/llm/chat/completions",
-            Some(&body.to_string()),
-            &[("authorization", bearer.as_str())],
-        )
-        .await;
+    let reply =
+        chat(json!({"model": "svc-default", "messages": [{"role": "user", "content": "line one\n\tline two\r\n"}]}))
+            .await;
     if reply.status != StatusCode::OK {
         failures.push(format!("LLM with newlines and tabs: {} {}", reply.status, reply.text()));
     }
