@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::future::Future;
 
 use bytes::Bytes;
+use serde_json::value::RawValue;
 use svc_domain::Money;
 use svc_store::{NewPayment, PaymentRecord, PaymentStatus, Reservation, StoreError};
 use svc_x402::codec::{Choice, DecodedPayment};
@@ -65,12 +66,18 @@ struct ReplayKey {
     nonce: String,
 }
 
-/// A payment that matched what is offered.
-struct Matched {
+/// A payment that matched what is offered: everything verify, reserve, settle and record
+/// read of it, read once.
+struct Matched<'p> {
     replay: ReplayKey,
     requirement: PaymentRequirements,
-    /// The price the requirement asks, USDC: the list price, or the payer's discounted price.
+    /// The price the requirement asks, in USDC: the list price, or the payer's discounted
+    /// price. What is recorded and rebated (the requirement's amount is in the token's own
+    /// units, which on a network with more decimals is not the price).
     price: Money,
+    /// The v2 message the facilitator verifies and settles: the client's as received, or a v1
+    /// payment's built around `requirement`.
+    message: Cow<'p, RawValue>,
     /// The client's payment id, when it asked for its answer to be kept.
     payment_id: Option<String>,
     /// [`DecodedPayment::payload_digest`], computed only when there is a payment id.
@@ -82,11 +89,18 @@ struct Matched {
     clippy::large_enum_variant,
     reason = "the large variant is every paid call's, moved once; boxing it would allocate"
 )]
-enum Admitted {
+enum Admitted<'p> {
     /// Verified and reserved under `id`: its work runs, then it settles.
-    Reserved { matched: Matched, verified: Verified, id: String },
+    Reserved { matched: Matched<'p>, verified: Verified, id: String },
     /// Already settled, after the answer it paid for was withheld: that answer is owed.
     Withheld(Box<PaymentRecord>),
+}
+
+impl Matched<'_> {
+    /// What the facilitator is asked to verify or settle: our requirement, never the client's.
+    fn request<'a>(&'a self, payment: &'a DecodedPayment) -> PaymentRequest<'a> {
+        PaymentRequest { message: &self.message, payload: &payment.payload, requirements: &self.requirement }
+    }
 }
 
 impl Paywall {
@@ -157,12 +171,12 @@ struct Settlement<A, E> {
 impl Paywall {
     /// Step 1, match: the payment names an authorization, its answer is not already kept, and
     /// what it chose is what is offered (at the list price, or at the payer's discount).
-    async fn match_payment(
+    async fn match_payment<'p>(
         &self,
         sale: &Sale<'_>,
-        payment: &DecodedPayment,
+        payment: &'p DecodedPayment,
         offered: &[PaymentRequirements],
-    ) -> Result<Matched, Halt> {
+    ) -> Result<Matched<'p>, Halt> {
         let (payer, nonce) = payment.replay_key().ok_or_else(|| refused("invalid_payload"))?;
         let replay = ReplayKey { payer, nonce };
         let payment_id = payment_id(payment).map_err(refused)?;
@@ -190,7 +204,8 @@ impl Paywall {
             tracing::debug!(extension = key, "payment echoes an extension that contradicts the challenge");
             return Err(refused(svc_x402::extensions::ECHO_MISMATCH));
         }
-        Ok(Matched { replay, requirement, price, payment_id, digest })
+        let message = payment.as_v2(&requirement);
+        Ok(Matched { replay, requirement, price, message, payment_id, digest })
     }
 
     /// A retry of a call already answered: the same answer again, without a second charge.
@@ -237,9 +252,12 @@ impl Paywall {
         // Only a v2 client states the amount it chose; an amount below the list price on its
         // network, in that token's own units, is worth one lookup.
         let Choice::Accepted(accepted) = &payment.choice else { return Ok(None) };
-        let list = offered.iter().find(|r| r.network == accepted.network && r.scheme == accepted.scheme);
-        let below_list = match (accepted.amount.parse::<u128>(), list.map(|r| r.amount.parse::<u128>())) {
-            (Ok(chosen), Some(Ok(list))) => chosen < list,
+        let offered_there = offered.iter().any(|r| r.network == accepted.network && r.scheme == accepted.scheme);
+        // The list price in that token's units, from the price itself: never read back from
+        // the string it was written to.
+        let list = self.offer.network(&accepted.network).filter(|_| offered_there).and_then(|n| n.atomic(sale.price));
+        let below_list = match (svc_x402::network::token_amount(&accepted.amount), list) {
+            (Some(chosen), Some(list)) => chosen < list,
             _ => false,
         };
         if !below_list {
@@ -257,11 +275,9 @@ impl Paywall {
     /// Step 2, verify: the facilitator checks the signature, the amount and the funds. An
     /// authorization already spent on chain may be ours, for an answer withheld while its
     /// transfer was unconfirmed: that payment is owed its answer; any other is a replay.
-    async fn verify(&self, sale: &Sale<'_>, payment: &DecodedPayment, matched: &Matched) -> Result<Verdict, Halt> {
+    async fn verify(&self, sale: &Sale<'_>, payment: &DecodedPayment, matched: &Matched<'_>) -> Result<Verdict, Halt> {
         let requirement = &matched.requirement;
-        let message = payment.as_v2(requirement);
-        let request = PaymentRequest { message: &message, payload: &payment.payload, requirements: requirement };
-        match self.facilitator.verify(request).await {
+        match self.facilitator.verify(matched.request(payment)).await {
             Ok(verified) => Ok(Verdict::Verified(verified)),
             Err(FacilitatorError::Unavailable(cause)) => Err(PaywallError::FacilitatorUnavailable(cause).into()),
             Err(err) if err.reason() == NONCE_USED => {
@@ -313,13 +329,13 @@ impl Paywall {
     }
 
     /// Step 3, reserve: one request per authorization, across replicas.
-    async fn reserve(
+    async fn reserve<'p>(
         &self,
         sale: &Sale<'_>,
         payment: &DecodedPayment,
-        matched: Matched,
+        matched: Matched<'p>,
         verified: Verified,
-    ) -> Result<Admitted, Halt> {
+    ) -> Result<Admitted<'p>, Halt> {
         let requirement = &matched.requirement;
         let now_ms = self.clock.now_ms();
         let id = uuid::Uuid::now_v7().to_string();
@@ -329,8 +345,6 @@ impl Paywall {
             network: requirement.network.clone(),
             payer: matched.replay.payer.clone(),
             nonce: matched.replay.nonce.clone(),
-            // In USDC, as receipts and rebates read it: the requirement's amount is in the
-            // token's own units, which on a network with more decimals is not the price.
             amount: matched.price.atomic(),
             asset: requirement.asset.clone(),
             pay_to: requirement.pay_to.clone(),
@@ -388,15 +402,13 @@ impl Paywall {
         &self,
         sale: &Sale<'_>,
         payment: &DecodedPayment,
-        matched: &Matched,
+        matched: &Matched<'_>,
         verified: &Verified,
         id: &str,
         sold: Sold<A>,
     ) -> Result<Settlement<A, E>, PaywallError> {
-        let requirement = &matched.requirement;
-        let network = &requirement.network;
-        let message = payment.as_v2(requirement);
-        let request = PaymentRequest { message: &message, payload: &payment.payload, requirements: requirement };
+        let network = &matched.requirement.network;
+        let request = matched.request(payment);
         if let Some(transaction) = self.facilitator.transaction_id(request) {
             match self.store.note_transaction(id, &transaction).await {
                 Ok(true) => {}
@@ -473,7 +485,7 @@ impl Paywall {
         &self,
         id: &str,
         digest: &str,
-        matched: &Matched,
+        matched: &Matched<'_>,
         body: &Bytes,
         receipt: &SettleResponse,
         now_ms: i64,

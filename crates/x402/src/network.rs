@@ -157,6 +157,16 @@ impl PaymentNetwork {
     }
 }
 
+/// An amount in a token's atomic units as a requirement writes it (a decimal string with no
+/// sign, no spaces and no leading `+`), or `None`: what a client says it chose is read with
+/// this, once, and compared with our own amount as a number.
+pub fn token_amount(text: &str) -> Option<u128> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
+}
+
 fn check_decimals(network: &str, decimals: u8) -> Result<(), NetworkError> {
     if (6..=30).contains(&decimals) { Ok(()) } else { Err(NetworkError::Decimals(network.to_owned())) }
 }
@@ -201,5 +211,38 @@ impl Offer {
                 })
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #[test]
+        fn every_amount_a_requirement_writes_reads_back_as_itself(units in any::<u64>(), decimals in 6u8..=24) {
+            let network = PaymentNetwork { decimals, ..PaymentNetwork::base_usdc(BASE_USDC).expect("base") };
+            let price = Money::from_atomic(units);
+            let amount = network.atomic(price);
+            let offer = Offer::new(vec![network], 300);
+            let written = offer.requirements(price).first().map(|r| r.amount.clone());
+            prop_assert_eq!(written.as_deref().and_then(token_amount), amount);
+        }
+
+        #[test]
+        fn an_amount_with_anything_but_digits_is_no_amount(text in "[0-9]{0,5}[^0-9][0-9]{0,5}") {
+            prop_assert_eq!(token_amount(&text), None);
+        }
+    }
+
+    #[test]
+    fn an_amount_is_digits_that_fit_in_u128() {
+        assert_eq!(token_amount("500000"), Some(500_000));
+        assert_eq!(token_amount(&u128::MAX.to_string()), Some(u128::MAX));
+        for text in ["", "+5", "-5", " 5", "5 ", "0x10", "1e6", "0.5", "340282366920938463463374607431768211456"] {
+            assert_eq!(token_amount(text), None, "{text:?}");
+        }
     }
 }
