@@ -98,6 +98,70 @@ pub struct BuiltinFacilitator {
     ledgers: Ledgers,
     /// Signers recovered at verification, for the re-check before settling.
     recoveries: Arc<Recoveries>,
+    /// Solana transactions checked at verification, co-signed once for settling.
+    solana_checks: Arc<SolanaChecks>,
+}
+
+/// Solana transactions checked (and co-signed, once a settlement needs it), kept from the
+/// verification of a payment to its settlement: verify, [`Facilitator::transaction_id`] and
+/// settle each check the very same transaction against the very same requirement, and the
+/// check is a function of those alone (no clock, no chain), so it runs once, and the fee
+/// payer's signature, recorded before sending, is the one sent.
+#[derive(Debug, Default)]
+struct SolanaChecks {
+    kept: std::sync::Mutex<HashMap<String, Arc<SolanaChecked>>>,
+}
+
+/// One checked transaction (the key is its base64 text).
+#[derive(Debug)]
+struct SolanaChecked {
+    /// The requirement it was checked against.
+    requirement: crate::wire::PaymentRequirements,
+    verified: VerifiedTransfer,
+    /// The transaction co-signed by the fee payer, and that signature.
+    cosigned: std::sync::OnceLock<(String, String)>,
+}
+
+/// Checked transactions kept before the lot is dropped: a verified payment settles within
+/// seconds; one that never settles is dropped with the lot.
+const SOLANA_CHECKS_KEPT: usize = 1_024;
+
+impl SolanaChecks {
+    /// The check of `transaction` against `requirement`, if it was made.
+    fn get(&self, transaction: &str, requirement: &crate::wire::PaymentRequirements) -> Option<Arc<SolanaChecked>> {
+        let kept = self.kept.lock().ok()?;
+        kept.get(transaction).filter(|checked| checked.requirement == *requirement).cloned()
+    }
+
+    fn keep(&self, transaction: &str, checked: Arc<SolanaChecked>) {
+        if let Ok(mut kept) = self.kept.lock() {
+            if kept.len() >= SOLANA_CHECKS_KEPT {
+                kept.clear();
+            }
+            kept.insert(transaction.to_owned(), checked);
+        }
+    }
+
+    /// Drops the check of a transaction once settled: it is not asked for again.
+    fn forget(&self, transaction: &str) {
+        if let Ok(mut kept) = self.kept.lock() {
+            kept.remove(transaction);
+        }
+    }
+}
+
+impl SolanaChecked {
+    /// The transaction co-signed by `fee_payer` (made once), and that signature.
+    fn cosigned(&self, fee_payer: &Keypair) -> Result<(String, String), FacilitatorError> {
+        if let Some(cosigned) = self.cosigned.get() {
+            return Ok(cosigned.clone());
+        }
+        let cosigned = self
+            .verified
+            .cosigned(fee_payer)
+            .map_err(|err| FacilitatorError::invalid(err.reason(), err.to_string()))?;
+        Ok(self.cosigned.get_or_init(|| cosigned).clone())
+    }
 }
 
 impl BuiltinFacilitator {
@@ -110,6 +174,7 @@ impl BuiltinFacilitator {
             solana: HashMap::new(),
             ledgers: Ledgers::default(),
             recoveries: Arc::default(),
+            solana_checks: Arc::default(),
         }
     }
 
@@ -236,21 +301,46 @@ impl BuiltinFacilitator {
             .map_err(|err| FacilitatorError::invalid(err.reason(), err.to_string()))
     }
 
+    /// [`BuiltinFacilitator::check_solana`], made once per transaction and requirement.
+    fn checked_solana(
+        &self,
+        network: &PaymentNetwork,
+        request: &PaymentRequest<'_>,
+    ) -> Result<Arc<SolanaChecked>, FacilitatorError> {
+        let transaction = request.payload["transaction"].as_str();
+        if let Some(checked) = transaction.and_then(|t| self.solana_checks.get(t, request.requirements)) {
+            return Ok(checked);
+        }
+        let verified = self.check_solana(network, request)?;
+        let checked = Arc::new(SolanaChecked {
+            requirement: request.requirements.clone(),
+            verified,
+            cosigned: std::sync::OnceLock::new(),
+        });
+        if let Some(transaction) = transaction {
+            self.solana_checks.keep(transaction, checked.clone());
+        }
+        Ok(checked)
+    }
+
     async fn settle_solana(
         &self,
         network: &PaymentNetwork,
         request: PaymentRequest<'_>,
     ) -> Result<Settled, FacilitatorError> {
-        // Re-checked: settle must never co-sign a transaction that is not exactly the one required.
-        let verified = self.check_solana(network, &request)?;
+        // Settle must never co-sign a transaction that is not exactly the one required: the
+        // check made at verification of this very transaction and requirement stands.
+        let checked = self.checked_solana(network, &request)?;
+        if let Some(transaction) = request.payload["transaction"].as_str() {
+            self.solana_checks.forget(transaction);
+        }
+        let payer = checked.verified.payer.clone();
         let Some(settlement) = self.solana.get(&network.network) else {
-            return Ok(Settled::VerifyOnly { payer: verified.payer });
+            return Ok(Settled::VerifyOnly { payer });
         };
-        let (transaction, signature) = verified
-            .cosigned(&settlement.fee_payer)
-            .map_err(|err| FacilitatorError::invalid(err.reason(), err.to_string()))?;
+        let (transaction, signature) = checked.cosigned(&settlement.fee_payer)?;
         match settlement.chain.send(&transaction, &signature).await {
-            Ok(()) => Ok(Settled::OnChain { payer: verified.payer, transaction: signature }),
+            Ok(()) => Ok(Settled::OnChain { payer, transaction: signature }),
             Err(err) => Err(FacilitatorError::SettleFailed {
                 reason: err.reason().to_owned(),
                 message: err.to_string(),
@@ -297,8 +387,8 @@ impl Facilitator for BuiltinFacilitator {
                     Ok(Verified { payer: payer_of(&verified) })
                 }
                 NetworkKind::Solana { .. } => {
-                    let verified = self.check_solana(network, &request)?;
-                    Ok(Verified { payer: verified.payer })
+                    let checked = self.checked_solana(network, &request)?;
+                    Ok(Verified { payer: checked.verified.payer.clone() })
                 }
             }
         }
@@ -355,8 +445,8 @@ impl Facilitator for BuiltinFacilitator {
     fn transaction_id(&self, request: PaymentRequest<'_>) -> Option<String> {
         let network = self.network(&request).ok()?;
         let settlement = self.solana.get(&network.network)?;
-        let verified = self.check_solana(network, &request).ok()?;
-        verified.cosigned(&settlement.fee_payer).ok().map(|(_, signature)| signature)
+        let checked = self.checked_solana(network, &request).ok()?;
+        checked.cosigned(&settlement.fee_payer).ok().map(|(_, signature)| signature)
     }
 
     fn resolve<'a>(&'a self, payment: Unresolved<'a>) -> BoxFuture<'a, Result<Resolution, FacilitatorError>> {

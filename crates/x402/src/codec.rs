@@ -3,6 +3,8 @@
 //! any whitespace); anything undecodable is treated as no payment at all, so the client gets
 //! a fresh challenge rather than an error it cannot act on.
 
+use std::sync::OnceLock;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde::{Deserialize, Serialize};
@@ -91,6 +93,10 @@ pub struct DecodedPayment {
     pub extensions: Option<Map<String, Value>>,
     /// The message as received, forwarded verbatim to an external facilitator (a v2 one).
     pub raw: Box<RawValue>,
+    /// [`DecodedPayment::replay_key`], read on first ask: the rate limiter and the paywall
+    /// both ask, and on Solana it costs a transaction decode. The fields above are the decoded
+    /// message as it came, never changed afterwards.
+    replay: OnceLock<Option<(String, String)>>,
 }
 
 impl DecodedPayment {
@@ -113,6 +119,10 @@ impl DecodedPayment {
     /// EIP-3009 nonce (lowercased hex), or the Solana payer and its transaction signature
     /// (base58, case kept). A forged key fails verification; a real one can be spent once.
     pub fn replay_key(&self) -> Option<(String, String)> {
+        self.replay.get_or_init(|| self.read_replay_key()).clone()
+    }
+
+    fn read_replay_key(&self) -> Option<(String, String)> {
         if self.on_solana() {
             return svc_chain_solana::replay_key(self.payload.get("transaction")?.as_str()?);
         }
@@ -208,7 +218,7 @@ pub fn decode_payment(header: &[u8]) -> Option<DecodedPayment> {
         _ => return None,
     };
     let raw = RawValue::from_string(json).ok()?;
-    Some(DecodedPayment { version, choice, payload, extensions, raw })
+    Some(DecodedPayment { version, choice, payload, extensions, raw, replay: OnceLock::new() })
 }
 
 /// The one field every version of the message has.
