@@ -579,3 +579,86 @@ impl SolanaLedger for svc_chain_solana::settle::SolanaRpc {
         self.signature_status(signature).boxed()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use svc_chain_solana::ExactSvmPayment;
+    use svc_domain::{FixedClock, Money};
+
+    use super::*;
+    use crate::network::{SOLANA, SOLANA_USDC};
+    use crate::wire::{PaymentRequired, ResourceInfo};
+
+    /// A node double that records what it is asked to send.
+    #[derive(Debug, Default)]
+    struct Node(Mutex<Vec<(String, String)>>);
+
+    impl SolanaChain for Node {
+        fn send<'a>(&'a self, transaction: &'a str, signature: &'a str) -> BoxFuture<'a, Result<(), SendError>> {
+            self.0.lock().expect("sent").push((transaction.to_owned(), signature.to_owned()));
+            futures::future::ready(Ok(())).boxed()
+        }
+    }
+
+    impl SolanaLedger for Node {
+        fn status<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<Option<bool>, SendError>> {
+            futures::future::ready(Ok(None)).boxed()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_solana_payment_is_checked_at_verification_and_the_transaction_recorded_is_the_one_sent() {
+        let fee_payer = "0x0ae919bb79373d44e812a220b3844c99480656b1f8d1d84a8b363b609e0a6383";
+        let payer = "0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318";
+        let pay_to = "649F3Ama5VBkrXtWKxy8KRhXKwF15HiyUDyYosdWiBci";
+        let fee_payer_address = Keypair::parse(fee_payer).expect("key").address();
+        let network = PaymentNetwork::solana(SOLANA, SOLANA_USDC, pay_to, &fee_payer_address).expect("network");
+        let node = Arc::new(Node::default());
+        let clock = Arc::new(FixedClock::at_ms(1_795_341_600_000));
+        let f = BuiltinFacilitator::new(vec![network.clone()], clock)
+            .with_solana_chain(SOLANA, Keypair::parse(fee_payer).expect("key"), node.clone())
+            .expect("fee payer offered");
+        let requirement = crate::Offer::new(vec![network], 300).requirements(Money::from_atomic(500_000)).remove(0);
+        let challenge = PaymentRequired {
+            x402_version: 2,
+            error: None,
+            resource: ResourceInfo {
+                url: "https://svc.example/".into(),
+                description: String::new(),
+                mime_type: String::new(),
+            },
+            accepts: vec![requirement.clone()],
+            extensions: None,
+        };
+        let payment = ExactSvmPayment {
+            token_program: svc_chain_solana::programs::TOKEN,
+            recent_blockhash: "AEfG19HkBEptPUkVN3MpETgCTuUxvTM2q75pyHq6YfDF",
+            nonce: [7; 16],
+        };
+        let payer = Keypair::parse(payer).expect("payer");
+        let header = crate::client::pay_header_solana(&challenge, &requirement, &payer, 6, &payment).expect("sign");
+        let payment = crate::decode_payment(header.as_bytes()).expect("decodes");
+        let request = PaymentRequest { message: &payment.raw, payload: &payment.payload, requirements: &requirement };
+
+        f.verify(request).await.expect("verifies");
+        assert_eq!(f.solana_checks.kept.lock().expect("kept").len(), 1, "the check is kept for settling");
+        // The same transaction against another requirement is checked afresh, never taken from
+        // the check kept for this one.
+        let mut dearer = requirement.clone();
+        dearer.amount = "500001".into();
+        let other = PaymentRequest { requirements: &dearer, ..request };
+        assert_eq!(
+            f.verify(other).await.map_err(|e| e.reason().to_owned()),
+            Err("invalid_exact_svm_payload_amount_mismatch".to_owned())
+        );
+        let recorded = f.transaction_id(request).expect("a fee payer's signature is known before sending");
+        let settled = f.settle(request).await.expect("settles");
+        let sent = node.0.lock().expect("sent").clone();
+        assert_eq!(sent.len(), 1);
+        assert_eq!(sent[0].1, recorded, "the transaction recorded is the one sent");
+        assert_eq!(settled, Settled::OnChain { payer: payer.address(), transaction: recorded });
+        assert!(f.solana_checks.kept.lock().expect("kept").is_empty(), "a settled payment's check is dropped");
+    }
+}
