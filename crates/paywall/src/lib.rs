@@ -19,10 +19,12 @@
 //! - `charge`: the six steps.
 //! - [`rebate`]: credits back to a payer whose tier earns a discount but who paid list price.
 //! - [`reconcile`]: payments whose fate on chain is unknown, settled from what the chain says.
+//! - `wallet_accounts`: the account each rebated wallet owns.
 
 mod charge;
 pub mod rebate;
 pub mod reconcile;
+mod wallet_accounts;
 
 use std::borrow::Cow;
 use std::pin::Pin;
@@ -49,7 +51,7 @@ pub struct Paywall {
     /// Answers kept so far, to prune old ones every so often.
     saves: AtomicU64,
     /// The account each rebated wallet owns, for the rebates owed.
-    rebate_accounts: rebate::Accounts,
+    rebate_accounts: wallet_accounts::WalletAccounts,
     /// This process, as its reservations name it: it beats while it runs, so what it held
     /// when it stopped is decided at once ([`reconcile`]).
     instance: String,
@@ -195,7 +197,7 @@ impl Paywall {
             offer,
             clock,
             saves: AtomicU64::new(0),
-            rebate_accounts: rebate::Accounts::default(),
+            rebate_accounts: wallet_accounts::WalletAccounts::default(),
             instance: format!("pw_{}", uuid::Uuid::new_v4().simple()),
         }
     }

@@ -2,24 +2,11 @@
 //! client did not ask for its price), gets the difference back as credits on its wallet's
 //! account, opened on first need. Once per payment: the credit is keyed on the payment.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-
 use svc_accounts::credits::{REBATE, rebate_reference};
 use svc_domain::{DiscountTier, Money};
 use svc_store::NewCredit;
 
 use crate::{Paywall, PaywallError, Sale};
-
-/// Wallets whose accounts are kept before the table starts over.
-const MAX_PAYERS: usize = 100_000;
-
-/// The account each rebated wallet owns: accounts are never deleted or moved to another
-/// wallet, so an entry never goes stale. Paid calls are not kept here: a kept count misses the
-/// calls paid since it was taken (at a discounted price, or on another replica), and a rebate
-/// priced by it disagrees with the price the payer was quoted.
-#[derive(Debug, Default)]
-pub(crate) struct Accounts(Mutex<HashMap<String, String>>);
 
 impl Paywall {
     /// Gives `payer` the credits its tier owes on a payment of `paid` for `sale`, recorded as
@@ -45,17 +32,11 @@ impl Paywall {
             return Ok(None);
         }
         let now_ms = self.clock.now_ms();
-        let known = self.rebate_accounts.0.lock().ok().and_then(|accounts| accounts.get(payer).cloned());
-        let account_id = match known {
+        let account_id = match self.rebate_accounts.get(payer) {
             Some(id) => id,
             None => {
                 let id = svc_accounts::wallet_account(&self.store, payer, now_ms).await?.id;
-                if let Ok(mut accounts) = self.rebate_accounts.0.lock() {
-                    if accounts.len() >= MAX_PAYERS {
-                        accounts.clear();
-                    }
-                    accounts.insert(payer.to_owned(), id.clone());
-                }
+                self.rebate_accounts.keep(payer, &id);
                 id
             }
         };
