@@ -7,8 +7,8 @@
 //! - `GET /api/v1/llm/models`: the aliases, in OpenAI's list shape.
 //!
 //! A top-up is sold through the front door every route uses: the payment header is read by
-//! [`crate::x402::presented`] (so a header too large to be a payment is a 431 here too), and
-//! its challenge is built by [`crate::x402::Challenge`] on the configured public base URL,
+//! `x402::presented` (so a header too large to be a payment is a 431 here too), and
+//! its challenge is built by `x402::Challenge` on the configured public base URL,
 //! with the same extensions as a route's.
 
 use std::convert::Infallible;

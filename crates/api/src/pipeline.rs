@@ -1,6 +1,6 @@
 //! The one path every catalogue route takes: read the request, validate it against the
 //! route's input type, then run its handler. Payment, credits and previews wrap this path
-//! (a seller's agent takes the same preview and x402 branches: [`crate::seller_invoke`]);
+//! (a seller's agent takes the same preview and x402 branches: `seller_invoke`);
 //! validation comes before any price or payment, so nobody pays for a request that cannot
 //! succeed. Account routes ask who calls before anything else, so a stranger learns nothing
 //! from how its input is judged.

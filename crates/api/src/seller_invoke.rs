@@ -1,5 +1,5 @@
 //! `POST /x402/agents/{agent_id}/invoke`: a seller's agent, sold through the same preview and
-//! x402 branches as every catalogue route ([`crate::preview::serve`], [`crate::x402::dispatch`]).
+//! x402 branches as every catalogue route (`preview::serve`, `x402::dispatch`).
 //! This module is the adapter: what an agent's sale checks, offers, charges and does.
 //!
 //! The order is the contract's promise that nobody signs for a call that will be refused: the

@@ -5,12 +5,12 @@
 //! payment is charged for the work it buys.
 //!
 //! What is transport-neutral and what is HTTP: a payment read from bytes
-//! ([`Presented::read`]), a challenge's `PaymentRequired` value
-//! ([`Challenge::payment_required`]) and the charge ([`Challenge::charge`]) take no HTTP
+//! (`Presented::read`), a challenge's `PaymentRequired` value
+//! (`Challenge::payment_required`) and the charge (`Challenge::charge`) take no HTTP
 //! type, so a surface that carries its payment elsewhere (an MCP tool, in
 //! `params._meta["x402/payment"]`, answered with the `PaymentRequired` value as a tool result)
-//! reuses them as they are. Reading the payment *header* ([`presented`]), the
-//! `PAYMENT-REQUIRED` header and the mapping of an outcome to a response ([`respond`]) are the
+//! reuses them as they are. Reading the payment *header* (`presented`), the
+//! `PAYMENT-REQUIRED` header and the mapping of an outcome to a response (`respond`) are the
 //! HTTP side.
 
 use std::future::Future;
