@@ -150,8 +150,14 @@ fn sign_in_site(public_url: Option<&str>, listening: SocketAddr, production: boo
         None if production => {
             anyhow::bail!("--production needs SVC_PUBLIC_URL: sign-in messages must name the site users reach")
         }
-        None => Ok(Site::from_url(&format!("http://{}", reachable(listening)))?),
+        None => Ok(Site::from_url(&public_base(None, listening))?),
     }
+}
+
+/// svc's public base URL: the configured one, or on a development run the address it listens
+/// on. The one rule every address svc gives out of itself follows.
+pub(crate) fn public_base(public_url: Option<&str>, listening: SocketAddr) -> String {
+    public_url.map_or_else(|| format!("http://{}", reachable(listening)), |url| url.trim_end_matches('/').to_owned())
 }
 
 /// Where this machine reaches svc listening on `listening`: loopback for an unspecified address.
