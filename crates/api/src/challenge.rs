@@ -47,7 +47,8 @@ impl Challenges {
 
 /// Challenges to unpaid requests, by everything they are built from: most unpaid traffic is
 /// agents discovering the same few routes, and the answer is a pure function of the route,
-/// the price, the host, the URL and the body. Looked up without allocating.
+/// the price, the minute, the URL and the body (the base URL is configuration, not the
+/// request's `Host`, so it is no part of the key). Looked up without allocating.
 #[derive(Default)]
 pub(crate) struct ChallengeCache {
     entries: std::sync::Mutex<HashMap<u64, Vec<Cached>>>,
@@ -64,7 +65,7 @@ pub(crate) struct ChallengeKey<'a> {
     pub(crate) price: u64,
     /// The sign-in offer a challenge carries changes with the minute.
     pub(crate) window: i64,
-    pub(crate) host: &'a [u8],
+    /// The path and query.
     pub(crate) uri: &'a str,
     pub(crate) body: &'a [u8],
 }
@@ -74,7 +75,6 @@ struct OwnedKey {
     route: &'static str,
     price: u64,
     window: i64,
-    host: Vec<u8>,
     uri: String,
     body: Vec<u8>,
 }
@@ -84,7 +84,6 @@ impl OwnedKey {
         self.route == key.route
             && self.price == key.price
             && self.window == key.window
-            && self.host == key.host
             && self.uri == key.uri
             && self.body == key.body
     }
@@ -120,7 +119,6 @@ impl ChallengeCache {
             route: key.route,
             price: key.price,
             window: key.window,
-            host: key.host.to_vec(),
             uri: key.uri.to_owned(),
             body: key.body.to_vec(),
         };

@@ -1,17 +1,13 @@
 //! Settings of the HTTP layer.
 
-use axum::http::{HeaderMap, header};
-
 /// Settings of the HTTP layer.
 #[derive(Debug, Clone)]
 pub struct ApiConfig {
     /// Largest request body accepted, in bytes.
     pub body_limit_bytes: usize,
-    /// Public base URL used in discovery documents (`https://api.example.com`); when unset,
-    /// the request's `Host` is used there. Sign-in never reads `Host`: its site is in
-    /// [`ApiConfig::sign_in`].
-    pub public_url: Option<String>,
-    /// Sign-in tokens and nonces.
+    /// Sign-in tokens and nonces, and the site they name: svc's public base URL
+    /// ([`ApiConfig::base_url`]), the one address every challenge, discovery document and link
+    /// is built on.
     pub sign_in: svc_accounts::auth::SignInConfig,
     /// Free previews per client IP per hour; 0 means no quota.
     pub previews_per_hour: u32,
@@ -33,7 +29,6 @@ impl Default for ApiConfig {
     fn default() -> Self {
         ApiConfig {
             body_limit_bytes: 256 * 1024,
-            public_url: None,
             sign_in: svc_accounts::auth::SignInConfig::ephemeral(),
             previews_per_hour: 5,
             rate_per_minute: 120,
@@ -64,19 +59,17 @@ impl ApiConfig {
         (self.rate_limits && limit > 0).then_some(limit)
     }
 
-    /// The base URL for absolute links: the configured public URL, else the request's host.
-    pub fn base_url(&self, headers: &HeaderMap) -> String {
-        if let Some(url) = &self.public_url {
-            return url.clone();
-        }
-        let host =
-            headers.get(header::HOST).and_then(|h| h.to_str().ok()).filter(|h| is_host(h)).unwrap_or("localhost");
-        format!("http://{host}")
+    /// svc's public base URL (`https://api.example.com`, no trailing slash): the base of every
+    /// challenge's `resource.url`, every discovery document and every absolute link. It is
+    /// configuration only, the site sign-in messages name, and never a request's `Host`,
+    /// which the sender chooses; a development run's default is the listen address
+    /// (`http://127.0.0.1:8402`).
+    pub fn base_url(&self) -> &str {
+        self.sign_in.site().uri()
     }
-}
 
-/// A conservative host[:port] check, so a hostile `Host` header cannot inject text into
-/// the documents.
-fn is_host(h: &str) -> bool {
-    !h.is_empty() && h.len() <= 255 && h.bytes().all(|b| b.is_ascii_alphanumeric() || b"-.:[]".contains(&b))
+    /// The absolute URL of `path_and_query` under [`ApiConfig::base_url`].
+    pub fn url(&self, path_and_query: &str) -> String {
+        format!("{}{path_and_query}", self.base_url())
+    }
 }

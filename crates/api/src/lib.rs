@@ -5,13 +5,16 @@
 //! # Layout
 //! - [`pipeline`]: the path every catalogue route takes (read, validate, check, then its channel).
 //! - [`call`]: the one request a channel is handed.
-//! - [`x402`]: the x402 channel: the payment header read once, challenges, the paywall's outcome
-//!   mapped to a response; [`challenge`]: the challenges it builds and caches; `handover`: an
-//!   answer paid on chain confirmed to the paywall once written.
+//! - [`x402`]: the one x402 front door of every surface that sells (routes, sellers' agents,
+//!   the LLM top-up): the payment read once, challenges on the configured base URL, the one
+//!   dispatch of a sale, the paywall's outcome mapped to a response; [`challenge`]: the
+//!   challenges it caches; `handover`: an answer paid on chain confirmed to the paywall once
+//!   written.
 //! - [`credits`]: the credit channel (`/api/svc-tools/*`); [`preview`]: free previews.
 //! - [`rate`]: rate limits per client; [`limits`]: who the client is, and the rate headers.
 //! - [`handlers`]: route handlers by catalogue id.
-//! - [`seller_invoke`]: a seller's agent, paid per call through the same paywall.
+//! - [`seller_invoke`]: a seller's agent, sold through the routes' preview and x402 branches.
+//! - `llm`: the LLM proxy's routes, and the one mapping of its errors to OpenAI's error body.
 //! - [`agentbox_logs`]: a sandboxed gateway's log, as server-sent events; [`agentbox_telegram`]:
 //!   the chat-bot relay and the Bot-API shim the sandboxed agent polls.
 //! - [`answer`]: what routes answer with (JSON encoded ahead of time, 402 challenges).
@@ -35,6 +38,7 @@ pub mod error;
 pub mod handlers;
 pub(crate) mod handover;
 pub mod limits;
+mod llm;
 pub mod ops;
 pub mod pipeline;
 pub mod preview;
@@ -170,7 +174,7 @@ pub fn app_with(state: AppState, handlers: Handlers, extra: Router<AppState>) ->
         router = router.route(op.path(), serve);
     }
     let router = router
-        .merge(svc_llm::http::router(state.llm.clone()))
+        .merge(llm::router())
         .merge(agentbox_logs::router())
         .merge(agentbox_telegram::router())
         .merge(seller_invoke::router())

@@ -18,8 +18,8 @@ use crate::error::ApiError;
 use crate::state::AppState;
 
 /// `GET /`: what this server is and where its documents are.
-pub async fn index(State(state): State<AppState>, headers: HeaderMap) -> Json<serde_json::Value> {
-    Json(discovery::index(&state.config.base_url(&headers)))
+pub async fn index(State(state): State<AppState>) -> Json<serde_json::Value> {
+    Json(discovery::index(state.config.base_url()))
 }
 
 /// `GET /healthz`: the process is up.
@@ -68,23 +68,23 @@ async fn listed_agents(state: &AppState) -> Vec<MarketplaceAgent> {
 }
 
 /// `GET /api/x402/catalogue`.
-pub async fn catalogue(State(state): State<AppState>, headers: HeaderMap) -> Json<serde_json::Value> {
+pub async fn catalogue(State(state): State<AppState>) -> Json<serde_json::Value> {
     let config = &state.config;
     let agents = listed_agents(&state).await;
-    let base = config.base_url(&headers);
-    Json(discovery::catalogue_document(state.catalogue, &agents, &base, |r| config.shown_rate_limit(r)))
+    let base = config.base_url();
+    Json(discovery::catalogue_document(state.catalogue, &agents, base, |r| config.shown_rate_limit(r)))
 }
 
 /// `GET /.well-known/x402`.
-pub async fn well_known(State(state): State<AppState>, headers: HeaderMap) -> Json<serde_json::Value> {
+pub async fn well_known(State(state): State<AppState>) -> Json<serde_json::Value> {
     let agents = listed_agents(&state).await;
-    Json(discovery::well_known(state.catalogue, &agents, &state.config.base_url(&headers)))
+    Json(discovery::well_known(state.catalogue, &agents, state.config.base_url()))
 }
 
 /// `GET /llms.txt`.
-pub async fn llms_txt(State(state): State<AppState>, headers: HeaderMap) -> Response {
+pub async fn llms_txt(State(state): State<AppState>) -> Response {
     let agents = listed_agents(&state).await;
-    let mut response = discovery::llms_txt(state.catalogue, &agents, &state.config.base_url(&headers)).into_response();
+    let mut response = discovery::llms_txt(state.catalogue, &agents, state.config.base_url()).into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
     response
 }

@@ -1,5 +1,6 @@
 //! The one path every catalogue route takes: read the request, validate it against the
-//! route's input type, then run its handler. Payment, credits and previews wrap this path;
+//! route's input type, then run its handler. Payment, credits and previews wrap this path
+//! (a seller's agent takes the same preview and x402 branches: `seller_invoke`);
 //! validation comes before any price or payment, so nobody pays for a request that cannot
 //! succeed. Account routes ask who calls before anything else, so a stranger learns nothing
 //! from how its input is judged.
@@ -19,7 +20,9 @@ use crate::call::Call;
 use crate::handlers::{Caller, Handlers};
 
 use crate::error::ApiError;
+use crate::rate::Counted;
 use crate::state::AppState;
+use crate::x402::{Front, Wares};
 
 /// How a call is billed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,12 +97,14 @@ async fn run(
     // Every branch but the challenge's is boxed: an unboxed branch would make this future as
     // large as its largest one, and axum moves it several times per request.
     match channel {
-        Channel::X402 if preview => Ok(Box::pin(crate::preview::serve(call, input)).await),
+        Channel::X402 if preview => {
+            let answer = |quota, now| crate::preview::route_answer(call, input, quota, now);
+            Ok(Box::pin(crate::preview::serve(state, parts, answer)).await)
+        }
         Channel::X402 => {
-            let presented = crate::x402::presented(&parts.headers);
-            let payer = presented.claimed_payer();
-            let paid = crate::x402::serve(call, body.as_deref(), input, presented);
-            Ok(crate::rate::x402(state, crate::rate::Counted::route(state, route), parts, payer, paid).await)
+            let front = Front { state, parts, body: body.as_deref() };
+            let wares = std::future::ready(Ok(Wares::Route { handlers, route, input }));
+            Ok(crate::x402::dispatch(front, Counted::route(state, route), wares).await)
         }
         Channel::Credits => Box::pin(crate::credits::serve(call, input)).await,
         Channel::Free => {

@@ -1,5 +1,6 @@
-//! Free previews: `?preview=true` on any paid route. The input is validated as for a paid
-//! call, then the real answer is cut down and labelled by [`svc_catalogue::preview`].
+//! Free previews: `?preview=true` on any paid route and on a seller's agent. The input is
+//! validated as for a paid call; a route's real answer is then cut down and labelled by
+//! [`svc_catalogue::preview`], an agent's is its listing's examples and price.
 //!
 //! Each client IP gets a few an hour (sliding window); a preview that fails on our side (a 5xx:
 //! a vendor down, a timeout) is given back. One that fails on the client's own input (an
@@ -22,16 +23,20 @@ use svc_limits::Decision;
 /// The preview window.
 const HOUR_MS: i64 = 3_600_000;
 
-/// Serves a preview of `route` for validated `input`.
-pub(crate) async fn serve(call: Call<'_>, input: ValidInput) -> Response {
-    let Call { state, parts, .. } = call;
+/// Serves a preview under the client's hourly quota: `answer` is what it shows, given the quota
+/// taken and the time. Whatever sells previews through here (a route, an agent) gets the same
+/// quota, `no-store`, rate headers, and a preview given back when it fails on our side.
+pub(crate) async fn serve<F, Fut>(state: &AppState, parts: &Parts, answer: F) -> Response
+where
+    F: FnOnce(Decision, i64) -> Fut,
+    Fut: std::future::Future<Output = Result<Value, ApiError>>,
+{
     let now = state.clock.now_ms();
     let (quota, key) = match take_quota(state, parts, now).await {
         Ok(taken) => taken,
         Err(refused) => return refused,
     };
-    let units = input.price_units();
-    let mut response = match answer(call, input, units, &quota, now).await {
+    let mut response = match answer(quota, now).await {
         Ok(body) => {
             let mut response = (StatusCode::OK, axum::Json(body)).into_response();
             response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -50,7 +55,7 @@ pub(crate) async fn serve(call: Call<'_>, input: ValidInput) -> Response {
 
 /// Counts one preview against the client's hourly quota: the decision and the counter's key,
 /// or the 429 to answer.
-pub(crate) async fn take_quota(state: &AppState, parts: &Parts, now: i64) -> Result<(Decision, String), Response> {
+async fn take_quota(state: &AppState, parts: &Parts, now: i64) -> Result<(Decision, String), Response> {
     let key = format!("preview:{}", client_label(parts, &state.config.trusted_proxies));
     let quota = match state.config.previews_per_hour {
         0 => Decision::unlimited(),
@@ -64,8 +69,16 @@ pub(crate) async fn take_quota(state: &AppState, parts: &Parts, now: i64) -> Res
     Ok((quota, key))
 }
 
-async fn answer(call: Call<'_>, input: ValidInput, units: u64, quota: &Decision, now: i64) -> Result<Value, ApiError> {
+/// The preview of a catalogue route for validated `input`: its price, and its real answer cut
+/// down where the route's policy allows.
+pub(crate) async fn route_answer(
+    call: Call<'_>,
+    input: ValidInput,
+    quota: Decision,
+    now: i64,
+) -> Result<Value, ApiError> {
     let Call { state, handlers, route, parts } = call;
+    let units = input.price_units();
     let limited = (!quota.is_unlimited()).then(|| (quota.remaining, rfc3339(quota.reset_at_ms)));
     let mut about = preview::about(route, units, rfc3339(now), limited);
     if let Some((tier, price)) = identified_price(state, route, parts, units, now).await? {

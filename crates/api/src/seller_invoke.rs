@@ -1,5 +1,6 @@
-//! `POST /x402/agents/{agent_id}/invoke`: a seller's agent, paid per call over x402 through the
-//! same paywall as every catalogue route.
+//! `POST /x402/agents/{agent_id}/invoke`: a seller's agent, sold through the same preview and
+//! x402 branches as every catalogue route (`preview::serve`, `x402::dispatch`).
+//! This module is the adapter: what an agent's sale checks, offers, charges and does.
 //!
 //! The order is the contract's promise that nobody signs for a call that will be refused: the
 //! agent must be selling (404), the client within its rate limit (429), the body must match the
@@ -12,21 +13,24 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::{Path, Request, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
+use serde_json::Value;
 use std::sync::{Arc, Mutex};
-use svc_paywall::{Buyer, Outcome, Sale, Sold};
+use svc_catalogue::challenge::Offered;
+use svc_domain::Money;
+use svc_limits::Decision;
+use svc_paywall::{Buyer, Outcome, Sold};
+use svc_x402::codec::DecodedPayment;
 
 use svc_sellers::Sellers;
 use svc_sellers::invoke::{Invocable, Invoked, Taken};
 
 use crate::error::ApiError;
 use crate::limits::rate_headers;
+use crate::rate::Counted;
 use crate::state::AppState;
-use crate::x402::Challenge;
-use svc_catalogue::challenge::{Offered, Schemas};
-use svc_x402::codec::Presented;
+use crate::x402::{Front, Wares};
 
 /// The invoke route, beside the route table.
 pub fn router() -> Router<AppState> {
@@ -50,88 +54,94 @@ async fn run(state: &AppState, agent_id: &str, parts: &Parts, body: Body) -> Res
     let sellers = &state.sellers;
     let invocable = sellers.invocable(agent_id).await?;
     let body = crate::pipeline::read_body(&parts.headers, body, state.config.body_limit_bytes).await?;
-    let now = state.clock.now_ms();
     // A seller's schema can make checking a body cost more than a route's types do, so the
     // client's quota or rate limit is counted before the body is checked, not after.
     if svc_catalogue::preview::requested(parts.uri.query())? {
-        let (quota, _) = match crate::preview::take_quota(state, parts, now).await {
-            Ok(taken) => taken,
-            Err(refused) => return Ok(refused),
+        let answer = |_, now| async move {
+            sellers.check_body(&invocable, body).await?;
+            Ok(sellers.preview(&invocable, now)?)
         };
-        sellers.check_body(&invocable, body.clone()).await?;
-        let mut response = (StatusCode::OK, axum::Json(sellers.preview(&invocable, now)?)).into_response();
-        response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-        rate_headers(response.headers_mut(), &quota, now);
-        return Ok(response);
+        return Ok(crate::preview::serve(state, parts, answer).await);
     }
     let product = invocable.product();
-    let counted = crate::rate::Counted { product: &product, limit: state.config.rate_per_minute, bucket: "default" };
-    let presented = crate::x402::presented(&parts.headers);
-    let payer = presented.claimed_payer();
-    let paid = Box::pin(sell(state, &invocable, &product, parts, body, presented));
-    Ok(crate::rate::x402(state, counted, parts, payer, paid).await)
+    let counted = Counted { product: &product, limit: state.config.rate_per_minute, bucket: "default" };
+    let front = Front { state, parts, body: Some(&body) };
+    let wares = async {
+        let value = sellers.check_body(&invocable, body.clone()).await?;
+        let description = invocable.description();
+        Ok(Wares::Agent(AgentCall { invocable: &invocable, product: &product, description, body: body.clone(), value }))
+    };
+    Ok(crate::x402::dispatch(front, counted, wares).await)
 }
 
-/// The x402 side of an invoke, under the client's rate limit: a challenge, or a payment charged
-/// for the forwarded call. The agent's own limits are looked at before a challenge and counted
-/// only once a payment verified, so junk payments cannot use up an agent's calls.
-async fn sell(
-    state: &AppState,
-    invocable: &Invocable,
-    product: &str,
-    parts: &Parts,
+/// One call of a seller's agent, its body checked against the agent's schema: what the x402
+/// branch sells.
+pub(crate) struct AgentCall<'a> {
+    invocable: &'a Invocable,
+    /// What its payments are recorded as.
+    product: &'a str,
+    /// One line about it, for its challenge.
+    description: String,
+    /// The body as received, forwarded to the seller.
     body: Bytes,
-    presented: Presented,
-) -> Result<Response, ApiError> {
-    let sellers = &state.sellers;
-    let value = sellers.check_body(invocable, body.clone()).await?;
-    let now = state.clock.now_ms();
-    let description = invocable.description();
-    let price = invocable.price();
-    let offered = Offered::Agent { description: &description, schema: invocable.input_schema(), body: &value };
-    let challenge = Challenge { state, offered, parts, body: Some(&body), price };
-    // A call the agent's limits refuse is a 429 where its challenge would be.
-    let payment = match presented {
-        Presented::Payment(payment) => payment,
-        Presented::TooLarge(bytes) => {
-            return Err(ApiError::PaymentHeaderTooLarge { bytes, limit: svc_x402::codec::MAX_HEADER_BYTES });
-        }
-        Presented::Junk => {
-            sellers.peek_limits(invocable).await?;
-            return Err(challenge.unpaid(true));
-        }
-        Presented::Nothing => {
-            let room = sellers.peek_limits(invocable).await?;
-            let mut response = challenge.unpaid(false).into_response();
-            rate_headers(response.headers_mut(), &room, now);
-            return Ok(response);
-        }
-    };
-    let advertised = svc_paywall::echoes_extensions(&payment).then(|| challenge.extensions(Schemas::Omitted));
-    let sale = Sale { product, price, discountable: false, advertised: advertised.as_ref() };
-    let slot = Slot { sellers: state.sellers.clone(), invocable: invocable.clone(), taken: Mutex::new(None) };
-    let (slot_ref, body_ref) = (&slot, &body);
-    let work = move |buyer: Buyer| async move {
-        slot_ref.hold(sellers.take_limits(invocable).await?);
-        let answer = sellers.forward(invocable, body_ref.clone(), &buyer.payer, &buyer.payment).await?;
-        Ok::<_, ApiError>(Sold { json: answer.clone(), answer, then: None })
-    };
-    let charged = state.paywall.charge(sale, &payment, work).await;
-    let ended = match &charged {
-        Ok(Outcome::Paid { receipt, .. }) => Invoked::Paid { on_chain: !receipt.transaction.is_empty() },
-        // The seller worked; its answer is only withheld until the transfer confirms.
-        Ok(Outcome::Unsettled { .. }) => Invoked::Withheld,
-        Ok(Outcome::Kept { .. } | Outcome::Refused { .. } | Outcome::Failed(_)) | Err(_) => Invoked::NotServed,
-    };
-    let slot = slot.release();
-    if let Some(slot) = slot {
-        sellers.invoked(invocable, slot, ended).await;
+    /// The same, parsed, for its challenge's `bazaar` example.
+    value: Value,
+}
+
+impl AgentCall<'_> {
+    /// The seller's price.
+    pub(crate) fn price(&self) -> Money {
+        self.invocable.price()
     }
-    let mut response = crate::x402::respond::<Bytes>(charged?, &challenge)?;
-    if let Some(slot) = slot {
-        rate_headers(response.headers_mut(), &slot.minute, now);
+
+    /// What its challenge offers.
+    pub(crate) fn offered(&self) -> Offered<'_> {
+        Offered::Agent { description: &self.description, schema: self.invocable.input_schema(), body: &self.value }
     }
-    Ok(response)
+
+    /// The room the agent's own limits leave, looked at (not taken) before a challenge: a call
+    /// they refuse is a 429 where its challenge would be.
+    pub(crate) async fn room(&self, state: &AppState) -> Result<Decision, ApiError> {
+        Ok(state.sellers.peek_limits(self.invocable).await?)
+    }
+
+    /// Charges `payment` for the call forwarded to the seller. The agent's limits are counted
+    /// only once the payment verified, so junk payments cannot use up an agent's calls.
+    pub(crate) async fn sell(
+        self,
+        front: Front<'_>,
+        price: Money,
+        payment: &DecodedPayment,
+    ) -> Result<Response, ApiError> {
+        let state = front.state;
+        let sellers = &state.sellers;
+        let now = state.clock.now_ms();
+        let invocable = self.invocable;
+        let challenge = front.challenge(self.offered(), price);
+        let slot = Slot { sellers: state.sellers.clone(), invocable: invocable.clone(), taken: Mutex::new(None) };
+        let (slot_ref, body_ref) = (&slot, &self.body);
+        let work = move |buyer: Buyer| async move {
+            slot_ref.hold(sellers.take_limits(invocable).await?);
+            let answer = sellers.forward(invocable, body_ref.clone(), &buyer.payer, &buyer.payment).await?;
+            Ok::<_, ApiError>(Sold { json: answer.clone(), answer, then: None })
+        };
+        let charged = challenge.charge(self.product, payment, work).await;
+        let ended = match &charged {
+            Ok(Outcome::Paid { receipt, .. }) => Invoked::Paid { on_chain: !receipt.transaction.is_empty() },
+            // The seller worked; its answer is only withheld until the transfer confirms.
+            Ok(Outcome::Unsettled { .. }) => Invoked::Withheld,
+            Ok(Outcome::Kept { .. } | Outcome::Refused { .. } | Outcome::Failed(_)) | Err(_) => Invoked::NotServed,
+        };
+        let slot = slot.release();
+        if let Some(slot) = slot {
+            sellers.invoked(invocable, slot, ended).await;
+        }
+        let mut response = crate::x402::respond::<Bytes>(charged?, &challenge)?;
+        if let Some(slot) = slot {
+            rate_headers(response.headers_mut(), &slot.minute, now);
+        }
+        Ok(response)
+    }
 }
 
 /// The agent's call a paid invoke took once its payment verified. Settled by the invoke when it

@@ -1,15 +1,29 @@
-//! The x402 channel of every `/api/x402/*` route: read the payment header once, challenge a
-//! request that carries no payment, and have the [`Paywall`](svc_paywall::Paywall) charge one
-//! that does for the route's handler.
+//! The one x402 front door of every surface that sells: catalogue routes, sellers' agents and
+//! the LLM proxy's top-up (and next, MCP tools). It reads a payment once, builds every
+//! challenge on the one public base URL, and dispatches a sale through the
+//! [`Paywall`](svc_paywall::Paywall): a request without a payment is challenged, one with a
+//! payment is charged for the work it buys.
+//!
+//! What is transport-neutral and what is HTTP: a payment read from bytes
+//! (`Presented::read`), a challenge's `PaymentRequired` value
+//! (`Challenge::payment_required`) and the charge (`Challenge::charge`) take no HTTP
+//! type, so a surface that carries its payment elsewhere (an MCP tool, in
+//! `params._meta["x402/payment"]`, answered with the `PaymentRequired` value as a tool result)
+//! reuses them as they are. Reading the payment *header* (`presented`), the
+//! `PAYMENT-REQUIRED` header and the mapping of an outcome to a response (`respond`) are the
+//! HTTP side.
+
+use std::future::Future;
 
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use serde_json::{Map, Value};
-use svc_catalogue::ValidInput;
 use svc_catalogue::challenge::{Offered, Schemas};
+use svc_catalogue::{RouteSpec, ValidInput};
 use svc_domain::Money;
+use svc_limits::Decision;
 use svc_paywall::{Buyer, Outcome, Sale, Sold};
 use svc_x402::codec::{DecodedPayment, Presented};
 use svc_x402::{
@@ -19,10 +33,12 @@ use svc_x402::{
 
 use crate::answer::Answer;
 use crate::answer::json_response;
-use crate::call::Call;
 use crate::challenge::{ChallengeCache, ChallengeKey};
 use crate::error::ApiError;
-use crate::handlers::Caller;
+use crate::handlers::{Caller, Handlers};
+use crate::limits::rate_headers;
+use crate::rate::Counted;
+use crate::seller_invoke::AgentCall;
 use crate::state::AppState;
 
 /// Reads the request's payment header: `PAYMENT-SIGNATURE` (v2), else `X-PAYMENT` (v1, and v2
@@ -32,57 +48,151 @@ pub(crate) fn presented(headers: &HeaderMap) -> Presented {
     Presented::read(header.map(HeaderValue::as_bytes))
 }
 
-/// Serves a paid route.
-pub(crate) async fn serve(
-    call: Call<'_>,
-    body: Option<&[u8]>,
-    input: ValidInput,
-    presented: Presented,
-) -> Result<Response, ApiError> {
-    let Call { state, route, parts, .. } = call;
-    let price = route.price.price(input.price_units());
-    let challenge =
-        |price| Challenge { state, offered: Offered::Route { route, echo: input.echo() }, parts, body, price };
+/// One request at the front door: what every sale and every challenge is built from.
+#[derive(Clone, Copy)]
+pub(crate) struct Front<'a> {
+    /// The shared state.
+    pub(crate) state: &'a AppState,
+    /// The request's head.
+    pub(crate) parts: &'a Parts,
+    /// The body read, if the surface reads one: the challenge echoes it and caches by it.
+    pub(crate) body: Option<&'a [u8]>,
+}
+
+impl<'a> Front<'a> {
+    /// The path and query being paid for.
+    pub(crate) fn resource(&self) -> &'a str {
+        self.parts.uri.path_and_query().map_or("/", |pq| pq.as_str())
+    }
+
+    /// The challenge offering `offered` at `price` for this request.
+    pub(crate) fn challenge<'o>(&self, offered: Offered<'o>, price: Money) -> Challenge<'o>
+    where
+        'a: 'o,
+    {
+        Challenge { state: self.state, offered, resource: self.resource(), body: self.body, price }
+    }
+}
+
+/// What an x402 call sells, checked and ready to be served: each kind brings its price, what
+/// its challenge offers, the room it has left, and its paid work.
+pub(crate) enum Wares<'a> {
+    /// A catalogue route's answer to input already validated.
+    Route {
+        /// The handlers, by route id.
+        handlers: &'a Handlers,
+        /// The route.
+        route: &'static RouteSpec,
+        /// The validated input.
+        input: ValidInput,
+    },
+    /// A seller's agent's answer to a body already checked against its schema.
+    Agent(AgentCall<'a>),
+}
+
+impl Wares<'_> {
+    /// The list price.
+    fn price(&self) -> Money {
+        match self {
+            Wares::Route { route, input, .. } => route.price.price(input.price_units()),
+            Wares::Agent(agent) => agent.price(),
+        }
+    }
+
+    /// What its challenge offers.
+    fn offered(&self) -> Offered<'_> {
+        match self {
+            Wares::Route { route, input, .. } => Offered::Route { route, echo: input.echo() },
+            Wares::Agent(agent) => agent.offered(),
+        }
+    }
+
+    /// Room for one more call, looked at before a challenge: an agent's own limits (a 429
+    /// when they are full), whose rate headers the challenge then shows. Routes have no
+    /// limits of their own past the client's.
+    async fn room(&self, state: &AppState) -> Result<Option<Decision>, ApiError> {
+        match self {
+            Wares::Route { .. } => Ok(None),
+            Wares::Agent(agent) => agent.room(state).await.map(Some),
+        }
+    }
+}
+
+/// Sells what `wares` resolves to, under the client's rate limit (`counted`): the payment
+/// header is read once, and `wares` is whatever must be checked under that limit before a
+/// price is quoted (an agent's schema; a route's input was validated before).
+pub(crate) async fn dispatch<'a, F>(front: Front<'a>, counted: Counted<'_>, wares: F) -> Response
+where
+    F: Future<Output = Result<Wares<'a>, ApiError>>,
+{
+    let presented = presented(&front.parts.headers);
+    let payer = presented.claimed_payer();
+    let sold = async move { serve(front, wares.await?, presented).await };
+    crate::rate::x402(front.state, counted, front.parts, payer, sold).await
+}
+
+/// Challenges a request that carries no usable payment, and has the paywall charge one that
+/// does for the work `wares` names.
+async fn serve(front: Front<'_>, wares: Wares<'_>, presented: Presented) -> Result<Response, ApiError> {
+    let price = wares.price();
     let payment = match presented {
         Presented::Payment(payment) => payment,
         Presented::TooLarge(bytes) => {
             return Err(ApiError::PaymentHeaderTooLarge { bytes, limit: svc_x402::codec::MAX_HEADER_BYTES });
         }
         // A payment header that is not a payment: refused like any invalid payment.
-        Presented::Junk => return Err(challenge(price).unpaid(true)),
+        Presented::Junk => {
+            wares.room(front.state).await?;
+            return Err(front.challenge(wares.offered(), price).unpaid(true));
+        }
         Presented::Nothing => {
-            let signed_in = parts.headers.get(&SIGN_IN_WITH_X_HEADER).filter(|_| route.billed_as_data);
-            let Some(proof) = signed_in else { return Err(challenge(price).unpaid(false)) };
-            // A payer that proved its wallet is quoted its own price.
-            let now = state.clock.now_ms();
-            return Err(match svc_accounts::siwx::verify(&state.config.sign_in, proof.as_bytes(), now) {
-                Ok(wallet) => challenge(state.paywall.payer_tier(&wallet).await?.apply(price)).unpaid(false),
-                Err(refused) => {
-                    let why = format!("{}: {refused}", svc_accounts::siwx::SIGN_IN_WITH_X);
-                    challenge(price).with_error(&state.paywall.requirements(price), &why, false)
-                }
-            });
+            let room = wares.room(front.state).await?;
+            let unpaid = quote(front, wares.offered(), price).await;
+            let Some(room) = room else { return Err(unpaid) };
+            let mut response = unpaid.into_response();
+            rate_headers(response.headers_mut(), &room, front.state.clock.now_ms());
+            return Ok(response);
         }
     };
     // The paid path's future is large (verification, store, handler, settlement): boxed, so
     // the futures of every unpaid request, most of the traffic, stay small and cheap to move.
-    Box::pin(serve_paid(call, body, input, price, &payment)).await
+    Box::pin(serve_paid(front, wares, price, &payment)).await
+}
+
+/// The challenge to a request that carried no payment. A payer that proved its wallet
+/// (`SIGN-IN-WITH-X`, where a volume discount applies) is quoted its own price.
+async fn quote(front: Front<'_>, offered: Offered<'_>, price: Money) -> ApiError {
+    let state = front.state;
+    let signed_in = front.parts.headers.get(&SIGN_IN_WITH_X_HEADER).filter(|_| offered.discountable());
+    let Some(proof) = signed_in else { return front.challenge(offered, price).unpaid(false) };
+    let now = state.clock.now_ms();
+    match svc_accounts::siwx::verify(&state.config.sign_in, proof.as_bytes(), now) {
+        Ok(wallet) => match state.paywall.payer_tier(&wallet).await {
+            Ok(tier) => front.challenge(offered, tier.apply(price)).unpaid(false),
+            Err(err) => err.into(),
+        },
+        Err(refused) => {
+            let why = format!("{}: {refused}", svc_accounts::siwx::SIGN_IN_WITH_X);
+            front.challenge(offered, price).with_error(&state.paywall.requirements(price), &why, false)
+        }
+    }
 }
 
 /// Serves a request that carries a decodable payment.
 async fn serve_paid(
-    call: Call<'_>,
-    body: Option<&[u8]>,
-    mut input: ValidInput,
+    front: Front<'_>,
+    wares: Wares<'_>,
     price: Money,
     payment: &DecodedPayment,
 ) -> Result<Response, ApiError> {
-    let Call { state, handlers, route, parts } = call;
+    let state = front.state;
+    let (handlers, route, mut input) = match wares {
+        Wares::Route { handlers, route, input } => (handlers, route, input),
+        Wares::Agent(agent) => return agent.sell(front, price, payment).await,
+    };
     // The handler takes the input; a refusal's challenge still echoes its fields.
     let echo = input.take_echo();
-    let challenge = Challenge { state, offered: Offered::Route { route, echo: &echo }, parts, body, price };
-    let advertised = svc_paywall::echoes_extensions(payment).then(|| challenge.extensions(Schemas::Omitted));
-    let sale = Sale { product: route.id, price, discountable: route.billed_as_data, advertised: advertised.as_ref() };
+    let challenge = front.challenge(Offered::Route { route, echo: &echo }, price);
     let work = |buyer: Buyer| async move {
         let delivering = buyer.payment.clone();
         let caller = Caller { payer: Some(buyer.payer), payment: Some(buyer.payment), ..Caller::default() };
@@ -90,7 +200,7 @@ async fn serve_paid(
         let then = handlers.delivery(route.id, state, &answer, delivering);
         Ok::<_, ApiError>(Sold { json: answer.json.clone(), answer, then })
     };
-    let outcome = state.paywall.charge(sale, payment, work).await?;
+    let outcome = challenge.charge(route.id, payment, work).await?;
     respond(outcome, &challenge)
 }
 
@@ -128,18 +238,24 @@ pub(crate) fn respond<A: Into<Answer>>(
 /// The v1 name of the settlement header.
 const X_PAYMENT_RESPONSE: &str = "x-payment-response";
 
-/// Builds 402 challenges for one request.
+/// The challenge of one sale: what is offered, at what price, for which resource. Built on the
+/// configured public base URL alone, whatever the request's `Host` says.
 pub(crate) struct Challenge<'a> {
+    /// The shared state.
     pub(crate) state: &'a AppState,
+    /// What is offered.
     pub(crate) offered: Offered<'a>,
-    pub(crate) parts: &'a Parts,
+    /// The path and query being paid for, under the public base URL.
+    pub(crate) resource: &'a str,
+    /// The body being paid for, when there is one.
     pub(crate) body: Option<&'a [u8]>,
+    /// The price asked.
     pub(crate) price: Money,
 }
 
 impl Challenge<'_> {
     /// The challenge to a request that carried no usable payment, from the cache when seen;
-    /// `junk` when it carried a header that is not a payment.
+    /// `junk` when it carried a payment that is not one.
     pub(crate) fn unpaid(&self, junk: bool) -> ApiError {
         let built = self.cached().map(|(body, header)| ApiError::PaymentRequired { body, header, refused: junk });
         built.unwrap_or_else(|err| err)
@@ -147,8 +263,9 @@ impl Challenge<'_> {
 
     fn cached(&self) -> Result<(Bytes, HeaderValue), ApiError> {
         let body = self.body.unwrap_or_default();
-        let build = || self.build(&self.state.paywall.requirements(self.price), "Payment required");
-        // Agents' challenges are built each time: their price and schema are the seller's to change.
+        let build = || self.encoded(&self.state.paywall.requirements(self.price), "Payment required");
+        // Agents' and top-ups' challenges are built each time: an agent's price and schema are
+        // the seller's to change, and a top-up's amount is the account's.
         let Offered::Route { route, .. } = self.offered else { return build() };
         if body.len() > ChallengeCache::MAX_BODY {
             return build();
@@ -157,8 +274,7 @@ impl Challenge<'_> {
             route: route.id,
             price: self.price.atomic(),
             window: self.state.clock.now_ms().div_euclid(svc_accounts::siwx::WINDOW_MS),
-            host: self.parts.headers.get(header::HOST).map(|h| h.as_bytes()).unwrap_or_default(),
-            uri: self.parts.uri.path_and_query().map_or("", |pq| pq.as_str()),
+            uri: self.resource,
             body,
         };
         let cache = &self.state.challenges.cache;
@@ -173,22 +289,23 @@ impl Challenge<'_> {
     /// A challenge naming why the request was not charged (`refused`: its payment was
     /// refused before it verified).
     pub(crate) fn with_error(&self, accepts: &[PaymentRequirements], why: &str, refused: bool) -> ApiError {
-        match self.build(accepts, why) {
+        match self.encoded(accepts, why) {
             Ok((body, header)) => ApiError::PaymentRequired { body, header, refused },
             Err(err) => err,
         }
     }
 
-    /// The extensions this request's challenge advertises.
+    /// The extensions this challenge advertises: `payment-identifier` always, the `bazaar`
+    /// of what is offered, and the sign-in offer where a discount applies.
     pub(crate) fn extensions(&self, schemas: Schemas) -> Map<String, Value> {
         let mut extensions = Map::new();
         extensions.insert("payment-identifier".into(), svc_x402::extensions::payment_identifier());
         let route_schema = match self.offered {
             Offered::Route { route, .. } => self.state.challenges.bazaar(route, schemas),
-            Offered::Agent { .. } => None,
+            Offered::Agent { .. } | Offered::TopUp { .. } => None,
         };
-        let (body, query) = (self.body.map_or(0, <[u8]>::len), self.parts.uri.query().map_or(0, str::len));
-        let bazaar = self.offered.bazaar(route_schema, schemas, body, query);
+        let query = self.resource.split_once('?').map_or(0, |(_, query)| query.len());
+        let bazaar = self.offered.bazaar(route_schema, schemas, self.body.map_or(0, <[u8]>::len), query);
         if let Some(bazaar) = bazaar {
             extensions.insert("bazaar".into(), bazaar);
         }
@@ -199,35 +316,69 @@ impl Challenge<'_> {
             let chains: Vec<&str> =
                 networks.iter().map(|n| n.network.as_str()).filter(|n| n.starts_with("eip155:")).collect();
             if !chains.is_empty() {
-                let site = self.state.config.sign_in.site().uri();
-                let path = self.parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
-                let resource = format!("{}{path}", site.trim_end_matches('/'));
                 let now = self.state.clock.now_ms();
-                let offer = svc_accounts::siwx::advertised(&self.state.config.sign_in, &resource, &chains, now);
+                let offer = svc_accounts::siwx::advertised(&self.state.config.sign_in, &self.url(), &chains, now);
                 extensions.insert(svc_accounts::siwx::SIGN_IN_WITH_X.into(), offer);
             }
         }
         extensions
     }
 
-    /// The challenge's JSON and its base64 header value.
-    fn build(&self, accepts: &[PaymentRequirements], error: &str) -> Result<(Bytes, HeaderValue), ApiError> {
-        let extensions = self.extensions(Schemas::Included);
-        let challenge = PaymentRequired {
+    /// The absolute URL being paid for: the public base URL and the resource.
+    pub(crate) fn url(&self) -> String {
+        self.state.config.url(self.resource)
+    }
+
+    /// The challenge as x402 defines it, asking for `accepts` and saying `error`: the value a
+    /// 402 carries, and the one an MCP tool would answer with.
+    pub(crate) fn payment_required(&self, accepts: &[PaymentRequirements], error: &str) -> PaymentRequired {
+        PaymentRequired {
             x402_version: X402_VERSION,
             error: Some(error.to_owned()),
             resource: ResourceInfo {
-                url: resource_url(self.state, self.parts),
-                description: self.offered.description().to_owned(),
+                url: self.url(),
+                description: self.offered.description().into_owned(),
                 mime_type: "application/json".to_owned(),
             },
             accepts: accepts.to_vec(),
-            extensions: Some(extensions),
-        };
+            extensions: Some(self.extensions(Schemas::Included)),
+        }
+    }
+
+    /// The challenge's JSON and its base64 `PAYMENT-REQUIRED` header value.
+    pub(crate) fn encoded(
+        &self,
+        accepts: &[PaymentRequirements],
+        error: &str,
+    ) -> Result<(Bytes, HeaderValue), ApiError> {
+        let challenge = self.payment_required(accepts, error);
         let body = serde_json::to_vec(&challenge).map_err(|e| ApiError::Internal(format!("encode challenge: {e}")))?;
         let header = HeaderValue::from_str(&svc_x402::codec::encode_bytes(&body))
             .map_err(|e| ApiError::Internal(format!("challenge header: {e}")))?;
         Ok((Bytes::from(body), header))
+    }
+
+    /// The extensions a v2 payment must echo unchanged, when it echoes any.
+    pub(crate) fn advertised(&self, payment: &DecodedPayment) -> Option<Map<String, Value>> {
+        svc_paywall::echoes_extensions(payment).then(|| self.extensions(Schemas::Omitted))
+    }
+
+    /// Charges `payment` this challenge's price for `work`, recorded as `product`; a payment
+    /// that rewrote the extensions it echoes is refused before anything is verified.
+    pub(crate) async fn charge<A, W, Fut>(
+        &self,
+        product: &str,
+        payment: &DecodedPayment,
+        work: W,
+    ) -> Result<Outcome<A, ApiError>, ApiError>
+    where
+        W: FnOnce(Buyer) -> Fut,
+        Fut: Future<Output = Result<Sold<A>, ApiError>>,
+    {
+        let advertised = self.advertised(payment);
+        let discountable = self.offered.discountable();
+        let sale = Sale { product, price: self.price, discountable, advertised: advertised.as_ref() };
+        Ok(self.state.paywall.charge(sale, payment, work).await?)
     }
 }
 
@@ -238,16 +389,8 @@ static X_PAYMENT_HEADER: HeaderName = HeaderName::from_static(X_PAYMENT);
 /// The header a payer proves its wallet in before it pays.
 static SIGN_IN_WITH_X_HEADER: HeaderName = HeaderName::from_static(svc_accounts::siwx::SIGN_IN_WITH_X);
 
-/// The URL being paid for, query included: the public base URL when configured, else the
-/// request's own host.
-fn resource_url(state: &AppState, parts: &Parts) -> String {
-    let base = state.config.base_url(&parts.headers);
-    let path_and_query = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
-    format!("{}{path_and_query}", base.trim_end_matches('/'))
-}
-
 /// A settlement as the `PAYMENT-RESPONSE` header carries it.
-fn payment_response_header(receipt: &SettleResponse) -> Option<HeaderValue> {
+pub(crate) fn payment_response_header(receipt: &SettleResponse) -> Option<HeaderValue> {
     HeaderValue::from_str(&svc_x402::encode_header(receipt)).ok()
 }
 

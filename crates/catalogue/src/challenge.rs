@@ -1,11 +1,13 @@
-//! What a 402 challenge offers and says of it: a catalogue route or a seller's agent, its
-//! description, and its `bazaar` extension, which echoes the request being paid for when that
+//! What a 402 challenge offers and says of it: a catalogue route, a seller's agent or a credit
+//! top-up, its description, and its `bazaar` extension, which echoes the request being paid for when that
 //! is small enough. Prices, networks, sign-in offers and the encoding on the wire are the HTTP
 //! layer's.
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use serde_json::{Map, Value};
+use svc_domain::Money;
 
 use crate::discovery::{bazaar_extension, bazaar_post_extension};
 use crate::input::InputEcho;
@@ -57,14 +59,23 @@ pub enum Offered<'a> {
         /// The body being paid for.
         body: &'a Value,
     },
+    /// Account credits, bought by an automatic top-up so that the call carrying the payment
+    /// can proceed (the LLM proxy's): not a discovery resource, so no `bazaar`.
+    TopUp {
+        /// The credits it buys.
+        amount: Money,
+    },
 }
 
 impl Offered<'_> {
     /// One line about what is offered.
-    pub fn description(&self) -> &str {
+    pub fn description(&self) -> Cow<'_, str> {
         match self {
-            Offered::Route { route, .. } => route.description,
-            Offered::Agent { description, .. } => description,
+            Offered::Route { route, .. } => Cow::Borrowed(route.description),
+            Offered::Agent { description, .. } => Cow::Borrowed(description),
+            Offered::TopUp { amount } => {
+                Cow::Owned(format!("Buys {amount} USD of account credits for the LLM proxy (automatic top-up)."))
+            }
         }
     }
 
@@ -94,6 +105,7 @@ impl Offered<'_> {
                 let example = if body_bytes <= MAX_ECHO_BYTES { body.clone() } else { Value::Object(Map::new()) };
                 Some(bazaar_post_extension(schemas.shown(schema), &example))
             }
+            Offered::TopUp { .. } => None,
         }
     }
 }

@@ -1,17 +1,7 @@
-//! Why a proxied call was refused or failed. The HTTP surface maps each to OpenAI's error
-//! body in one place ([`crate::http`]).
+//! Why a proxied call was refused or failed. The HTTP layer maps each to OpenAI's error body
+//! in one place, and builds the x402 challenge a refusal offers from the top-up it names.
 
-use bytes::Bytes;
 use svc_domain::Money;
-
-/// A 402 challenge for a credit top-up: its JSON and its `PAYMENT-REQUIRED` header value.
-#[derive(Debug, Clone)]
-pub struct TopUpChallenge {
-    /// The challenge's JSON.
-    pub body: Bytes,
-    /// The same, base64, for the header.
-    pub header: String,
-}
 
 /// Why a call got no completion.
 #[derive(Debug, thiserror::Error)]
@@ -60,8 +50,9 @@ pub enum LlmError {
         balance: Money,
         /// The most the call can cost.
         needed: Money,
-        /// A challenge buying credits, when the account has automatic top-up on.
-        top_up: Option<TopUpChallenge>,
+        /// What an automatic top-up would buy, when the account has it on: the HTTP layer
+        /// offers it as an x402 challenge.
+        top_up: Option<Money>,
     },
     /// A payment sent with the call bought nothing: top-up is off, or the payment was
     /// refused before anything was charged.
@@ -69,8 +60,8 @@ pub enum LlmError {
     PaymentRefused {
         /// Why.
         reason: String,
-        /// A fresh challenge, when top-up is on.
-        top_up: Option<TopUpChallenge>,
+        /// What a fresh top-up would buy, when top-up is on.
+        top_up: Option<Money>,
     },
     /// Too many calls this minute.
     #[error("rate limit reached")]

@@ -16,11 +16,13 @@
 //! - [`models`]: the alias table and token prices.
 //! - [`provider`], `anthropic`: the providers, seen through OpenAI's shapes.
 //! - `proxy`: one call, from token to charge; `relay`: a streamed answer, chunk by chunk.
-//! - [`http`]: the routes and the one mapping of errors to OpenAI's error body.
+//!
+//! The proxy knows no HTTP: its routes, the payment header, the x402 challenge and the mapping
+//! of [`LlmError`] to OpenAI's error body are the HTTP layer's (`svc-api`), shared with every
+//! other surface that sells.
 
 mod anthropic;
 mod error;
-pub mod http;
 pub mod models;
 pub mod provider;
 mod proxy;
@@ -34,10 +36,11 @@ use svc_domain::{Clock, Money};
 use svc_paywall::Paywall;
 use svc_store::{LlmUsage, Store};
 
-pub use error::{LlmError, TopUpChallenge};
+pub use error::LlmError;
 pub use models::{Model, ModelTable};
 pub use provider::{ProviderConfig, ProviderKind};
 pub use proxy::{Caller, Chat, ChatCall};
+pub use relay::{Event, Relay};
 pub use token::TokenKey;
 
 /// The API key the simulated providers accept.
@@ -60,8 +63,6 @@ pub struct LlmConfig {
     pub default_top_up: Money,
     /// The largest request body read, bytes.
     pub body_limit_bytes: usize,
-    /// The public base URL top-up challenges name; the request's host when unset.
-    pub public_url: Option<String>,
 }
 
 impl LlmConfig {
@@ -75,7 +76,6 @@ impl LlmConfig {
             daily_cap: Money::from_atomic(50_000_000),
             default_top_up: Money::from_atomic(1_000_000),
             body_limit_bytes: 8 * 1024 * 1024,
-            public_url: None,
         }
     }
 

@@ -9,10 +9,10 @@ use svc_domain::Money;
 use svc_limits::MINUTE_MS;
 use svc_paywall::{Buyer, Outcome, Sale, Sold};
 use svc_store::{FinishedLlmCall, LlmCap, LlmHold, NewLlmCall};
-use svc_x402::codec::DecodedPayment;
-use svc_x402::{PaymentRequired, ResourceInfo, SettleResponse, X402_VERSION};
+use svc_x402::SettleResponse;
+use svc_x402::codec::Presented;
 
-use crate::error::{LlmError, TopUpChallenge};
+use crate::error::LlmError;
 use crate::models::{Model, Tokens};
 use crate::provider::Answer;
 use crate::relay::Relay;
@@ -32,10 +32,12 @@ pub struct ChatCall<'a> {
     pub caller: Caller,
     /// The request body.
     pub body: &'a [u8],
-    /// A payment sent with the call (for a credit top-up), decoded.
-    pub payment: Option<&'a DecodedPayment>,
-    /// The URL of the call, for the top-up challenge.
-    pub resource: String,
+    /// The payment sent with the call, for a credit top-up, as read from wherever the
+    /// surface carries it.
+    pub payment: &'a Presented,
+    /// The extensions the top-up's challenge advertises, which a v2 payment echoes: one that
+    /// rewrote them is refused before anything is verified, as on every other surface.
+    pub advertised: Option<&'a Map<String, Value>>,
 }
 
 /// The answer to a call.
@@ -141,7 +143,8 @@ impl Llm {
         };
         let top_up = self.top_up_of(&settings);
         let receipt = match call.payment {
-            Some(payment) => {
+            Presented::Nothing => None,
+            presented => {
                 // No top-up is bought for a call the cap refuses: a read, enough to spare the
                 // payer; the hold below is what keeps the cap.
                 if let Some(cap) = cap {
@@ -152,9 +155,8 @@ impl Llm {
                 }
                 let balance = self.balance(&account).await?;
                 let amount = top_up_amount(top_up.amount, reserved, balance);
-                self.buy_credits(&account, TopUp { amount, ..top_up }, payment, &call.resource).await?
+                self.buy_credits(&account, TopUp { amount, ..top_up }, presented, call.advertised).await?
             }
-            None => None,
         };
         let id = format!("llm_{}", uuid::Uuid::now_v7().simple());
         let new = NewLlmCall {
@@ -173,11 +175,10 @@ impl Llm {
             LlmHold::OverCap => return Err(over_cap()),
             LlmHold::Insufficient { balance } => {
                 let amount = top_up_amount(top_up.amount, reserved, balance);
-                let challenge = top_up.enabled.then(|| self.challenge(amount, &call.resource)).transpose()?;
                 return Err(LlmError::InsufficientCredits {
                     balance: Money::from_atomic(balance),
                     needed: Money::from_atomic(reserved),
-                    top_up: challenge,
+                    top_up: top_up.enabled.then_some(amount),
                 });
             }
         }
@@ -252,47 +253,37 @@ impl Llm {
         Ok(self.store.account(account_id).await?.map_or(0, |a| a.balance))
     }
 
-    /// The x402 challenge of a top-up of `amount`.
-    fn challenge(&self, amount: Money, resource: &str) -> Result<TopUpChallenge, LlmError> {
-        let challenge = PaymentRequired {
-            x402_version: X402_VERSION,
-            error: Some("Payment required: buys LLM credits, then the call proceeds".to_owned()),
-            resource: ResourceInfo {
-                url: resource.to_owned(),
-                description: format!("Buys {amount} USD of account credits for the LLM proxy (automatic top-up)."),
-                mime_type: "application/json".to_owned(),
-            },
-            accepts: self.paywall.requirements(amount),
-            extensions: None,
-        };
-        let body = serde_json::to_vec(&challenge).map_err(|e| LlmError::Internal(format!("encode challenge: {e}")))?;
-        let header = svc_x402::codec::encode_bytes(&body);
-        Ok(TopUpChallenge { body: Bytes::from(body), header })
-    }
-
     /// Buys credits with a payment sent with the call, through the credit purchase: once per
     /// payment, and only once it has settled. Returns the settlement, or nothing for a payment
-    /// that already bought its credits (a retry).
+    /// that already bought its credits (a retry). A refusal names the top-up a fresh payment
+    /// would buy, when top-up is on.
     async fn buy_credits(
         &self,
         account_id: &str,
         top_up: TopUp,
-        payment: &DecodedPayment,
-        resource: &str,
+        presented: &Presented,
+        advertised: Option<&Map<String, Value>>,
     ) -> Result<Option<SettleResponse>, LlmError> {
         let refuse = |reason: String| -> Result<Option<SettleResponse>, LlmError> {
-            Err(LlmError::PaymentRefused {
-                reason,
-                top_up: top_up.enabled.then(|| self.challenge(top_up.amount, resource)).transpose()?,
-            })
+            Err(LlmError::PaymentRefused { reason, top_up: top_up.enabled.then_some(top_up.amount) })
         };
         if !top_up.enabled {
             return refuse(
                 "automatic top-up is off for this account: turn it on with PUT /api/account/llm-top-up".into(),
             );
         }
+        let payment = match presented {
+            Presented::Payment(payment) => payment,
+            Presented::TooLarge(bytes) => {
+                let limit = svc_x402::codec::MAX_HEADER_BYTES;
+                return refuse(format!("the payment is {bytes} bytes; a payment is at most {limit} bytes"));
+            }
+            Presented::Junk | Presented::Nothing => {
+                return refuse("the payment does not decode as an x402 payment".into());
+            }
+        };
         let product = svc_accounts::credits::PURCHASE_PRODUCT;
-        let sale = Sale { product, price: top_up.amount, discountable: false, advertised: None };
+        let sale = Sale { product, price: top_up.amount, discountable: false, advertised };
         let store = self.store.clone();
         let clock = Arc::clone(&self.clock);
         let account = account_id.to_owned();

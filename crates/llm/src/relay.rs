@@ -7,10 +7,9 @@
 //! of the provider's answer is drained on its own task and the call charged for what the
 //! provider produced; when no usage comes, the charge is estimated from the text relayed and
 //! the record says so. A provider that fails mid-stream (or ends it without its last event)
-//! gets an `error` event and the stream ends; the call charges nothing. A call is cut at
+//! gets an error as its last event ([`Event::Failed`]) and the stream ends; the call charges nothing. A call is cut at
 //! [`crate::proxy::MAX_CALL`] and charged an estimate.
 
-use std::convert::Infallible;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -24,11 +23,21 @@ use crate::models::Tokens;
 use crate::provider::ChunkStream;
 use crate::proxy::{Meter, usage_of};
 
-/// The `data:` events of a streamed answer.
-pub struct Relay(Pin<Box<dyn Stream<Item = Result<Bytes, Infallible>> + Send>>);
+/// The events of a streamed answer.
+pub struct Relay(Pin<Box<dyn Stream<Item = Event> + Send>>);
+
+/// One event of a streamed answer. A failure is handed over as the error itself, so the HTTP
+/// layer writes it in the one error shape it maps every other proxy error to.
+#[derive(Debug)]
+pub enum Event {
+    /// A `data:` event, ready to send.
+    Data(Bytes),
+    /// The call failed after the answer began: the last event.
+    Failed(LlmError),
+}
 
 impl Stream for Relay {
-    type Item = Result<Bytes, Infallible>;
+    type Item = Event;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         self.0.as_mut().poll_next(cx)
@@ -133,7 +142,7 @@ impl Relay {
                             if let Some(meter) = pending.meter.take() {
                                 std::mem::take(&mut pending.tally).estimate(meter, "cut at the call's time limit; estimated").await;
                             }
-                            yield Ok(error_event(&LlmError::UpstreamTimeout));
+                            yield Event::Failed(LlmError::UpstreamTimeout);
                             break;
                         }
                     },
@@ -143,7 +152,7 @@ impl Relay {
                     Some(Ok(mut chunk)) => {
                         pending.tally.observe(&chunk);
                         if let Some(event) = render(&mut chunk, &alias, wants_usage) {
-                            yield Ok(event);
+                            yield Event::Data(event);
                         }
                     }
                     Some(Err(err)) => {
@@ -151,7 +160,7 @@ impl Relay {
                         if let Some(meter) = pending.meter.take() {
                             meter.fail(&err).await;
                         }
-                        yield Ok(error_event(&err));
+                        yield Event::Failed(err);
                         break;
                     }
                     None => {
@@ -159,7 +168,7 @@ impl Relay {
                         if let Some(meter) = pending.meter.take() {
                             std::mem::take(&mut pending.tally).settle(meter).await;
                         }
-                        yield Ok(Bytes::from_static(b"data: [DONE]\n\n"));
+                        yield Event::Data(Bytes::from_static(b"data: [DONE]\n\n"));
                         break;
                     }
                 }
@@ -184,10 +193,4 @@ fn render(chunk: &mut Value, alias: &str, wants_usage: bool) -> Option<Bytes> {
     serde_json::to_writer(&mut event, chunk).ok()?;
     event.extend_from_slice(b"\n\n");
     Some(Bytes::from(event))
-}
-
-/// A failure after the answer began: an `error` event, OpenAI's shape, as the last event.
-fn error_event(err: &LlmError) -> Bytes {
-    let body = crate::http::error_body(err);
-    Bytes::from(format!("data: {body}\n\n"))
 }

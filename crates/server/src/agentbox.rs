@@ -72,7 +72,7 @@ pub async fn build(
     sealed: Arc<SecretBox>,
     market: &mut SimulatedMarket,
 ) -> anyhow::Result<AgentboxSetup> {
-    let svc_address = public_url.map_or_else(|| format!("http://{}", crate::reachable(listening)), str::to_owned);
+    let svc_address = crate::public_base(public_url, listening);
     let telegram = TelegramConfig {
         api_url: match std::env::var("SVC_TELEGRAM_API_URL") {
             Ok(url) => url,

@@ -315,8 +315,9 @@ pub struct ServeArgs {
     pub store: StoreArgs,
 
     /// Public base URL (`https://api.example.com`): the site sign-in messages must name, and
-    /// the base of absolute links in discovery documents. Required with `--production`;
-    /// otherwise sign-in names the listen address and links use the request's Host.
+    /// the one base of every challenge's `resource.url`, discovery document and absolute link.
+    /// Required with `--production`; otherwise the listen address (`http://127.0.0.1:8402`).
+    /// Never taken from a request's `Host`.
     #[arg(long, env = "SVC_PUBLIC_URL")]
     pub public_url: Option<String>,
 

@@ -54,12 +54,7 @@ const BUILT_IN: [(&str, ProviderKind, &str, &str, &str); 2] = [
 /// when their URL is unset, off production), the file's providers and model table, and the
 /// token secret `SVC_LLM_TOKEN_SECRET` (environment only; random per process when unset,
 /// which `--production` refuses).
-pub async fn build(
-    file: LlmFile,
-    production: bool,
-    public_url: Option<String>,
-    market: &mut SimulatedMarket,
-) -> anyhow::Result<LlmConfig> {
+pub async fn build(file: LlmFile, production: bool, market: &mut SimulatedMarket) -> anyhow::Result<LlmConfig> {
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
     let mut providers = BTreeMap::new();
     let mut simulated = Vec::new();
@@ -102,7 +97,6 @@ pub async fn build(
     config.rate_per_minute = file.rate_per_minute.unwrap_or(config.rate_per_minute);
     config.daily_cap = file.daily_cap_usd.unwrap_or(config.daily_cap);
     config.default_top_up = file.default_top_up_usd.unwrap_or(config.default_top_up);
-    config.public_url = public_url;
     Ok(config)
 }
 

@@ -141,16 +141,23 @@ fn svc_signals_config(refresh_minutes: u32) -> svc_signals::SignalConfig {
     }
 }
 
-/// The site sign-in messages must name: the public URL, or on a development run the address
-/// svc listens on. Never a request's `Host`, which the sender chooses.
+/// svc's public base URL, and the site sign-in messages must name: the public URL, or on a
+/// development run the address svc listens on. Never a request's `Host`, which the sender
+/// chooses: every challenge, discovery document and link is built on this one value.
 fn sign_in_site(public_url: Option<&str>, listening: SocketAddr, production: bool) -> anyhow::Result<Site> {
     match public_url {
         Some(url) => Site::from_url(url).context("SVC_PUBLIC_URL"),
         None if production => {
             anyhow::bail!("--production needs SVC_PUBLIC_URL: sign-in messages must name the site users reach")
         }
-        None => Ok(Site::from_url(&format!("http://{}", reachable(listening)))?),
+        None => Ok(Site::from_url(&public_base(None, listening))?),
     }
+}
+
+/// svc's public base URL: the configured one, or on a development run the address it listens
+/// on. The one rule every address svc gives out of itself follows.
+pub(crate) fn public_base(public_url: Option<&str>, listening: SocketAddr) -> String {
+    public_url.map_or_else(|| format!("http://{}", reachable(listening)), |url| url.trim_end_matches('/').to_owned())
 }
 
 /// Where this machine reaches svc listening on `listening`: loopback for an unspecified address.
@@ -176,8 +183,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let defaults = ApiConfig::default();
     let config = ApiConfig {
         body_limit_bytes: args.body_limit_bytes,
-        public_url: args.public_url.clone(),
-        sign_in: sign_in_config(args.payments.production)?.for_site(site),
+        sign_in: sign_in_config(args.payments.production)?.for_site(site.clone()),
         previews_per_hour: args.previews_per_hour.or(limits.previews_per_hour).unwrap_or(defaults.previews_per_hour),
         rate_per_minute: args.rate_per_minute.or(limits.rate_per_minute).unwrap_or(defaults.rate_per_minute),
         route_rates: limits.route_rates(svc_catalogue::catalogue())?,
@@ -189,7 +195,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let payments::Payments { offer, facilitator, payouts } = payments::build(&args.payments, clock.clone()).await?;
     let mut market = upstreams::SimulatedMarket::new(&args.upstreams, clock.clone());
     let upstreams = Arc::new(upstreams::build(args.payments.production, &mut market, clock.clone()).await?);
-    let llm = llm::build(file.llm, args.payments.production, args.public_url.clone(), &mut market).await?;
+    let llm = llm::build(file.llm, args.payments.production, &mut market).await?;
     let limiter = match &args.redis_url {
         Some(url) => svc_limits::Limiter::redis(url, "svc:limits:")
             .await
@@ -207,8 +213,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         &mut market,
     )
     .await?;
-    let base_url = args.public_url.clone().unwrap_or_else(|| format!("http://{}", reachable(local)));
-    let sellers = sellers::build(&file.sellers, base_url, &offer, args.payments.production)?;
+    let sellers = sellers::build(&file.sellers, site.uri().to_owned(), &offer, args.payments.production)?;
     let services = Services {
         store: store.clone(),
         clock,

@@ -74,14 +74,14 @@ async fn usage(state: AppState, caller: Caller, _: NoInput) -> Result<UsageView,
 async fn llm_token(state: AppState, caller: Caller, _: NoInput) -> Result<LlmTokenView, ApiError> {
     let account = signed_in(caller)?;
     let token = state.llm.token(&account.id).await?;
-    Ok(LlmTokenView { token, account_id: account.id, base_path: svc_llm::http::BASE_PATH.to_owned() })
+    Ok(LlmTokenView { token, account_id: account.id, base_path: svc_catalogue::routes::llm::BASE_PATH.to_owned() })
 }
 
 /// `POST /api/account/llm-token/rotate`.
 async fn rotate_llm_token(state: AppState, caller: Caller, _: NoInput) -> Result<LlmTokenView, ApiError> {
     let account = signed_in(caller)?;
     let token = state.llm.rotate(&account.id).await?;
-    Ok(LlmTokenView { token, account_id: account.id, base_path: svc_llm::http::BASE_PATH.to_owned() })
+    Ok(LlmTokenView { token, account_id: account.id, base_path: svc_catalogue::routes::llm::BASE_PATH.to_owned() })
 }
 
 /// `GET /api/account/llm-top-up`.

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use axum::http::StatusCode;
 use serde_json::Value;
 
-use crate::support::TestApp;
+use crate::support::{BASE_URL, TestApp};
 
 fn spec_routes() -> BTreeSet<(String, String)> {
     routes_in(include_str!("../fixtures/spec_paths.txt"))
@@ -116,13 +116,25 @@ async fn the_catalogue_document_lists_every_paid_route_with_price_and_schemas() 
 }
 
 #[tokio::test]
+async fn discovery_documents_name_the_configured_base_url_whatever_the_host() {
+    let app = TestApp::new().await;
+    for uri in ["/", "/.well-known/x402", "/api/x402/catalogue", "/llms.txt"] {
+        let request = axum::http::Request::get(uri).header("host", "evil.example").body(axum::body::Body::empty());
+        let reply = app.send(request.expect("request")).await;
+        assert_eq!(reply.status, StatusCode::OK, "{uri}");
+        assert!(reply.text().contains(BASE_URL), "{uri}: {}", reply.text());
+        assert!(!reply.text().contains("evil.example"), "{uri} never names the Host");
+    }
+}
+
+#[tokio::test]
 async fn well_known_and_llms_txt_point_agents_at_every_paid_route() {
     let app = TestApp::new().await;
     let manifest = app.get("/.well-known/x402").await.json();
     assert_eq!(manifest["version"], 1);
     let resources: Vec<&str> =
         manifest["resources"].as_array().expect("list").iter().filter_map(Value::as_str).collect();
-    assert!(resources.contains(&"http://localhost/api/x402/alpha/top-picks"), "{resources:?}");
+    assert!(resources.contains(&format!("{BASE_URL}/api/x402/alpha/top-picks").as_str()), "{resources:?}");
     let reply = app.get("/llms.txt").await;
     assert_eq!(reply.status, StatusCode::OK);
     let text = reply.text();

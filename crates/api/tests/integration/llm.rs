@@ -10,7 +10,7 @@ use svc_accounts::Scope;
 use svc_simulator::Fault;
 use tower::ServiceExt as _;
 
-use crate::support::{Reply, Setup, TestApp, sign_challenge};
+use crate::support::{BASE_URL, Reply, Setup, TestApp, sign_challenge};
 
 const COMPLETIONS: &str = "/api/v1/llm/chat/completions";
 
@@ -665,6 +665,76 @@ async fn a_payment_without_top_up_on_buys_nothing() {
     assert_eq!(app.paid_calls().await, 0, "the payment was never taken");
     let junk = chat_paying(&app, &token, &hello("svc-default"), "junk").await;
     assert_openai_error(&junk, StatusCode::PAYMENT_REQUIRED, "payment_refused");
+}
+
+/// Turns the account's automatic top-up on, buying `usd` at a time.
+async fn top_up_on(app: &TestApp, key: &str, usd: &str) {
+    let on = json!({"enabled": true, "amount": usd}).to_string();
+    let set = app.call_with(&Method::PUT, "/api/account/llm-top-up", Some(&on), &[("x-api-key", key)]).await;
+    assert_eq!(set.status, StatusCode::OK, "{}", set.text());
+}
+
+#[tokio::test]
+async fn a_payment_header_too_large_to_be_a_payment_is_a_431_in_openais_shape() {
+    let app = TestApp::new().await;
+    let (account, key, token) = account_with_token(&app, "1").await;
+    top_up_on(&app, &key, "1").await;
+    let huge = "A".repeat(svc_x402::codec::MAX_HEADER_BYTES + 1);
+    let bearer = format!("Bearer {token}");
+    for name in ["payment-signature", "x-payment"] {
+        let headers = [("authorization", bearer.as_str()), (name, huge.as_str())];
+        let body = hello("svc-default").to_string();
+        let reply = app.call_with(&Method::POST, COMPLETIONS, Some(&body), &headers).await;
+        let body = assert_openai_error(&reply, StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, "payment_header_too_large");
+        let message = body["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(&svc_x402::codec::MAX_HEADER_BYTES.to_string()), "says the limit: {message}");
+        assert!(reply.headers.get("payment-required").is_none(), "not a challenge to loop on");
+    }
+    assert!(app.sim.llm_requests().is_empty());
+    assert_eq!(app.balance(&account).await, 1_000_000);
+}
+
+#[tokio::test]
+async fn a_junk_payment_with_top_up_on_gets_a_fresh_challenge_that_pays() {
+    let app = TestApp::new().await;
+    let (account, key, token) = account_with_token(&app, "0").await;
+    top_up_on(&app, &key, "1").await;
+    let junk = chat_paying(&app, &token, &hello("svc-default"), "junk").await;
+    assert_openai_error(&junk, StatusCode::PAYMENT_REQUIRED, "payment_refused");
+    assert_eq!(challenge_in_header(&junk).accepts[0].amount, "1000000");
+    let payment = sign_header_challenge(&junk, 44);
+    let paid = chat_paying(&app, &token, &hello("svc-default"), &payment).await;
+    assert_eq!(paid.status, StatusCode::OK, "{}", paid.text());
+    assert_eq!(app.balance(&account).await, 1_000_000 - llm_costs(&app, &account).await);
+}
+
+#[tokio::test]
+async fn the_top_up_challenge_names_the_configured_base_url_whatever_the_host() {
+    let app = TestApp::new().await;
+    let (_, key, token) = account_with_token(&app, "0").await;
+    top_up_on(&app, &key, "1").await;
+    let bearer = format!("Bearer {token}");
+    let headers = [("authorization", bearer.as_str()), ("host", "evil.example")];
+    let body = hello("svc-default").to_string();
+    let refused = app.call_with(&Method::POST, COMPLETIONS, Some(&body), &headers).await;
+    assert_openai_error(&refused, StatusCode::PAYMENT_REQUIRED, "insufficient_credits");
+    let challenge = challenge_in_header(&refused);
+    assert_eq!(challenge.resource.url, format!("{BASE_URL}{COMPLETIONS}"));
+    assert!(challenge.resource.description.contains("1 USD"), "{}", challenge.resource.description);
+}
+
+#[tokio::test]
+async fn the_top_up_challenge_carries_the_extensions_a_routes_challenge_does() {
+    let app = TestApp::new().await;
+    let (_, key, token) = account_with_token(&app, "0").await;
+    top_up_on(&app, &key, "1").await;
+    let refused = chat(&app, &token, &hello("svc-default")).await;
+    let top_up = challenge_in_header(&refused).extensions.expect("extensions");
+    let route = app.get("/api/x402/alpha/top-picks").await;
+    assert_eq!(route.status, StatusCode::PAYMENT_REQUIRED, "{}", route.text());
+    let route = route.json();
+    assert!(top_up.get("payment-identifier").is_some(), "{top_up:?}");
+    assert_eq!(top_up["payment-identifier"], route["extensions"]["payment-identifier"]);
 }
 
 #[tokio::test]

@@ -19,7 +19,7 @@ use svc_x402::builtin::EvmChain;
 use svc_x402::network::BASE;
 use svc_x402::{BuiltinFacilitator, PaymentRequired};
 
-use crate::support::{NOW_MS, PAYER_KEY, Reply, Setup, TestApp, assert_error, offer};
+use crate::support::{BASE_URL, NOW_MS, PAYER_KEY, Reply, Setup, TestApp, assert_error, offer};
 
 const TOP_PICKS: &str = "/api/x402/alpha/top-picks";
 
@@ -184,7 +184,7 @@ async fn an_unpaid_call_gets_the_challenge_in_body_and_header() {
     assert_eq!(b64_json(reply.headers["payment-required"].to_str().expect("ascii")), body, "header = body");
     assert_eq!(body["x402Version"], 2);
     assert_eq!(body["error"], "Payment required");
-    assert_eq!(body["resource"]["url"], "http://localhost/api/x402/alpha/top-picks?chain=base");
+    assert_eq!(body["resource"]["url"], format!("{BASE_URL}/api/x402/alpha/top-picks?chain=base"));
     assert_eq!(body["resource"]["mimeType"], "application/json");
     let base = &body["accepts"][0];
     assert_eq!(base["network"], "eip155:8453");
@@ -700,20 +700,26 @@ async fn repeated_challenges_are_identical_and_each_names_its_own_url() {
     assert_eq!(first.body, again.body);
     assert_eq!(first.headers["payment-required"], again.headers["payment-required"]);
     let other = p.app.get("/api/x402/svc-tools/social/search?query=eth").await;
-    assert_eq!(other.json()["resource"]["url"], "http://localhost/api/x402/svc-tools/social/search?query=eth");
+    assert_eq!(other.json()["resource"]["url"], format!("{BASE_URL}/api/x402/svc-tools/social/search?query=eth"));
     assert_eq!(other.json()["extensions"]["bazaar"]["info"]["input"]["queryParams"]["query"], "eth");
 }
 
 #[tokio::test]
-async fn a_cached_challenge_is_never_served_for_another_host_or_body() {
+async fn a_routes_challenge_names_the_configured_base_url_whatever_the_host() {
     let p = paywalled(None).await;
     let uri = "/api/x402/svc-tools/social/search?query=sol";
     let on = |host: &'static str| Request::get(uri).header("host", host).body(Body::empty()).expect("request");
-    let first = p.app.send(on("a.example")).await;
-    let second = p.app.send(on("b.example")).await;
-    assert_eq!(first.json()["resource"]["url"], format!("http://a.example{uri}"));
-    assert_eq!(second.json()["resource"]["url"], format!("http://b.example{uri}"));
+    let plain = p.app.send(on("a.example")).await;
+    let hostile = p.app.send(on("evil.example:666")).await;
+    assert_eq!(plain.status, StatusCode::PAYMENT_REQUIRED, "{}", plain.text());
+    assert_eq!(plain.json()["resource"]["url"], format!("{BASE_URL}{uri}"));
+    assert_eq!(hostile.body, plain.body, "the Host is no part of a challenge");
+    assert!(!hostile.text().contains("evil.example"), "{}", hostile.text());
+}
 
+#[tokio::test]
+async fn a_cached_challenge_is_never_served_for_another_body() {
+    let p = paywalled(None).await;
     let post = |body: &'static str| {
         Request::post("/api/x402/svc-tools/data-products/top-alpha-picks")
             .header("content-type", "application/json")

@@ -15,7 +15,7 @@ use svc_chain_evm::Payer;
 use svc_x402::facilitator::PaymentRequest;
 use svc_x402::{BuiltinFacilitator, Facilitator, FacilitatorError, Settled, SupportedResponse, Verified};
 
-use crate::support::{PAYER_KEY, Reply, Setup, TestApp, assert_error, assert_invalid_at, offer};
+use crate::support::{BASE_URL, PAYER_KEY, Reply, Setup, TestApp, assert_error, assert_invalid_at, offer};
 
 /// One call svc forwarded: the path, its headers and its body.
 type Forwarded = (String, HeaderMap, Vec<u8>);
@@ -292,6 +292,31 @@ async fn a_seller_registers_sells_and_is_paid_for_an_agent_end_to_end() {
         let reply = call(&app, Method::GET, &uri, None, &key).await;
         assert!(!reply.text().contains(&secret), "{uri} shows the secret");
     }
+}
+
+#[tokio::test]
+async fn an_invokes_challenge_names_the_configured_base_url_whatever_the_host() {
+    let app = TestApp::new().await;
+    let Shop { base, key, .. } = Shop::open(&app).await;
+    let id = selling(&app, &key, &format!("{base}/ok")).await;
+    let headers = [("host", "evil.example")];
+    let reply = app.call_with(&Method::POST, &invoke_uri(&id), Some(r#"{"query":"hi"}"#), &headers).await;
+    assert_eq!(reply.status, StatusCode::PAYMENT_REQUIRED, "{}", reply.text());
+    assert_eq!(reply.json()["resource"]["url"], format!("{BASE_URL}{}", invoke_uri(&id)));
+    assert!(!reply.text().contains("evil.example"), "{}", reply.text());
+}
+
+#[tokio::test]
+async fn a_payment_header_too_large_to_be_a_payment_is_a_431_on_an_invoke() {
+    let app = TestApp::new().await;
+    let Shop { fake, base, key } = Shop::open(&app).await;
+    let id = selling(&app, &key, &format!("{base}/ok")).await;
+    let huge = "A".repeat(svc_x402::codec::MAX_HEADER_BYTES + 1);
+    let headers = [("payment-signature", huge.as_str())];
+    let reply = app.call_with(&Method::POST, &invoke_uri(&id), Some(r#"{"query":"hi"}"#), &headers).await;
+    assert_error(&reply, StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, "payment_header_too_large");
+    assert!(reply.headers.get("payment-required").is_none(), "not a challenge to loop on");
+    assert_eq!(fake.calls("/ok"), 0);
 }
 
 #[tokio::test]

@@ -25,6 +25,9 @@ pub const NOW_MS: i64 = 1_795_341_600_000;
 /// The site of the test app's sign-in configuration (the default listen address).
 pub const SITE: &str = "127.0.0.1:8402";
 
+/// The test app's public base URL: the site's, the base of every challenge and document.
+pub const BASE_URL: &str = "http://127.0.0.1:8402";
+
 /// The paying wallet of [`TestApp::pay`] (a well-known test key; never funded anywhere).
 pub const PAYER_KEY: &str = "0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318";
 

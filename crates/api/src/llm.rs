@@ -1,123 +1,129 @@
-//! The proxy's routes, and the one place its errors become OpenAI's error body
-//! `{"error": {"message", "type", "code", "param"}}`.
+//! The LLM proxy's HTTP layer: its routes, the reading of a call, and the one place the proxy's
+//! errors become OpenAI's error body `{"error": {"message", "type", "code", "param"}}`.
 //!
 //! - `POST /api/v1/llm/chat/completions`: `Authorization: Bearer <proxy token>`; a payment
 //!   header (`PAYMENT-SIGNATURE` or `X-PAYMENT`) buys credits first when the account has
 //!   automatic top-up on.
 //! - `GET /api/v1/llm/models`: the aliases, in OpenAI's list shape.
+//!
+//! A top-up is sold through the front door every route uses: the payment header is read by
+//! `x402::presented` (so a header too large to be a payment is a 431 here too), and
+//! its challenge is built by `x402::Challenge` on the configured public base URL,
+//! with the same extensions as a route's.
 
-use std::sync::Arc;
+use std::convert::Infallible;
 
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::http::request::Parts;
+use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use futures::StreamExt as _;
 use serde_json::{Value, json};
-
-use crate::Llm;
-use crate::error::LlmError;
-use crate::proxy::{Chat, ChatCall};
-
-/// Where the proxy's routes hang.
-pub use svc_catalogue::routes::llm::BASE_PATH;
+use svc_catalogue::challenge::Offered;
 use svc_catalogue::routes::llm::{CHAT_COMPLETIONS_PATH, MODELS_PATH};
+use svc_domain::Money;
+use svc_llm::{Chat, ChatCall, Event, LlmError};
+use svc_x402::codec::Presented;
 
-/// The proxy's routes, over `llm`.
-pub fn router<S: Clone + Send + Sync + 'static>(llm: Arc<Llm>) -> Router<S> {
+use crate::state::AppState;
+use crate::x402::{Challenge, Front};
+
+/// The proxy's routes.
+pub(crate) fn router() -> Router<AppState> {
+    let refuse = |allow| move || async move { error_response(&LlmError::MethodNotAllowed { allow }) };
     Router::new()
-        .route(
-            CHAT_COMPLETIONS_PATH,
-            post(chat_completions).fallback(|| async { error_response(&LlmError::MethodNotAllowed { allow: "POST" }) }),
-        )
-        .route(
-            MODELS_PATH,
-            get(models).fallback(|| async { error_response(&LlmError::MethodNotAllowed { allow: "GET" }) }),
-        )
-        .with_state(llm)
+        .route(CHAT_COMPLETIONS_PATH, post(chat_completions).fallback(refuse("POST")))
+        .route(MODELS_PATH, get(models).fallback(refuse("GET")))
 }
 
-static PAYMENT_SIGNATURE: HeaderName = HeaderName::from_static(svc_x402::PAYMENT_SIGNATURE);
-static X_PAYMENT: HeaderName = HeaderName::from_static(svc_x402::X_PAYMENT);
+/// Why a proxied call got no completion, as this layer answers it: the proxy's own reasons,
+/// and the front door's.
+#[derive(Debug)]
+enum Failure {
+    /// The proxy's.
+    Llm(LlmError),
+    /// A payment header too large to be a payment to svc: refused before the body is read,
+    /// as on every route.
+    PaymentHeaderTooLarge {
+        /// The header's size.
+        bytes: usize,
+    },
+}
+
+/// What the challenge of a failed top-up says when the account simply ran out.
+const TOP_UP_REQUIRED: &str = "Payment required: buys LLM credits, then the call proceeds";
 
 /// `POST /api/v1/llm/chat/completions`.
-async fn chat_completions(State(llm): State<Arc<Llm>>, request: Request) -> Response {
+async fn chat_completions(State(state): State<AppState>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
+    match Box::pin(chat(&state, &parts, body)).await {
+        Ok(response) => response,
+        Err(failure) => failure.response(Front { state: &state, parts: &parts, body: None }),
+    }
+}
+
+async fn chat(state: &AppState, parts: &Parts, body: Body) -> Result<Response, Failure> {
+    let llm = &state.llm;
     let token = svc_accounts::bearer_token(parts.headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()));
-    // Who calls, and whether the rate limit admits them, before the body is read.
-    let caller = match llm.admit(token).await {
-        Ok(caller) => caller,
-        Err(err) => return error_response(&err),
-    };
+    // Who calls, and whether the rate limit admits them, before anything else is read.
+    let caller = llm.admit(token).await.map_err(Failure::Llm)?;
+    let presented = crate::x402::presented(&parts.headers);
+    if let Presented::TooLarge(bytes) = presented {
+        return Err(Failure::PaymentHeaderTooLarge { bytes });
+    }
     let limit = llm.body_limit();
     let declared =
         parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok());
     if declared.is_some_and(|n| n > limit) {
-        return error_response(&LlmError::TooLarge { limit });
+        return Err(Failure::Llm(LlmError::TooLarge { limit }));
     }
-    let Ok(body) = axum::body::to_bytes(body, limit).await else {
-        return error_response(&LlmError::TooLarge { limit });
+    let body = axum::body::to_bytes(body, limit).await.map_err(|_| Failure::Llm(LlmError::TooLarge { limit }))?;
+    // The extensions a top-up's challenge advertises, which a v2 payment echoes: they do not
+    // depend on the amount.
+    let front = Front { state, parts, body: None };
+    let advertised = match &presented {
+        Presented::Payment(payment) => top_up_challenge(front, Money::ZERO).advertised(payment),
+        _ => None,
     };
-    let payment_header = parts.headers.get(&PAYMENT_SIGNATURE).or_else(|| parts.headers.get(&X_PAYMENT));
-    let payment = match payment_header {
-        None => None,
-        Some(h) if h.len() > svc_x402::codec::MAX_HEADER_BYTES => {
-            return error_response(&LlmError::PaymentRefused {
-                reason: "the payment header is too large".into(),
-                top_up: None,
+    let call = ChatCall { caller, body: &body, payment: &presented, advertised: advertised.as_ref() };
+    let (mut response, receipt) = match llm.chat(call).await.map_err(Failure::Llm)? {
+        Chat::Whole { json, receipt } => {
+            ((StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], json).into_response(), receipt)
+        }
+        Chat::Stream { events, receipt } => {
+            let events = events.map(|event| {
+                Ok::<_, Infallible>(match event {
+                    Event::Data(data) => data,
+                    Event::Failed(err) => error_event(&err),
+                })
             });
-        }
-        Some(h) => match svc_x402::decode_payment(h.as_bytes()) {
-            Some(payment) => Some(payment),
-            None => {
-                return error_response(&LlmError::PaymentRefused {
-                    reason: "the payment header does not decode as an x402 payment".into(),
-                    top_up: None,
-                });
-            }
-        },
-    };
-    let resource = format!("{}{}", base_url(&llm, &parts.headers), parts.uri.path());
-    let call = ChatCall { caller, body: &body, payment: payment.as_ref(), resource };
-    match llm.chat(call).await {
-        Ok(Chat::Whole { json, receipt }) => {
-            let mut response = (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], json).into_response();
-            add_receipt(&mut response, receipt.as_ref());
-            response
-        }
-        Ok(Chat::Stream { events, receipt }) => {
             let mut response = Response::new(Body::from_stream(events));
             let headers = response.headers_mut();
             headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
             headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
             // Tells a buffering reverse proxy in front to pass each event on at once.
             headers.insert(HeaderName::from_static("x-accel-buffering"), HeaderValue::from_static("no"));
-            add_receipt(&mut response, receipt.as_ref());
-            response
+            (response, receipt)
         }
-        Err(err) => error_response(&err),
-    }
-}
-
-/// The base URL the challenge names: the configured public URL, else the request's host.
-fn base_url(llm: &Llm, headers: &HeaderMap) -> String {
-    if let Some(url) = &llm.config.public_url {
-        return url.trim_end_matches('/').to_owned();
-    }
-    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("localhost");
-    format!("http://{host}")
-}
-
-fn add_receipt(response: &mut Response, receipt: Option<&svc_x402::SettleResponse>) {
-    if let Some(value) = receipt.and_then(|r| HeaderValue::from_str(&svc_x402::encode_header(r)).ok()) {
+    };
+    if let Some(value) = receipt.as_ref().and_then(crate::x402::payment_response_header) {
         response.headers_mut().insert(svc_x402::PAYMENT_RESPONSE, value);
     }
+    Ok(response)
+}
+
+/// The challenge of a top-up buying `amount` of credits for this call.
+fn top_up_challenge(front: Front<'_>, amount: Money) -> Challenge<'_> {
+    front.challenge(Offered::TopUp { amount }, amount)
 }
 
 /// `GET /api/v1/llm/models`.
-async fn models(State(llm): State<Arc<Llm>>) -> Response {
-    let data: Vec<Value> = llm
+async fn models(State(state): State<AppState>) -> Response {
+    let data: Vec<Value> = state
+        .llm
         .models()
         .iter()
         .map(|(alias, model)| {
@@ -138,6 +144,42 @@ async fn models(State(llm): State<Arc<Llm>>) -> Response {
         })
         .collect();
     axum::Json(json!({"object": "list", "data": data})).into_response()
+}
+
+impl Failure {
+    /// The answer to a call at `front`: a refusal that names a top-up carries its challenge in
+    /// `PAYMENT-REQUIRED`, built like every route's.
+    fn response(self, front: Front<'_>) -> Response {
+        let err = match self {
+            Failure::Llm(err) => err,
+            Failure::PaymentHeaderTooLarge { bytes } => {
+                let limit = svc_x402::codec::MAX_HEADER_BYTES;
+                let message = format!(
+                    "The payment header is {bytes} bytes; a payment to this service is at most {limit} bytes. \
+                     Nothing was charged; sign the payment again from the challenge."
+                );
+                let body =
+                    openai_error(&message, "invalid_request_error", json!("payment_header_too_large"), Value::Null);
+                return (StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, axum::Json(body)).into_response();
+            }
+        };
+        let top_up = match &err {
+            LlmError::InsufficientCredits { top_up: Some(amount), .. } => Some((*amount, TOP_UP_REQUIRED)),
+            LlmError::PaymentRefused { top_up: Some(amount), reason } => Some((*amount, reason.as_str())),
+            _ => None,
+        };
+        let mut response = error_response(&err);
+        if let Some((amount, why)) = top_up {
+            let requirements = front.state.paywall.requirements(amount);
+            match top_up_challenge(front, amount).encoded(&requirements, why) {
+                Ok((_, header)) => {
+                    response.headers_mut().insert(svc_x402::PAYMENT_REQUIRED, header);
+                }
+                Err(failed) => return error_response(&LlmError::Internal(failed.to_string())),
+            }
+        }
+        response
+    }
 }
 
 /// The status, type and code of an error.
@@ -203,8 +245,13 @@ fn message(err: &LlmError) -> String {
     }
 }
 
+/// OpenAI's error body.
+fn openai_error(message: &str, kind: &str, code: Value, param: Value) -> Value {
+    json!({"error": {"message": message, "type": kind, "code": code, "param": param}})
+}
+
 /// OpenAI's error body for `err`.
-pub(crate) fn error_body(err: &LlmError) -> Value {
+fn error_body(err: &LlmError) -> Value {
     let (_, kind, code) = classify(err);
     let (code, param) = match err {
         LlmError::UpstreamRejected { code: Some(upstream), param, .. } => (json!(upstream), json!(param)),
@@ -213,11 +260,11 @@ pub(crate) fn error_body(err: &LlmError) -> Value {
         LlmError::Unprocessable { param, .. } => (json!(code), json!(param)),
         _ => (json!(code), Value::Null),
     };
-    json!({"error": {"message": message(err), "type": kind, "code": code, "param": param}})
+    openai_error(&message(err), kind, code, param)
 }
 
-/// The answer for `err`.
-pub(crate) fn error_response(err: &LlmError) -> Response {
+/// The answer for `err`, without a challenge.
+fn error_response(err: &LlmError) -> Response {
     if let LlmError::Internal(detail) | LlmError::Unavailable(detail) = err {
         tracing::error!(error = %detail, "LLM proxy failed");
     }
@@ -235,11 +282,10 @@ pub(crate) fn error_response(err: &LlmError) -> Response {
     if let Some(secs) = retry_after {
         headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
     }
-    if let LlmError::InsufficientCredits { top_up: Some(challenge), .. }
-    | LlmError::PaymentRefused { top_up: Some(challenge), .. } = err
-        && let Ok(value) = HeaderValue::from_str(&challenge.header)
-    {
-        headers.insert(svc_x402::PAYMENT_REQUIRED, value);
-    }
     response
+}
+
+/// A failure after a streamed answer began: an `error` event, OpenAI's shape, as the last event.
+fn error_event(err: &LlmError) -> bytes::Bytes {
+    bytes::Bytes::from(format!("data: {}\n\n", error_body(err)))
 }
