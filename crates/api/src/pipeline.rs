@@ -23,6 +23,11 @@ use crate::error::ApiError;
 use crate::rate::Counted;
 use crate::state::AppState;
 use crate::x402::{Front, Wares};
+use svc_catalogue::ValidInput;
+use svc_catalogue::challenge::Offered;
+use svc_domain::Money;
+use svc_paywall::{Buyer, Sold};
+use svc_x402::codec::DecodedPayment;
 
 /// How a call is billed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,7 +108,7 @@ async fn run(
         }
         Channel::X402 => {
             let front = Front { state, parts, body: body.as_deref() };
-            let wares = std::future::ready(Ok(Wares::Route { handlers, route, input }));
+            let wares = std::future::ready(Ok(RouteCall { handlers, route, input }));
             Ok(crate::x402::dispatch(front, Counted::route(state, route), wares).await)
         }
         Channel::Credits => Box::pin(crate::credits::serve(call, input)).await,
@@ -141,4 +146,39 @@ pub(crate) async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> 
 
 fn is_json(headers: &HeaderMap) -> bool {
     headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(svc_domain::media::is_json)
+}
+
+/// One call of a catalogue route, its input validated: what the x402 branch sells.
+pub(crate) struct RouteCall<'a> {
+    handlers: &'a Handlers,
+    route: &'static RouteSpec,
+    input: ValidInput,
+}
+
+impl Wares for RouteCall<'_> {
+    fn price(&self) -> Money {
+        self.route.price.price(self.input.price_units())
+    }
+
+    fn offered(&self) -> Offered<'_> {
+        Offered::Route { route: self.route, echo: self.input.echo() }
+    }
+
+    /// Runs the route's handler as the paywall's work.
+    async fn sell(self, front: Front<'_>, price: Money, payment: &DecodedPayment) -> Result<Response, ApiError> {
+        let RouteCall { handlers, route, mut input } = self;
+        let state = front.state;
+        // The handler takes the input; a refusal's challenge still echoes its fields.
+        let echo = input.take_echo();
+        let challenge = front.challenge(Offered::Route { route, echo: &echo }, price);
+        let work = |buyer: Buyer| async move {
+            let delivering = buyer.payment.clone();
+            let caller = Caller { payer: Some(buyer.payer), payment: Some(buyer.payment), ..Caller::default() };
+            let answer = handlers.call_as(route.id, state.clone(), caller, input).await?;
+            let then = handlers.delivery(route.id, state, &answer, delivering);
+            Ok::<_, ApiError>(Sold { json: answer.json.clone(), answer, then })
+        };
+        let outcome = challenge.charge(route.id, payment, work).await?;
+        crate::x402::respond(outcome, &challenge)
+    }
 }

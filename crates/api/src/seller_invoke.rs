@@ -69,7 +69,7 @@ async fn run(state: &AppState, agent_id: &str, parts: &Parts, body: Body) -> Res
     let wares = async {
         let value = sellers.check_body(&invocable, body.clone()).await?;
         let description = invocable.description();
-        Ok(Wares::Agent(AgentCall { invocable: &invocable, product: &product, description, body: body.clone(), value }))
+        Ok(AgentCall { invocable: &invocable, product: &product, description, body: body.clone(), value })
     };
     Ok(crate::x402::dispatch(front, counted, wares).await)
 }
@@ -88,31 +88,26 @@ pub(crate) struct AgentCall<'a> {
     value: Value,
 }
 
-impl AgentCall<'_> {
+impl Wares for AgentCall<'_> {
     /// The seller's price.
-    pub(crate) fn price(&self) -> Money {
+    fn price(&self) -> Money {
         self.invocable.price()
     }
 
     /// What its challenge offers.
-    pub(crate) fn offered(&self) -> Offered<'_> {
+    fn offered(&self) -> Offered<'_> {
         Offered::Agent { description: &self.description, schema: self.invocable.input_schema(), body: &self.value }
     }
 
     /// The room the agent's own limits leave, looked at (not taken) before a challenge: a call
     /// they refuse is a 429 where its challenge would be.
-    pub(crate) async fn room(&self, state: &AppState) -> Result<Decision, ApiError> {
-        Ok(state.sellers.peek_limits(self.invocable).await?)
+    async fn room(&self, state: &AppState) -> Result<Option<Decision>, ApiError> {
+        Ok(Some(state.sellers.peek_limits(self.invocable).await?))
     }
 
     /// Charges `payment` for the call forwarded to the seller. The agent's limits are counted
     /// only once the payment verified, so junk payments cannot use up an agent's calls.
-    pub(crate) async fn sell(
-        self,
-        front: Front<'_>,
-        price: Money,
-        payment: &DecodedPayment,
-    ) -> Result<Response, ApiError> {
+    async fn sell(self, front: Front<'_>, price: Money, payment: &DecodedPayment) -> Result<Response, ApiError> {
         let state = front.state;
         let sellers = &state.sellers;
         let now = state.clock.now_ms();

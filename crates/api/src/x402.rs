@@ -21,7 +21,6 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use serde_json::{Map, Value};
 use svc_catalogue::challenge::{Offered, Schemas};
-use svc_catalogue::{RouteSpec, ValidInput};
 use svc_domain::Money;
 use svc_limits::Decision;
 use svc_paywall::{Buyer, Outcome, Sale, Sold};
@@ -35,10 +34,8 @@ use crate::answer::Answer;
 use crate::answer::json_response;
 use crate::challenge::{ChallengeCache, ChallengeKey};
 use crate::error::ApiError;
-use crate::handlers::{Caller, Handlers};
 use crate::limits::rate_headers;
 use crate::rate::Counted;
-use crate::seller_invoke::AgentCall;
 use crate::state::AppState;
 
 /// Reads the request's payment header: `PAYMENT-SIGNATURE` (v2), else `X-PAYMENT` (v1, and v2
@@ -74,56 +71,35 @@ impl<'a> Front<'a> {
     }
 }
 
-/// What an x402 call sells, checked and ready to be served: each kind brings its price, what
-/// its challenge offers, the room it has left, and its paid work.
-pub(crate) enum Wares<'a> {
-    /// A catalogue route's answer to input already validated.
-    Route {
-        /// The handlers, by route id.
-        handlers: &'a Handlers,
-        /// The route.
-        route: &'static RouteSpec,
-        /// The validated input.
-        input: ValidInput,
-    },
-    /// A seller's agent's answer to a body already checked against its schema.
-    Agent(AgentCall<'a>),
-}
-
-impl Wares<'_> {
+/// What an x402 call sells, checked and ready to be served: its price, what its challenge
+/// offers, the room it has left, and its paid work. A catalogue route's call
+/// (`pipeline::RouteCall`) and a seller agent's (`seller_invoke::AgentCall`) are the kinds
+/// today; the front door knows neither.
+pub(crate) trait Wares {
     /// The list price.
-    fn price(&self) -> Money {
-        match self {
-            Wares::Route { route, input, .. } => route.price.price(input.price_units()),
-            Wares::Agent(agent) => agent.price(),
-        }
-    }
+    fn price(&self) -> Money;
 
     /// What its challenge offers.
-    fn offered(&self) -> Offered<'_> {
-        match self {
-            Wares::Route { route, input, .. } => Offered::Route { route, echo: input.echo() },
-            Wares::Agent(agent) => agent.offered(),
-        }
+    fn offered(&self) -> Offered<'_>;
+
+    /// Room for one more call, looked at before a challenge: a seller agent's own limits (a
+    /// 429 when they are full), whose rate headers the challenge then shows. None where
+    /// nothing but the client's rate limit applies.
+    async fn room(&self, _state: &AppState) -> Result<Option<Decision>, ApiError> {
+        Ok(None)
     }
 
-    /// Room for one more call, looked at before a challenge: an agent's own limits (a 429
-    /// when they are full), whose rate headers the challenge then shows. Routes have no
-    /// limits of their own past the client's.
-    async fn room(&self, state: &AppState) -> Result<Option<Decision>, ApiError> {
-        match self {
-            Wares::Route { .. } => Ok(None),
-            Wares::Agent(agent) => agent.room(state).await.map(Some),
-        }
-    }
+    /// Charges `payment` (at `price`, the list price) for the work, and answers.
+    async fn sell(self, front: Front<'_>, price: Money, payment: &DecodedPayment) -> Result<Response, ApiError>;
 }
 
 /// Sells what `wares` resolves to, under the client's rate limit (`counted`): the payment
 /// header is read once, and `wares` is whatever must be checked under that limit before a
 /// price is quoted (an agent's schema; a route's input was validated before).
-pub(crate) async fn dispatch<'a, F>(front: Front<'a>, counted: Counted<'_>, wares: F) -> Response
+pub(crate) async fn dispatch<W, F>(front: Front<'_>, counted: Counted<'_>, wares: F) -> Response
 where
-    F: Future<Output = Result<Wares<'a>, ApiError>>,
+    W: Wares,
+    F: Future<Output = Result<W, ApiError>>,
 {
     let presented = presented(&front.parts.headers);
     let payer = presented.claimed_payer();
@@ -133,7 +109,7 @@ where
 
 /// Challenges a request that carries no usable payment, and has the paywall charge one that
 /// does for the work `wares` names.
-async fn serve(front: Front<'_>, wares: Wares<'_>, presented: Presented) -> Result<Response, ApiError> {
+async fn serve<W: Wares>(front: Front<'_>, wares: W, presented: Presented) -> Result<Response, ApiError> {
     let price = wares.price();
     let payment = match presented {
         Presented::Payment(payment) => payment,
@@ -156,7 +132,7 @@ async fn serve(front: Front<'_>, wares: Wares<'_>, presented: Presented) -> Resu
     };
     // The paid path's future is large (verification, store, handler, settlement): boxed, so
     // the futures of every unpaid request, most of the traffic, stay small and cheap to move.
-    Box::pin(serve_paid(front, wares, price, &payment)).await
+    Box::pin(wares.sell(front, price, &payment)).await
 }
 
 /// The challenge to a request that carried no payment. A payer that proved its wallet
@@ -176,32 +152,6 @@ async fn quote(front: Front<'_>, offered: Offered<'_>, price: Money) -> ApiError
             front.challenge(offered, price).with_error(&state.paywall.requirements(price), &why, false)
         }
     }
-}
-
-/// Serves a request that carries a decodable payment.
-async fn serve_paid(
-    front: Front<'_>,
-    wares: Wares<'_>,
-    price: Money,
-    payment: &DecodedPayment,
-) -> Result<Response, ApiError> {
-    let state = front.state;
-    let (handlers, route, mut input) = match wares {
-        Wares::Route { handlers, route, input } => (handlers, route, input),
-        Wares::Agent(agent) => return agent.sell(front, price, payment).await,
-    };
-    // The handler takes the input; a refusal's challenge still echoes its fields.
-    let echo = input.take_echo();
-    let challenge = front.challenge(Offered::Route { route, echo: &echo }, price);
-    let work = |buyer: Buyer| async move {
-        let delivering = buyer.payment.clone();
-        let caller = Caller { payer: Some(buyer.payer), payment: Some(buyer.payment), ..Caller::default() };
-        let answer = handlers.call_as(route.id, state.clone(), caller, input).await?;
-        let then = handlers.delivery(route.id, state, &answer, delivering);
-        Ok::<_, ApiError>(Sold { json: answer.json.clone(), answer, then })
-    };
-    let outcome = challenge.charge(route.id, payment, work).await?;
-    respond(outcome, &challenge)
 }
 
 /// The answer to a charge's outcome: the work's answer with its settlement, the answer kept for
