@@ -127,16 +127,16 @@ fn token_key(production: bool) -> anyhow::Result<TokenKey> {
 mod tests {
     use super::*;
 
-    /// The `[llm]` example of the README, as a reader would copy it.
+    /// The `[llm]` example of `docs/llm-proxy.md`, as a reader would copy it.
     fn readme_example() -> &'static str {
-        let readme = include_str!("../../../README.md");
-        let section = readme.split("\n## LLM proxy\n").nth(1).expect("an LLM proxy section");
+        let page = include_str!("../../../docs/llm-proxy.md");
+        let section = page.split("\n## Configuration\n").nth(1).expect("a configuration section");
         let block = section.split("```toml\n").nth(1).expect("a TOML example");
         block.split("```").next().expect("a closed block")
     }
 
     #[test]
-    fn the_readmes_llm_example_is_a_valid_config() {
+    fn the_llm_pages_example_is_a_valid_config() {
         let file: crate::config::FileConfig = toml::from_str(readme_example()).expect("the example parses");
         let llm = file.llm;
         assert_eq!(llm.rate_per_minute, Some(600));
