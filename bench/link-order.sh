@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Records which functions a running svc executes and writes their linker names to
 # crates/server/link-order.txt, which the release build (crates/server/build.rs) places together:
-# a default run then keeps a fraction of its code resident (see README, "Memory").
+# a default run then keeps a fraction of its code resident (see docs/operating.md, "Memory").
 #
 # The run: `svc serve` on its defaults (a scratch data directory) under valgrind's callgrind,
 # until the first signal snapshot and IDLE_SECS (40) after it; then the free documents, an

@@ -9,7 +9,7 @@ use svc_catalogue::routes::sellers::Signing;
 /// The header the signature travels in.
 pub const HEADER: &str = "x-svc-signature";
 
-/// How old a signature a seller should accept, seconds (what the README advises).
+/// How old a signature a seller should accept, seconds (what docs/sellers.md advises).
 pub const TOLERANCE_SECS: i64 = 300;
 
 /// A fresh secret: `whsec_` and 32 random bytes, hex.

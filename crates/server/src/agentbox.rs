@@ -15,44 +15,75 @@ use crate::upstreams::SimulatedMarket;
 use svc_agentbox::{AgentboxConfig, AgentboxSetup, Backend};
 use svc_domain::Money;
 
-/// The `[agentbox]` table of the config file; every field optional.
-#[derive(Debug, Default, serde::Deserialize)]
+/// The `[agentbox]` table: agent sandboxes, on this machine (bubblewrap) or on an
+/// E2B-compatible service.
+#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentboxFile {
     /// Off turns sandboxes off on this server (their routes answer 503).
+    #[schemars(extend("default" = true))]
     pub enabled: Option<bool>,
     /// Where sandboxes and their logs live; `<data dir>/agentbox` by default.
+    #[schemars(example = "./data/agentbox")]
     pub root: Option<PathBuf>,
-    /// The prepared snapshot; `<root>/snapshot` by default.
+    /// The prepared snapshot (`svc agentbox prepare`); `<root>/snapshot` by default.
+    #[schemars(example = "./data/agentbox/snapshot")]
     pub snapshot: Option<PathBuf>,
-    /// The bubblewrap program; `bwrap` on `PATH` by default.
+    /// The bubblewrap program, looked up on `PATH`.
+    #[schemars(extend("default" = "bwrap"))]
     pub bwrap: Option<PathBuf>,
-    /// Memory each sandbox reserves and is capped at, MiB (2048).
+    /// Memory each sandbox reserves and is capped at, MiB.
+    #[schemars(extend("default" = defaults().memory_mb))]
     pub memory_mb: Option<u64>,
-    /// Memory all sandboxes may reserve together, MiB (the machine's memory less 2 GiB).
+    /// Memory all sandboxes may reserve together, MiB; the machine's memory less 2 GiB by
+    /// default. A start past it is refused with `503 no_capacity`.
+    #[schemars(example = 6144)]
     pub memory_budget_mb: Option<u64>,
-    /// What a running gateway costs per minute, USD in credits (0.001).
+    /// What a running gateway costs per minute, USD in credits.
+    #[schemars(extend("default" = defaults().credits_per_minute))]
     pub credits_per_minute: Option<Money>,
-    /// Seconds per billing period (60).
+    /// Seconds per billing period.
+    #[schemars(extend("default" = defaults().billing_interval.as_secs()))]
     pub billing_interval_secs: Option<u64>,
-    /// Seconds a gateway has to become healthy (90).
+    /// Seconds a gateway has to become healthy.
+    #[schemars(extend("default" = defaults().health_timeout.as_secs()))]
     pub health_timeout_secs: Option<u64>,
-    /// Seconds between health probes of a running gateway (30).
+    /// Seconds between health probes of a running gateway.
+    #[schemars(extend("default" = defaults().probe_interval.as_secs()))]
     pub probe_interval_secs: Option<u64>,
-    /// Seconds a gateway gets to exit after SIGTERM (10).
+    /// Seconds a gateway gets to exit after SIGTERM.
+    #[schemars(extend("default" = defaults().stop_grace.as_secs()))]
     pub stop_grace_secs: Option<u64>,
-    /// `local` (bubblewrap on this machine, the default) or `remote` (an E2B-compatible
-    /// service; its key in `SVC_AGENTBOX_REMOTE_KEY`, svc's address in `SVC_PUBLIC_URL`).
+    /// `local` (bubblewrap on this machine) or `remote` (an E2B-compatible service; its key
+    /// in `SVC_AGENTBOX_REMOTE_KEY`, svc's address in `SVC_PUBLIC_URL`).
+    #[schemars(extend("default" = "local"))]
     pub backend: Option<String>,
-    /// The remote service's control plane (`https://api.e2b.app`).
+    /// The remote service's control plane.
+    #[schemars(extend("default" = REMOTE_URL))]
     pub remote_url: Option<String>,
-    /// The remote template holding the snapshot at `/opt/agent` (`svc-agent`).
+    /// The remote template whose image ran `svc agentbox prepare --dir /opt/agent`.
+    #[schemars(extend("default" = REMOTE_TEMPLATE))]
     pub remote_template: Option<String>,
-    /// The remote sandbox agent's address, `{id}` and `{domain}` filled in
-    /// (`https://49983-{id}.{domain}`).
+    /// The remote sandbox agent's address, `{id}` and `{domain}` filled in.
+    #[schemars(extend("default" = REMOTE_ENVD_URL))]
     pub remote_envd_url: Option<String>,
-    /// Seconds a remote sandbox lives unless renewed; renewed each minute while it runs (3600).
+    /// Seconds a remote sandbox lives unless renewed; renewed each minute while it runs.
+    #[schemars(extend("default" = REMOTE_LIFETIME_SECS))]
     pub remote_lifetime_secs: Option<u64>,
+}
+
+/// The remote backend's defaults, here once for the settings and their reference.
+const REMOTE_URL: &str = "https://api.e2b.app";
+/// The remote template's default id.
+const REMOTE_TEMPLATE: &str = "svc-agent";
+/// The remote sandbox agent's default address.
+const REMOTE_ENVD_URL: &str = "https://49983-{id}.{domain}";
+/// A remote sandbox's default lifetime, seconds.
+const REMOTE_LIFETIME_SECS: u64 = 3600;
+
+/// The sandboxes' defaults, for the configuration reference.
+fn defaults() -> AgentboxConfig {
+    AgentboxConfig::new(String::new(), 0)
 }
 
 /// The sandboxes' root for `data_dir` and the file.
@@ -157,13 +188,13 @@ fn remote(file: &AgentboxFile, public_url: Option<&str>, node: &str) -> Result<A
     let svc_url = public_url
         .ok_or("the remote backend needs SVC_PUBLIC_URL: remote sandboxes reach svc at its public address")?;
     let config = RemoteConfig {
-        api_url: file.remote_url.clone().unwrap_or_else(|| "https://api.e2b.app".to_owned()),
+        api_url: file.remote_url.clone().unwrap_or_else(|| REMOTE_URL.to_owned()),
         api_key,
-        template: file.remote_template.clone().unwrap_or_else(|| "svc-agent".to_owned()),
-        envd_url: file.remote_envd_url.clone().unwrap_or_else(|| "https://49983-{id}.{domain}".to_owned()),
+        template: file.remote_template.clone().unwrap_or_else(|| REMOTE_TEMPLATE.to_owned()),
+        envd_url: file.remote_envd_url.clone().unwrap_or_else(|| REMOTE_ENVD_URL.to_owned()),
         svc_url: svc_url.to_owned(),
         node: node.to_owned(),
-        lifetime: Duration::from_secs(file.remote_lifetime_secs.unwrap_or(3600).max(60)),
+        lifetime: Duration::from_secs(file.remote_lifetime_secs.unwrap_or(REMOTE_LIFETIME_SECS).max(60)),
     };
     RemoteBackend::new(config).map(|b| Arc::new(b) as Arc<dyn Backend>).map_err(|e| e.to_string())
 }

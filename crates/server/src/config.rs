@@ -51,6 +51,10 @@ pub enum Command {
     /// Runs inside a sandbox as its first process, bridging it to svc (started by svc itself).
     #[command(hide = true)]
     AgentboxShim(ShimArgs),
+    /// Print the configuration reference or a complete example config file, both generated
+    /// from this code (the committed `docs/configuration.md` and `svc.example.toml`).
+    #[command(subcommand)]
+    Config(ConfigCommand),
     /// Writes the agents' skill files (`<out>/<skill>/SKILL.md`), generated from the catalogue.
     Skills {
         /// Directory to write them under.
@@ -60,6 +64,17 @@ pub enum Command {
         #[arg(long)]
         api_url: Option<String>,
     },
+}
+
+/// `svc config ...`.
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Every flag, environment variable and config-file key, as Markdown
+    /// (`svc config reference > docs/configuration.md`).
+    Reference,
+    /// A config file with every table and key, each with its documentation; keys with a
+    /// default are set to it, the others are commented out (`svc config example > svc.example.toml`).
+    Example,
 }
 
 /// `svc agentbox ...`.
@@ -379,13 +394,13 @@ pub struct ServeArgs {
 }
 
 /// Where the data routes get their data. Each vendor is set by `SVC_<VENDOR>_URL` and, where
-/// it wants one, `SVC_<VENDOR>_KEY` (README lists them). A vendor with no URL set uses the
+/// it wants one, `SVC_<VENDOR>_KEY` (`docs/configuration.md` lists them). A vendor with no URL set uses the
 /// simulated market (in-process, or the shared one at `--simulator-url`); `--production`
 /// points it at the real vendor instead.
 #[derive(Debug, Clone, Args)]
 pub struct UpstreamArgs {
     /// Base URL of a shared simulator (`svc simulator`); default: one in this process. Real
-    /// vendors are set by `SVC_<VENDOR>_URL` and `SVC_<VENDOR>_KEY` (see README).
+    /// vendors are set by `SVC_<VENDOR>_URL` and `SVC_<VENDOR>_KEY` (see `docs/configuration.md`).
     #[arg(long, env = "SVC_SIMULATOR_URL")]
     pub simulator_url: Option<String>,
 
@@ -424,8 +439,8 @@ pub const DEV_SOLANA_FEE_PAYER: &str = "HreMf6X5nAv9evt728Gf3TSuUNEnEXDPhdpCC1GJ
 /// How svc takes payment.
 #[derive(Clone, Args)]
 pub struct PaymentArgs {
-    /// TOML file with an `[x402]` table (networks, facilitator) and a `[limits]` table (rate
-    /// limits, the preview quota); see README.
+    /// TOML config file: `[x402]` (networks, facilitator), `[limits]` (rate limits, the preview
+    /// quota), `[llm]`, `[agentbox]` and `[sellers]`; `svc config example` prints one with every key.
     #[arg(long, env = "SVC_CONFIG")]
     pub config: Option<PathBuf>,
 
@@ -505,26 +520,44 @@ impl std::fmt::Debug for PaymentArgs {
     }
 }
 
-/// The `[x402]` table of the config file.
-#[derive(Debug, Default, serde::Deserialize)]
+/// The `[x402]` table: how svc takes payment. By default USDC on Base and on Solana mainnet,
+/// verified by the built-in facilitator.
+#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct X402File {
-    /// `builtin` (the default).
+    /// `builtin` (verifies locally and settles through each network's RPC URL), or the https
+    /// URL of an external facilitator (standard `/verify`, `/settle`, `/supported`: only the
+    /// networks it lists in `/supported` are offered, and RPC URLs are then only read, to
+    /// reconcile).
     #[serde(default)]
+    #[schemars(extend("default" = "builtin"))]
     pub facilitator: Option<String>,
-    /// Seconds a challenge stays valid (default 300).
+    /// Seconds a challenge stays valid: an EIP-3009 authorization whose `validBefore` is
+    /// further ahead than this plus 60 s of clock skew is refused; clients sign exactly this.
     #[serde(default)]
+    #[schemars(extend("default" = svc_x402::MAX_TIMEOUT_SECONDS))]
     pub max_timeout_seconds: Option<u64>,
-    /// EVM networks offered; when given they replace the default (USDC on Base).
+    /// EVM networks offered (any token implementing EIP-3009); when given they replace the
+    /// default, USDC on Base with `SVC_PAY_TO_EVM` and `SVC_EVM_RPC_URL`.
     #[serde(default)]
+    #[schemars(example = serde_json::json!([{
+        "network": "eip155:31337",
+        "asset": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+        "name": "USD Coin",
+        "version": "2",
+        "decimals": 6,
+        "pay_to": DEV_PAY_TO_EVM,
+        "rpc_url": "http://127.0.0.1:8545",
+    }]))]
     pub networks: Vec<NetworkFile>,
-    /// Offer USDC on Solana mainnet too (default true).
+    /// Offer USDC on Solana mainnet too.
     #[serde(default)]
+    #[schemars(extend("default" = true))]
     pub solana: Option<bool>,
 }
 
 /// One EVM network with an EIP-3009 token.
-#[derive(Debug, serde::Deserialize)]
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NetworkFile {
     /// CAIP-2 id, `eip155:<chain id>`.
@@ -535,13 +568,14 @@ pub struct NetworkFile {
     pub name: String,
     /// The token's EIP-712 domain version.
     pub version: String,
-    /// Token decimals (default 6).
+    /// Token decimals.
     #[serde(default = "six")]
     pub decimals: u8,
     /// Recipient (default: `--pay-to-evm`).
     #[serde(default)]
     pub pay_to: Option<String>,
     /// JSON-RPC endpoint; with the relayer key, payments on this network settle on chain.
+    /// Omit it for verify-only.
     #[serde(default)]
     pub rpc_url: Option<String>,
 }
@@ -550,8 +584,8 @@ fn six() -> u8 {
     6
 }
 
-/// The config file.
-#[derive(Debug, Default, serde::Deserialize)]
+/// The config file (`--config`, `SVC_CONFIG`); every table and key is optional.
+#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FileConfig {
     /// Payments.
@@ -572,16 +606,22 @@ pub struct FileConfig {
 }
 
 /// The `[limits]` table: operators' limits, the contract's values when unset. 0 turns a
-/// limit off, for deployments behind a gateway of their own.
-#[derive(Debug, Default, serde::Deserialize)]
+/// limit off, for deployments behind a gateway of their own. `SVC_RATE_PER_MINUTE` and
+/// `SVC_PREVIEWS_PER_HOUR` override the file.
+#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LimitsFile {
-    /// Free previews per client IP per hour.
+    /// Free `?preview=true` answers per client IP per hour, in a sliding window.
+    #[schemars(extend("default" = svc_api::ApiConfig::default().previews_per_hour))]
     pub previews_per_hour: Option<u32>,
-    /// Calls per client per minute on routes without a limit of their own.
+    /// Calls per client (the paying wallet, the API key's account, or else the IP) per minute
+    /// on paid routes without a limit of their own.
+    #[schemars(extend("default" = svc_api::ApiConfig::default().rate_per_minute))]
     pub rate_per_minute: Option<u32>,
-    /// Calls per client per minute by route id (as `/api/x402/catalogue` lists them).
+    /// Calls per client per minute by route id (as `/api/x402/catalogue` lists them); a name
+    /// that is no paid route's id stops the start. Top picks are limited to 30 by contract.
     #[serde(default)]
+    #[schemars(example = serde_json::json!({"alpha.top_picks": 0, "infra.swap_quote": 60}))]
     pub routes: std::collections::BTreeMap<String, u32>,
 }
 

@@ -10,6 +10,7 @@ mod pay;
 mod payments;
 #[cfg(feature = "settle")]
 mod payouts;
+mod reference;
 mod secrets;
 mod sellers;
 mod upstreams;
@@ -73,6 +74,7 @@ async fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Command::AgentboxShim(args) => agentbox::shim(args).await,
+        Command::Config(command) => reference::print(command),
         Command::Skills { out, api_url } => {
             for (name, file) in svc_catalogue::skills::skill_files(svc_catalogue::catalogue()) {
                 let dir = out.join(name);

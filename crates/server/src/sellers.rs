@@ -6,23 +6,30 @@ use svc_domain::Money;
 use svc_sellers::{EndpointPolicy, SellersConfig};
 use svc_x402::Offer;
 
-/// The `[sellers]` table.
-#[derive(Debug, Default, serde::Deserialize)]
+/// The `[sellers]` table: what svc allows the sellers of agents.
+#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SellersFile {
-    /// The platform's fee, basis points of each invoke's price (`SVC_SELLER_FEE_BPS` wins).
+    /// The platform's fee, basis points of each invoke's price (`SVC_SELLER_FEE_BPS` wins);
+    /// shown in every agent's revenue.
+    #[schemars(extend("default" = SellersConfig::default().fee_bps))]
     pub fee_bps: Option<u32>,
-    /// The lowest price a seller may set, USDC (default 0.001).
+    /// The lowest price a seller may set, USDC.
+    #[schemars(extend("default" = SellersConfig::default().min_price))]
     pub min_price: Option<String>,
-    /// The highest price a seller may set, USDC (default 100).
+    /// The highest price a seller may set, USDC.
+    #[schemars(extend("default" = SellersConfig::default().max_price))]
     pub max_price: Option<String>,
-    /// The largest answer a seller may give, bytes (default 1 MiB).
+    /// The largest answer a seller may give, bytes; a larger one is a 502 that charges nothing.
+    #[schemars(extend("default" = SellersConfig::default().max_answer_bytes))]
     pub max_answer_bytes: Option<usize>,
-    /// The smallest withdrawal, USDC (default 0.01): each is a transfer whose gas svc pays.
+    /// The smallest withdrawal, USDC: each is a transfer whose gas svc pays.
+    #[schemars(extend("default" = SellersConfig::default().min_withdrawal))]
     pub min_withdrawal: Option<String>,
     /// Hosts sellers may register over plain http, whatever they resolve to: for a seller
-    /// running beside svc in development. Empty (the default) in production.
+    /// running beside svc in development. `--production` refuses any.
     #[serde(default)]
+    #[schemars(example = ["127.0.0.1"])]
     pub allow_http_hosts: Vec<String>,
 }
 
