@@ -11,9 +11,10 @@ defined in the root's own code and called bare in a module is an edge to the roo
 `mod` declarations and the root's re-exports are not edges. Test modules are skipped:
 `#[cfg(test)] mod x { ... }` blocks, and files declared by `#[cfg(test)] mod x;`.
 
-Usage: module-cycles.py [ROOT] [--why]
+Usage: module-cycles.py [ROOT] [--why] | --self-test
 Prints each strongly connected component of more than one node (with --why, the file and
-line of every reference behind each edge of it); exits 1 when there is one.
+line of every reference behind each edge of it); exits 1 when there is one. --self-test reads
+a small crate made to trip each of the misreadings above and checks the edges it finds.
 """
 import os
 import re
@@ -289,7 +290,45 @@ def sccs(edges):
     return [c for c in out if len(c) > 1]
 
 
+# A crate that trips each way of misreading an edge, and the edges it really has.
+FIXTURE = {
+    'lib.rs': 'mod a;\nmod b;\nmod c;\nmod d;\n#[cfg(test)]\nmod t;\npub use a::Thing as Renamed;\n'
+              'pub use svc_x as ext;\nconst URL: &str = "http://example/"; fn q() -> char { \'"\' }\n'
+              'macro_rules! helper { () => {} }\n',
+    'a.rs': 'pub struct Thing;\nconst S: &str = r#"crate::b::X "quoted" "#;\n'
+            'fn f() { let _ = \'"\'; let _u = "//not a comment"; }\nfn g() -> crate::ext::Y { todo!() }\n',
+    'b/mod.rs': 'mod inner;\n',
+    'b/inner.rs': 'use super::super::c::Z;\n',
+    'c.rs': 'pub struct Z; fn h() { helper!(); }\n'
+            '#[derive(serde::Serialize)] struct W { #[serde(with = "crate::d::codec")] x: u8 }\n'
+            'fn k() -> crate::Renamed { crate::Renamed }\n#[cfg(test)]\nmod tests { use crate::b::Q; }\n',
+    'd.rs': 'pub mod codec { pub fn f() -> crate::Renamed { crate::Renamed } }\n',
+    't.rs': 'use crate::c::Z;\n',
+}
+FIXTURE_EDGES = {'a': [], 'b': ['c'], 'c': ['<root>', 'a', 'd'], 'd': ['a'], '<root>': []}
+
+
+def self_test():
+    """Reads FIXTURE and checks it finds exactly FIXTURE_EDGES; exits 1 otherwise."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, text in FIXTURE.items():
+            path = os.path.join(tmp, name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, 'w') as f:
+                f.write(text)
+        edges, _ = crate_graph(tmp, 'lib.rs')
+    found = {k: sorted(v) for k, v in edges.items()}
+    if found != FIXTURE_EDGES:
+        print(f'self-test failed: found {found}, expected {FIXTURE_EDGES}')
+        return 1
+    print('self-test passed')
+    return 0
+
+
 def main(args):
+    if '--self-test' in args:
+        return self_test()
     show_why = '--why' in args
     args = [a for a in args if a != '--why']
     root = args[0] if args else '.'
