@@ -2,7 +2,8 @@
 //! and paying for calls with their credits.
 //!
 //! # Layout
-//! - this module: accounts, API keys and their scopes.
+//! - this module: accounts, API keys and their scopes; `opening`: opening an account, by name
+//!   or for a wallet on its first need.
 //! - [`auth`]: sign-in with a wallet, and the tokens it gives.
 //! - [`credits`]: charging a call's price to an account's credits.
 //! - [`siwx`]: sign-in-with-x, a payer proving its wallet before it pays, to be quoted its price.
@@ -15,11 +16,14 @@
 
 pub mod auth;
 pub mod credits;
+mod opening;
 pub mod siwx;
 pub mod views;
 
 use sha2::{Digest, Sha256};
 use svc_store::{Account, ApiKeyRecord, NewApiKey, Store, StoreError};
+
+pub use opening::{open_account, wallet_account};
 
 /// What a key may be used for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -101,32 +105,6 @@ impl std::fmt::Display for Scopes {
             Some((last, [])) => write!(f, "the {last} scope"),
             Some((last, rest)) => write!(f, "one of the {} or {last} scopes", rest.join(", ")),
         }
-    }
-}
-
-/// Opens an account, optionally owned by a wallet (lowercase `0x…` address).
-pub async fn open_account(store: &Store, name: &str, wallet: Option<&str>, now_ms: i64) -> Result<Account, StoreError> {
-    let id = format!("acct_{}", uuid::Uuid::now_v7().simple());
-    store.create_account(&id, name, wallet, now_ms).await
-}
-
-/// The account a wallet owns, opened on first need (its first sign-in, credit purchase or
-/// rebate). Two first needs of one wallet may race; the loser finds the winner's account.
-pub async fn wallet_account(store: &Store, wallet: &str, now_ms: i64) -> Result<Account, StoreError> {
-    if let Some(account) = store.account_by_wallet(wallet).await? {
-        return Ok(account);
-    }
-    match open_account(store, &short_name(wallet), Some(wallet), now_ms).await {
-        Ok(account) => Ok(account),
-        Err(err) => store.account_by_wallet(wallet).await?.ok_or(err),
-    }
-}
-
-/// A wallet-owned account's name: the address shortened, as wallets show it.
-fn short_name(wallet: &str) -> String {
-    match (wallet.get(..6), wallet.len().checked_sub(4).and_then(|at| wallet.get(at..))) {
-        (Some(head), Some(tail)) if wallet.len() > 12 => format!("{head}…{tail}"),
-        _ => wallet.to_owned(),
     }
 }
 

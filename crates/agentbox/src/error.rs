@@ -59,7 +59,7 @@ pub enum AgentboxError {
     #[error("the chat platform failed: {0}")]
     ChatPlatform(String),
     /// The account holds as many log streams open as it may.
-    #[error("this account has {max} log streams open already; close one first", max = crate::MAX_LOG_STREAMS)]
+    #[error("this account has {max} log streams open already; close one first", max = crate::slots::MAX_LOG_STREAMS)]
     TooManyStreams,
     /// The sandbox backend failed.
     #[error("sandbox backend: {0}")]

@@ -6,14 +6,9 @@
 use serde_json::json;
 
 use crate::backend::FileSpec;
+use crate::layout::{GATEWAY_PORT, HOME, SVC_PORT};
 use crate::templates::{TOOLS_SECTION, Template};
 
-/// The port the gateway answers on inside its sandbox.
-pub const GATEWAY_PORT: u16 = 18789;
-/// The port inside the sandbox that reaches svc (its API and its LLM proxy).
-pub const SVC_PORT: u16 = 18800;
-/// The agent's home inside the sandbox.
-pub const HOME: &str = "/home/agent";
 /// The provider name the gateway's config gives svc's LLM proxy.
 const PROVIDER: &str = "svc";
 
@@ -115,7 +110,7 @@ fn gateway_config(
                 "groupPolicy": "allowlist",
                 "groups": groups,
                 "streaming": {"mode": "off"},
-                "apiRoot": format!("{svc_url}{}", crate::telegram::TELEGRAM_PATH),
+                "apiRoot": format!("{svc_url}{}", svc_catalogue::routes::agentbox::TELEGRAM_PATH),
             }
         });
         config["plugins"]["allow"] = json!(["memory-core", "telegram"]);

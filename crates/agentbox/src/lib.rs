@@ -10,7 +10,8 @@
 //!   capped by [`cgroups`]; [`shim`]: the bridge inside a local sandbox; [`remote`]: an
 //!   E2B-compatible service.
 //! - [`templates`]: the agents; [`files`]: the config, workspace and skills a sandbox gets.
-//! - [`snapshot`]: the prepared agent gateway install sandboxes mount.
+//! - [`snapshot`]: the prepared agent gateway install sandboxes mount; [`layout`]: where its
+//!   mount, the agent's home and the ports are inside a sandbox.
 //! - [`telegram`]: the chat-bot channel (relay and Bot-API shim); [`sealed`]: secrets at rest;
 //!   [`slots`]: per-key caps on what is held open.
 //! - [`error`]: the one error type, [`AgentboxError`].
@@ -19,6 +20,7 @@ pub mod backend;
 pub mod cgroups;
 pub mod error;
 pub mod files;
+pub mod layout;
 pub mod lifecycle;
 pub mod local;
 pub mod remote;
@@ -41,6 +43,7 @@ use tokio::sync::Notify;
 
 pub use backend::Backend;
 pub use error::AgentboxError;
+pub use slots::MAX_LOG_STREAMS;
 
 pub use svc_catalogue::routes::agentbox::LOGS_PATH;
 
@@ -110,9 +113,6 @@ pub struct Agentbox {
     /// Log streams open, by account.
     log_streams: slots::Slots,
 }
-
-/// Log streams one account may hold open at once.
-pub const MAX_LOG_STREAMS: usize = 4;
 
 /// How often a followed log is looked at for new lines.
 pub const LOG_POLL: Duration = Duration::from_millis(250);

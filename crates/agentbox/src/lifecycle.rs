@@ -18,7 +18,7 @@ use svc_store::{Debit, GatewayRecord};
 use tokio::sync::Notify;
 
 use crate::backend::{ProcSpec, SandboxSpec, SandboxStatus};
-use crate::files::{GATEWAY_PORT, HOME};
+use crate::layout::{GATEWAY_PORT, HOME};
 use crate::snapshot::Snapshot;
 use crate::templates;
 use crate::{Agentbox, AgentboxError};

@@ -28,11 +28,9 @@ use tokio::task::JoinHandle;
 
 use crate::backend::{Backend, BackendError, FileSpec, LogChunk, ProcSpec, SandboxSpec, SandboxStatus};
 use crate::cgroups::Cgroups;
-use crate::files::{GATEWAY_PORT, HOME, SVC_PORT};
+use crate::layout::{GATEWAY_PORT, HOME, SNAPSHOT_MOUNT, SVC_PORT};
 use crate::shim::{CONTROL_SOCKET, EGRESS_SOCKET, GATEWAY_SOCKET};
 
-/// Where the snapshot is mounted inside a sandbox.
-pub const SNAPSHOT_MOUNT: &str = "/opt/agent";
 /// Where svc's binary (the shim) is mounted inside.
 const SHIM_MOUNT: &str = "/opt/svc/svc";
 /// Where the shared socket directory is mounted inside.

@@ -20,7 +20,7 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
 use crate::backend::{Backend, BackendError, FileSpec, LogChunk, ProcSpec, SandboxSpec, SandboxStatus};
-use crate::files::HOME;
+use crate::layout::HOME;
 use crate::local::split_lines_forced;
 
 /// Where the gateway's output goes inside a remote sandbox.

@@ -4,6 +4,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+/// Log streams one account may hold open at once.
+pub const MAX_LOG_STREAMS: usize = 4;
+
 /// Slots per key, up to a maximum.
 #[derive(Debug)]
 pub struct Slots {

@@ -6,8 +6,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::files::GATEWAY_PORT;
-use crate::local::SNAPSHOT_MOUNT;
+use crate::layout::{GATEWAY_PORT, SNAPSHOT_MOUNT};
 
 /// The file that marks a prepared snapshot.
 pub const MANIFEST: &str = "snapshot.json";

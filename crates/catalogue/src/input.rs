@@ -14,11 +14,58 @@
 use std::any::Any;
 use std::collections::HashMap;
 
+use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::route::{InputSource, RouteInput, RouteSpec};
+/// Where a route's input fields come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputSource {
+    /// Path and query parameters only.
+    Query,
+    /// Path and query parameters; a JSON body may carry the same fields (query wins).
+    QueryOrBody,
+    /// Path parameters and a JSON object body that must be present.
+    Body,
+    /// Path parameters and a JSON object body that may be absent (all fields optional).
+    OptionalBody,
+}
+
+/// An input type of a route: deserialised from the request, validated by its `garde` rules
+/// and by [`RouteInput::check`], described by its JSON Schema.
+pub trait RouteInput: DeserializeOwned + JsonSchema + garde::Validate<Context = ()> + Send + Sync + 'static {
+    /// Rules across fields that attribute rules cannot express ("`walletAddresses` or
+    /// `entityId`"). Locations are relative to the input's root.
+    fn check(&self) -> Vec<FieldError> {
+        Vec::new()
+    }
+
+    /// How many price units this input costs under [`crate::PriceRule::PerUnit`].
+    fn price_units(&self) -> u64 {
+        1
+    }
+}
+
+/// What parsing needs to know of a route besides its input type, lent by the route for one
+/// parse: the route owns these facts, and the parser sits below it.
+#[derive(Debug, Clone, Copy)]
+pub struct InputShape<'a> {
+    /// Where the fields come from.
+    pub source: InputSource,
+    /// The JSON type of each top-level field, for coercing query strings.
+    pub(crate) scalars: &'a HashMap<String, Scalar>,
+    /// Whether the input takes body fields it does not name (a flattened map).
+    pub open_body: bool,
+    /// The path template, whose `{name}` segments are path parameters.
+    pub path: &'static str,
+}
+
+/// Names of `{param}` segments in a path template, in order.
+pub fn path_param_names(path: &'static str) -> impl Iterator<Item = &'static str> {
+    path.split('/').filter_map(|seg| seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
+}
 
 /// Query parameters that steer svc itself and are never part of a route's input.
 pub const RESERVED_QUERY: &[&str] = &["preview"];
@@ -429,12 +476,12 @@ fn hostile_text_at<'a>(value: &'a Value, at: &mut Vec<Step<'a>>, errors: &mut Ve
     }
 }
 
-/// Parses and validates `raw` as input type `I` of `spec`.
-pub(crate) fn parse<I: RouteInput>(spec: &RouteSpec, raw: &RawInput<'_>) -> Result<ValidInput, InputError> {
+/// Parses and validates `raw` as input type `I` of a route shaped `spec`.
+pub(crate) fn parse<I: RouteInput>(spec: &InputShape<'_>, raw: &RawInput<'_>) -> Result<ValidInput, InputError> {
     // Every route's query is read for control characters, its own fields and `preview` alike,
     // even where the route's input takes none of it.
     check_names(raw.path, raw.query)?;
-    let kinds = spec.scalars();
+    let kinds = spec.scalars;
     let mut fields = Map::new();
     let mut origins: HashMap<String, Origin> = HashMap::new();
 
@@ -536,7 +583,7 @@ pub(crate) fn parse<I: RouteInput>(spec: &RouteSpec, raw: &RawInput<'_>) -> Resu
     };
     let root = |first: Option<&Loc>| -> Loc {
         let origin = match first {
-            Some(Loc::Key(k)) if spec.path_params().any(|name| name == k) => Origin::Path,
+            Some(Loc::Key(k)) if path_param_names(spec.path).any(|name| name == k) => Origin::Path,
             Some(Loc::Key(k)) => origins.get(k).copied().unwrap_or(default_origin),
             _ => default_origin,
         };

@@ -36,11 +36,9 @@ pub mod wire;
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-pub use input::{FieldError, InputEcho, InputError, Loc, RawInput, ValidInput};
+pub use input::{FieldError, InputEcho, InputError, InputSource, Loc, RawInput, RouteInput, ValidInput};
 pub use operational::Operational;
-pub use route::{
-    Access, Group, HttpMethod, InputSource, PreviewPolicy, PriceRule, RatePolicy, RouteInput, RouteSpec, credits_twin,
-};
+pub use route::{Access, Group, HttpMethod, PreviewPolicy, PriceRule, RatePolicy, RouteSpec, credits_twin};
 
 /// Why the catalogue could not be assembled. Only a broken build can cause one; the
 /// catalogue's tests assemble it, so a release never meets them.

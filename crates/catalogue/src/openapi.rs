@@ -6,7 +6,8 @@ use schemars::generate::{SchemaGenerator, SchemaSettings};
 use schemars::{JsonSchema, Schema};
 use serde_json::{Map, Value, json};
 
-use crate::route::{Access, HttpMethod, InputSource, PreviewPolicy, PriceRule, RouteSpec};
+use crate::input::InputSource;
+use crate::route::{Access, HttpMethod, PreviewPolicy, PriceRule, RouteSpec};
 use crate::wire::{ErrorBody, HttpValidationError, PaymentRequired, PreviewInfo};
 use crate::{Catalogue, input};
 

@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 use svc_domain::Money;
 
-use crate::input::{self, InputError, Scalar, ValidInput};
+use crate::input::{self, InputError, InputShape, Scalar, ValidInput};
+pub use crate::input::{InputSource, RouteInput, path_param_names};
 
 /// The HTTP methods the catalogue uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -114,19 +114,6 @@ impl PriceRule {
     }
 }
 
-/// Where a route's input fields come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InputSource {
-    /// Path and query parameters only.
-    Query,
-    /// Path and query parameters; a JSON body may carry the same fields (query wins).
-    QueryOrBody,
-    /// Path parameters and a JSON object body that must be present.
-    Body,
-    /// Path parameters and a JSON object body that may be absent (all fields optional).
-    OptionalBody,
-}
-
 /// What a free preview returns: real data, cut down, so an agent can judge it before paying.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PreviewPolicy {
@@ -151,21 +138,6 @@ pub enum RatePolicy {
     PerMinute(u32),
 }
 
-/// An input type of a route: deserialised from the request, validated by its `garde` rules
-/// and by [`RouteInput::check`], described by its JSON Schema.
-pub trait RouteInput: DeserializeOwned + JsonSchema + garde::Validate<Context = ()> + Send + Sync + 'static {
-    /// Rules across fields that attribute rules cannot express ("`walletAddresses` or
-    /// `entityId`"). Locations are relative to the input's root.
-    fn check(&self) -> Vec<input::FieldError> {
-        Vec::new()
-    }
-
-    /// How many price units this input costs under [`PriceRule::PerUnit`].
-    fn price_units(&self) -> u64 {
-        1
-    }
-}
-
 /// An output type of a route: what a 200 carries.
 pub trait RouteOutput: Serialize + JsonSchema + Send + 'static {}
 impl<T: Serialize + JsonSchema + Send + 'static> RouteOutput for T {}
@@ -174,7 +146,7 @@ impl<T: Serialize + JsonSchema + Send + 'static> RouteOutput for T {}
 pub type SchemaFn = fn(&mut SchemaGenerator) -> Schema;
 
 /// Parses raw request parts into a validated, type-erased input.
-pub type ParseFn = fn(&RouteSpec, &input::RawInput<'_>) -> Result<ValidInput, InputError>;
+pub type ParseFn = fn(&InputShape<'_>, &input::RawInput<'_>) -> Result<ValidInput, InputError>;
 
 /// Type-level facts about a route's input or output, captured when the entry is declared.
 #[derive(Clone, Copy)]
@@ -373,11 +345,12 @@ impl RouteSpec {
 
     /// Parses and validates raw request parts into this route's input type.
     pub fn parse_input(&self, raw: &input::RawInput<'_>) -> Result<ValidInput, InputError> {
-        (self.parse)(self, raw)
+        (self.parse)(&self.input_shape(), raw)
     }
 
-    pub(crate) fn scalars(&self) -> &HashMap<String, Scalar> {
-        &self.scalars
+    /// What parsing needs of this route besides its input type.
+    fn input_shape(&self) -> InputShape<'_> {
+        InputShape { source: self.source, scalars: &self.scalars, open_body: self.open_body, path: self.path }
     }
 
     /// Names of the path parameters, in order.
@@ -407,11 +380,6 @@ impl RouteSpec {
     pub fn is_paid(&self) -> bool {
         self.access == Access::Paid
     }
-}
-
-/// Names of `{param}` segments in a path template, in order.
-pub fn path_param_names(path: &'static str) -> impl Iterator<Item = &'static str> {
-    path.split('/').filter_map(|seg| seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
 }
 
 /// The credit-billed twin of a paid path (template or concrete): `/api/x402/svc-tools/X` and

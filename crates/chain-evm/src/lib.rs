@@ -12,6 +12,8 @@ mod reads;
 #[cfg(feature = "settle")]
 mod relayer;
 #[cfg(feature = "settle")]
+mod rpc;
+#[cfg(feature = "settle")]
 pub mod settle;
 mod sign;
 

@@ -20,7 +20,7 @@ use serde_json::value::RawValue;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use crate::EvmError;
-use crate::settle::CALL_TIMEOUT;
+use crate::rpc::CALL_TIMEOUT;
 
 /// Most reads in one batch.
 const MAX_BATCH: usize = 64;
@@ -217,7 +217,7 @@ mod tests {
         let url = format!("http://{}", listener.local_addr().expect("addr"));
         tokio::spawn(async move { axum::serve(listener, app).await });
         // The node client svc uses, as configured for a real node.
-        let client = crate::settle::rpc_client(&url).expect("client");
+        let client = crate::rpc::rpc_client(&url).expect("client");
         let provider = ProviderBuilder::new().connect_client(client).erased();
         (node, Reads::start(provider))
     }

@@ -21,7 +21,7 @@ use alloy_primitives::{Address, B256, Bytes, Signature, TxKind};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::EvmError;
-use crate::settle::{CALL_TIMEOUT, within};
+use crate::rpc::{CALL_TIMEOUT, within};
 
 /// Most transfers signed in one round.
 const MAX_BATCH: usize = 64;

@@ -26,6 +26,7 @@ pub mod backend;
 pub mod endpoint;
 pub mod error;
 pub mod invoke;
+mod payout_chain;
 pub mod payouts;
 pub mod schema;
 pub mod signing;
@@ -105,7 +106,7 @@ pub struct Sellers {
     validations: Arc<tokio::sync::Semaphore>,
     /// The networks svc pays out on itself, by CAIP-2 id; payouts on others wait for an
     /// operator.
-    payouts: HashMap<String, Arc<dyn payouts::PayoutChain>>,
+    payouts: HashMap<String, Arc<dyn payout_chain::PayoutChain>>,
 }
 
 impl std::fmt::Debug for Sellers {

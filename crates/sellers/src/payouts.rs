@@ -15,10 +15,10 @@
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
 use svc_domain::Money;
 use svc_store::{Withdrawal, WithdrawalMove};
 
+pub use crate::payout_chain::{PayoutChain, PayoutOrder, Sent};
 use crate::{SellerError, Sellers};
 
 /// How long a payout's authorization is valid, from the withdrawal's creation, seconds.
@@ -31,44 +31,6 @@ const SETTLE_AFTER_MS: i64 = 60_000;
 /// up: a block stamped just before the bound may be mined a little after it, and the chain's
 /// clock is not svc's.
 const EXPIRY_GRACE_SECS: i64 = 600;
-
-/// One payout to send.
-#[derive(Debug, Clone, Copy)]
-pub struct PayoutOrder<'a> {
-    /// The withdrawal's id: what makes the payout once.
-    pub id: &'a str,
-    /// Where the USDC goes.
-    pub to: &'a str,
-    /// How much, atomic USDC.
-    pub amount: u64,
-    /// Until when the authorization is valid, unix seconds.
-    pub valid_before: u64,
-}
-
-/// What became of a send.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Sent {
-    /// On chain, confirmed: its transaction.
-    Paid(String),
-    /// Refused before it left (a node down, no gas): nothing moved; send again later.
-    NotSent(String),
-    /// It may have left (no answer, no receipt in time): ask [`PayoutChain::paid`] later.
-    Unknown(Option<String>),
-    /// Mined and reverted, or refused by the token: not paid by this send.
-    Reverted(String),
-}
-
-/// A network svc pays out on.
-pub trait PayoutChain: Send + Sync {
-    /// The network's CAIP-2 id.
-    fn network(&self) -> &str;
-
-    /// Sends a payout; the same id never pays twice, however often it is sent.
-    fn pay<'a>(&'a self, order: PayoutOrder<'a>) -> BoxFuture<'a, Sent>;
-
-    /// Whether the payout `id` has been paid on chain.
-    fn paid<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, String>>;
-}
 
 /// What one round of payouts did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]

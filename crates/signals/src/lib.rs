@@ -7,7 +7,8 @@
 //! # Layout
 //! - [`engine`]: the snapshot in memory, its refresh, storage and lease.
 //! - `gather`: the inputs, read from the upstreams ([`UpstreamMarket`]).
-//! - `input`: what the scoring takes; `score`, `thesis`: the scoring and its sentences.
+//! - `input`: what the scoring takes; `score`, `thesis`: the scoring and its sentences;
+//!   `subscores`: the sub-scores both read.
 //! - `products`: the data products; `track`: the track record; `config`: the settings.
 
 mod config;
@@ -16,6 +17,7 @@ mod gather;
 mod input;
 mod products;
 mod score;
+mod subscores;
 mod thesis;
 mod track;
 
@@ -24,7 +26,8 @@ pub use engine::{Current, EngineError, EngineParts, SignalEngine};
 pub use gather::{Market, UpstreamMarket, parse_time};
 pub use input::{FlowFacts, MarketFacts, PriceFacts, SafetyFacts, SignalInput, SocialFacts, TokenInput, TradeInput};
 pub use products::{data_product, valid_product_ids};
-pub use score::{SubScores, compute, sub_scores};
+pub use score::{compute, sub_scores};
+pub use subscores::SubScores;
 pub use thesis::{format_pct, format_usd};
 pub use track::{MAX_TRACKED, price_key, track_record};
 

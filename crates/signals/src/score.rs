@@ -12,6 +12,7 @@ use svc_domain::Chain;
 
 use crate::config::SignalConfig;
 use crate::input::{SafetyFacts, SignalInput, TokenInput, TradeInput};
+use crate::subscores::{SubScores, finite};
 use crate::{Snapshot, thesis, timestamp};
 
 /// The neutral sub-score given where a dimension has no data.
@@ -24,29 +25,6 @@ const LIVE_MINT_PENALTY: f64 = 30.0;
 const LIVE_FREEZE_PENALTY: f64 = 50.0;
 /// One hour, ms.
 const HOUR_MS: i64 = 60 * 60 * 1000;
-
-/// The six sub-scores of one token, 0–100, before rounding.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SubScores {
-    /// On-chain flow.
-    pub flow: f64,
-    /// Social.
-    pub social: f64,
-    /// Price.
-    pub price: f64,
-    /// Freshness.
-    pub freshness: f64,
-    /// Market.
-    pub market: f64,
-    /// Safety.
-    pub safety: f64,
-}
-
-/// A finite number or zero: vendor numbers can be NaN or infinite, and neither may leak into
-/// a score or a thesis.
-pub(crate) fn finite(x: f64) -> f64 {
-    if x.is_finite() { x } else { 0.0 }
-}
 
 /// A score clamped to 0–100 (NaN becomes the neutral score).
 fn clamp(x: f64) -> f64 {

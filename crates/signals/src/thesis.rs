@@ -6,7 +6,7 @@ use svc_catalogue::routes::signals::{PricePosition, SmartMoneyFlow};
 use svc_domain::Chain;
 
 use crate::input::SocialFacts;
-use crate::score::{SubScores, finite};
+use crate::subscores::{SubScores, finite};
 
 /// Longest thesis, characters (exclusive).
 const MAX_CHARS: usize = 200;

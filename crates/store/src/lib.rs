@@ -24,6 +24,7 @@ pub mod accounts;
 pub mod agentbox;
 mod batch;
 mod checkpoint;
+mod error;
 pub mod llm;
 pub mod payments;
 pub mod responses;
@@ -43,6 +44,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePo
 
 pub use accounts::{Account, ApiKeyRecord, Debit, LedgerEntry, NewApiKey, NewCredit};
 pub use agentbox::{GatewayCreated, GatewayRecord, NewGateway};
+pub use error::StoreError;
 pub use llm::{FinishedLlmCall, LlmAccount, LlmCallRecord, LlmCap, LlmHold, LlmUsage, NewLlmCall};
 pub use payments::{ANSWER_WITHHELD, NewPayment, PaymentRecord, PaymentStatus, Reservation};
 pub use responses::PaidResponse;
@@ -74,37 +76,6 @@ macro_rules! with_writer {
             $crate::Db::Postgres($pool) => $body,
         }
     };
-}
-
-/// Why a store operation failed.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    /// A batch of writes could not be committed; none of it was applied.
-    #[error("write batch failed: {0}")]
-    Batch(String),
-    /// The store was closed while a write waited.
-    #[error("the store is closed")]
-    Closed,
-    /// The database refused or failed a query.
-    #[error("database: {0}")]
-    Database(#[from] sqlx::Error),
-    /// A migration could not be applied.
-    #[error("migration: {0}")]
-    Migrate(#[from] sqlx::migrate::MigrateError),
-    /// The URL names no backend svc speaks. The URL itself is not repeated: it may hold a password.
-    #[error("unsupported database URL scheme {scheme:?}: use sqlite://<path> or postgres://…")]
-    UnsupportedUrl {
-        /// The scheme found.
-        scheme: String,
-    },
-    /// A value does not fit the column (an amount above `i64::MAX`, a negative count read back)
-    /// or is not allowed there (`Reserved` as a final payment status).
-    #[error("value out of range for {0}")]
-    OutOfRange(&'static str),
-    /// The same key kept changing under a short retry loop (reserved and released over and
-    /// over by others). Rare; the caller may retry.
-    #[error("too much contention on {0}, try again")]
-    Contended(&'static str),
 }
 
 /// The active connection pool.

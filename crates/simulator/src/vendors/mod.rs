@@ -1,5 +1,6 @@
 //! The fake vendor servers: one router per vendor, nested under its prefix, sharing one
-//! fault layer.
+//! fault layer, and the [`Simulator`] whose state they all serve from (it lives here, below
+//! the crate root, because every vendor's handlers take it as their state).
 
 mod blockaid;
 pub(crate) mod chaindata;
@@ -16,12 +17,90 @@ pub(crate) mod social;
 mod solana_rpc;
 pub mod telegram;
 
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use svc_domain::Clock;
 
-use crate::{Fault, Simulator};
+use crate::world::World;
+use crate::{Fault, Faults};
+use llm::LlmGate;
+
+/// `listener` with Nagle's algorithm off on every connection, as real vendors serve: a stream's
+/// small chunks then leave at once instead of waiting for the client's delayed ACK (about 40 ms
+/// on a kept-alive connection).
+pub fn no_delay(listener: tokio::net::TcpListener) -> impl axum::serve::Listener<Addr = SocketAddr> {
+    use axum::serve::ListenerExt as _;
+    listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    })
+}
+
+/// A world and the fault switches of its fake vendors.
+#[derive(Debug, Clone)]
+pub struct Simulator {
+    /// The market.
+    pub world: Arc<World>,
+    /// Injected failures and the log of requests received.
+    pub faults: Faults,
+    /// Nonces the simulated perp exchange has seen: each may be used once.
+    perpdex_nonces: Arc<Mutex<HashSet<u64>>>,
+    /// Holds the fake LLM's streams after their first chunk while engaged.
+    pub llm_gate: LlmGate,
+    /// What the fake LLM received.
+    llm_received: llm::Received,
+    /// The fake chat platform (Bot API): its webhooks and what bots sent.
+    pub bot_api: telegram::FakeBotApi,
+}
+
+impl Simulator {
+    /// A world grown from `seed`, moving with `clock`.
+    pub fn new(seed: u64, clock: Arc<dyn Clock>) -> Self {
+        Simulator {
+            world: Arc::new(World::new(seed, clock)),
+            faults: Faults::default(),
+            perpdex_nonces: Arc::default(),
+            llm_gate: LlmGate::default(),
+            llm_received: Arc::default(),
+            bot_api: telegram::FakeBotApi::default(),
+        }
+    }
+
+    /// The request bodies the fake LLM provider received, oldest first.
+    pub fn llm_requests(&self) -> Vec<serde_json::Value> {
+        self.llm_received.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    /// Every fake vendor, each under its own path prefix (`/launchpad/...`).
+    pub fn router(&self) -> Router {
+        router(self.clone())
+    }
+
+    /// Serves every vendor on `127.0.0.1` at a free port, in the background; returns the
+    /// base URL to point the adapters at.
+    pub async fn spawn(&self) -> std::io::Result<(String, SocketAddr)> {
+        self.spawn_on(SocketAddr::from(([127, 0, 0, 1], 0))).await
+    }
+
+    /// Serves every vendor on `addr`, in the background.
+    pub async fn spawn_on(&self, addr: SocketAddr) -> std::io::Result<(String, SocketAddr)> {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let local = listener.local_addr()?;
+        let listener = no_delay(listener);
+        let router = self.router();
+        tokio::spawn(async move {
+            if let Err(err) = axum::serve(listener, router).await {
+                tracing::error!(error = %err, "simulator stopped");
+            }
+        });
+        Ok((format!("http://{local}"), local))
+    }
+}
 
 pub(crate) fn router(sim: Simulator) -> Router {
     Router::new()
