@@ -11,14 +11,15 @@ use futures::StreamExt as _;
 use serde_json::{Map, Value, json};
 
 use crate::error::LlmError;
-use crate::provider::{Answer, Provider, check, transport};
+use crate::transport::{Answer, ENDED_EARLY, ProviderConfig, check, transport};
 
 /// The API version sent.
 const VERSION: &str = "2023-06-01";
 
 /// Sends an OpenAI chat `request` to an Anthropic provider.
 pub(crate) async fn send(
-    provider: &Provider,
+    config: &ProviderConfig,
+    client: &reqwest::Client,
     request: Map<String, Value>,
     stream: bool,
     default_max: u64,
@@ -31,12 +32,8 @@ pub(crate) async fn send(
             code: "invalid_value",
         });
     }
-    let config = provider.config();
-    let mut builder = provider
-        .client()
-        .post(format!("{}/messages", config.base_url))
-        .header("anthropic-version", VERSION)
-        .json(&body);
+    let mut builder =
+        client.post(format!("{}/messages", config.base_url)).header("anthropic-version", VERSION).json(&body);
     if let Some(key) = &config.key {
         builder = builder.header("x-api-key", key);
     }
@@ -55,7 +52,7 @@ pub(crate) async fn send(
             let step = match events.next().await {
                 Some(Ok(event)) => state.chunks(&event.event, &event.data),
                 Some(Err(e)) => Step::Emit(vec![Err(LlmError::Upstream(format!("the provider's stream broke: {e}")))]),
-                None => Step::Emit(vec![Err(LlmError::Upstream(crate::provider::ENDED_EARLY.into()))]),
+                None => Step::Emit(vec![Err(LlmError::Upstream(ENDED_EARLY.into()))]),
             };
             let Step::Emit(chunks) = step else { break };
             for chunk in chunks {

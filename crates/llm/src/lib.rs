@@ -15,7 +15,9 @@
 //! - [`token`]: the proxy tokens and their rotation.
 //! - [`models`]: the alias table and token prices.
 //! - [`provider`], `anthropic`: the providers, seen through OpenAI's shapes.
-//! - `proxy`: one call, from token to charge; `relay`: a streamed answer, chunk by chunk.
+//! - `transport`: how every provider is reached (its config, answers, failures).
+//! - `proxy`: one call, from token to hold; `meter`: its charge once it ended; `relay`: a
+//!   streamed answer, chunk by chunk.
 //!
 //! The proxy knows no HTTP: its routes, the payment header, the x402 challenge and the mapping
 //! of [`LlmError`] to OpenAI's error body are the HTTP layer's (`svc-api`), shared with every
@@ -23,11 +25,13 @@
 
 mod anthropic;
 mod error;
+mod meter;
 pub mod models;
 pub mod provider;
 mod proxy;
 mod relay;
 pub mod token;
+mod transport;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -38,10 +42,10 @@ use svc_store::{LlmUsage, Store};
 
 pub use error::LlmError;
 pub use models::{Model, ModelTable};
-pub use provider::{ProviderConfig, ProviderKind};
 pub use proxy::{Caller, Chat, ChatCall};
 pub use relay::{Event, Relay};
 pub use token::TokenKey;
+pub use transport::{ProviderConfig, ProviderKind};
 
 /// The API key the simulated providers accept.
 const SIMULATED_KEY: &str = "simulated-key";

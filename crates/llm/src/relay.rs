@@ -8,7 +8,7 @@
 //! provider produced; when no usage comes, the charge is estimated from the text relayed and
 //! the record says so. A provider that fails mid-stream (or ends it without its last event)
 //! gets an error as its last event ([`Event::Failed`]) and the stream ends; the call charges nothing. A call is cut at
-//! [`crate::proxy::MAX_CALL`] and charged an estimate.
+//! [`MAX_CALL`] and charged an estimate.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -19,9 +19,9 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::error::LlmError;
+use crate::meter::{MAX_CALL, Meter, usage_of};
 use crate::models::Tokens;
-use crate::provider::ChunkStream;
-use crate::proxy::{Meter, usage_of};
+use crate::transport::ChunkStream;
 
 /// The events of a streamed answer.
 pub struct Relay(Pin<Box<dyn Stream<Item = Event> + Send>>);
@@ -129,7 +129,7 @@ impl Relay {
     /// the usage chunk is passed on only if `wants_usage`.
     pub(crate) fn new(chunks: ChunkStream, meter: Meter, alias: String, wants_usage: bool) -> Self {
         // Built outside the stream, so a body dropped before its first poll still drains.
-        let deadline = Instant::now() + crate::proxy::MAX_CALL;
+        let deadline = Instant::now() + MAX_CALL;
         let pending = Pending { chunks: Some(chunks), meter: Some(meter), tally: Tally::default(), deadline };
         let events = async_stream::stream! {
             let mut pending = pending;
