@@ -4,49 +4,49 @@
 //!
 //! # Layout
 //! - [`pipeline`]: the path every catalogue route takes (read, validate, check, then its channel).
-//! - [`call`]: the one request a channel is handed.
-//! - [`x402`]: the one x402 front door of every surface that sells (routes, sellers' agents,
+//! - `call`: the one request a channel is handed.
+//! - `x402`: the one x402 front door of every surface that sells (routes, sellers' agents,
 //!   the LLM top-up): the payment read once, challenges on the configured base URL, the one
-//!   dispatch of a sale, the paywall's outcome mapped to a response; [`challenge`]: the
+//!   dispatch of a sale, the paywall's outcome mapped to a response; `challenge`: the
 //!   challenges it caches; `handover`: an answer paid on chain confirmed to the paywall once
 //!   written.
-//! - [`credits`]: the credit channel (`/api/svc-tools/*`); [`preview`]: free previews.
-//! - [`rate`]: rate limits per client; [`limits`]: who the client is, and the rate headers.
+//! - `credits`: the credit channel (`/api/svc-tools/*`); `preview`: free previews.
+//! - `rate`: rate limits per client; `limits`: who the client is, and the rate headers.
 //! - [`handlers`]: route handlers by catalogue id.
-//! - [`seller_invoke`]: a seller's agent, sold through the routes' preview and x402 branches.
+//! - `seller_invoke`: a seller's agent, sold through the routes' preview and x402 branches.
 //! - `llm`: the LLM proxy's routes, and the one mapping of its errors to OpenAI's error body.
-//! - [`agentbox_logs`]: a sandboxed gateway's log, as server-sent events; [`agentbox_telegram`]:
+//! - `agentbox_logs`: a sandboxed gateway's log, as server-sent events; `agentbox_telegram`:
 //!   the chat-bot relay and the Bot-API shim the sandboxed agent polls.
-//! - [`answer`]: what routes answer with (JSON encoded ahead of time, 402 challenges).
-//! - [`encoding`]: gzip for answers encoded ahead of time.
-//! - [`edge`]: request ids, tracing, CORS and the panic guard, around every route.
-//! - [`error`]: [`ApiError`], the one place errors become responses.
-//! - [`ops`]: health, readiness, metrics and the generated documents.
-//! - [`config`]: the HTTP settings; [`state`]: the shared [`AppState`].
+//! - `answer`: what routes answer with (JSON encoded ahead of time, 402 challenges).
+//! - `encoding`: gzip for answers encoded ahead of time.
+//! - `edge`: request ids, tracing, CORS and the panic guard, around every route.
+//! - `error`: [`ApiError`], the one place errors become responses.
+//! - `ops`: health, readiness, metrics and the generated documents.
+//! - `config`: the HTTP settings; `state`: the shared [`AppState`].
 //! - [`serve`]: accepting connections, with timeouts, a cap, and a cap per client.
 
-pub mod agentbox_logs;
-pub mod agentbox_telegram;
-pub mod answer;
-pub mod call;
-pub mod challenge;
-pub mod config;
-pub mod credits;
-pub mod edge;
-pub mod encoding;
-pub mod error;
+mod agentbox_logs;
+mod agentbox_telegram;
+mod answer;
+mod call;
+mod challenge;
+mod config;
+mod credits;
+mod edge;
+mod encoding;
+mod error;
 pub mod handlers;
-pub(crate) mod handover;
-pub mod limits;
+mod handover;
+mod limits;
 mod llm;
-pub mod ops;
+mod ops;
 pub mod pipeline;
-pub mod preview;
-pub mod rate;
-pub mod seller_invoke;
+mod preview;
+mod rate;
+mod seller_invoke;
 pub mod serve;
-pub mod state;
-pub mod x402;
+mod state;
+mod x402;
 
 use std::sync::Arc;
 use std::time::Duration;
