@@ -7,7 +7,7 @@
 //! or a vendor's raw body).
 
 use axum::Json;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value};
 use svc_catalogue::wire::{ErrorBody, HttpValidationError};
@@ -366,59 +366,95 @@ pub fn error_body(detail: impl Into<String>, code: &str, extra: Map<String, Valu
 }
 
 impl IntoResponse for ApiError {
+    /// The error's status, its body in the `{"detail","code"}` shape (a validation error in
+    /// its own shape, a challenge as the x402 channel builds it), and the headers it carries.
     fn into_response(self) -> Response {
+        self.log();
         let status = self.status();
-        let allow = match &self {
-            ApiError::MethodNotAllowed { allow } => Some(*allow),
-            _ => None,
-        };
+        let headers = self.headers();
         let mut response = match self {
             ApiError::Validation(err) => (status, Json(HttpValidationError { detail: err.errors })).into_response(),
-            ApiError::Internal(cause) => {
-                tracing::error!(error.cause = %cause, "internal error: {cause}");
-                (status, Json(error_body("Internal server error.", "internal_error", Map::new()))).into_response()
+            ApiError::PaymentRequired { body, header, .. } => crate::answer::challenge_response(body, header),
+            other => {
+                let (detail, code, extra) = other.described();
+                (status, Json(error_body(detail, code, extra))).into_response()
             }
+        };
+        response.headers_mut().extend(headers);
+        response
+    }
+}
+
+impl ApiError {
+    /// Logs what the client is not told: the causes of failures on svc's side.
+    fn log(&self) {
+        match self {
+            ApiError::Internal(cause) => tracing::error!(error.cause = %cause, "internal error: {cause}"),
             ApiError::Upstream { vendor, cause } => {
-                tracing::warn!(vendor, error.cause = %cause, "upstream error: {cause}");
-                let mut extra = Map::new();
+                tracing::warn!(vendor, error.cause = %cause, "upstream error: {cause}")
+            }
+            ApiError::Unavailable(cause) => tracing::warn!(error.cause = %cause, "unavailable: {cause}"),
+            ApiError::FacilitatorUnavailable(cause) => tracing::error!(error.cause = %cause, "facilitator unavailable"),
+            _ => {}
+        }
+    }
+
+    /// The headers the error carries besides its body.
+    fn headers(&self) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        match self {
+            // RFC 9110: a 405 names the methods the resource supports.
+            ApiError::MethodNotAllowed { allow } => {
+                headers.insert(header::ALLOW, HeaderValue::from_static(allow));
+            }
+            ApiError::Unauthorized(_) => {
+                headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            }
+            ApiError::SettlementFailed { receipt, .. } => {
+                headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+                if let Some(value) = receipt {
+                    headers.insert(svc_x402::PAYMENT_RESPONSE, value.clone());
+                }
+            }
+            ApiError::AgentLimited { limit, reset_secs, .. } => {
+                headers.insert("ratelimit-limit", HeaderValue::from(*limit));
+                headers.insert("ratelimit-remaining", HeaderValue::from(0));
+                headers.insert("ratelimit-reset", HeaderValue::from(*reset_secs));
+                headers.insert(header::RETRY_AFTER, HeaderValue::from(*reset_secs));
+            }
+            _ => {}
+        }
+        headers
+    }
+
+    /// The detail a client reads, the error's code, and the fields it adds to the body.
+    fn described(self) -> (String, &'static str, Map<String, Value>) {
+        let code = self.code();
+        let mut extra = Map::new();
+        let detail = match self {
+            ApiError::Internal(_) => "Internal server error.".to_owned(),
+            ApiError::Upstream { vendor, .. } => {
                 extra.insert("vendor".into(), Value::from(vendor));
-                let detail = format!("The {vendor} data source failed; nothing was charged. Retry later.");
-                (status, Json(error_body(detail, "upstream_error", extra))).into_response()
+                format!("The {vendor} data source failed; nothing was charged. Retry later.")
             }
             ApiError::UpstreamTimeout(vendor) => {
-                let mut extra = Map::new();
                 extra.insert("vendor".into(), Value::from(vendor));
-                let detail =
-                    format!("The {vendor} data source did not answer in time; nothing was charged. Retry later.");
-                (status, Json(error_body(detail, "upstream_timeout", extra))).into_response()
+                format!("The {vendor} data source did not answer in time; nothing was charged. Retry later.")
             }
-            ApiError::Unavailable(cause) => {
-                tracing::warn!(error.cause = %cause, "unavailable: {cause}");
-                (status, Json(error_body("Service unavailable.", "unavailable", Map::new()))).into_response()
-            }
+            ApiError::Unavailable(_) => "Service unavailable.".to_owned(),
             ApiError::PayloadTooLarge { limit } => {
-                let mut extra = Map::new();
                 extra.insert("limit_bytes".into(), Value::from(limit));
-                let code = ApiError::PayloadTooLarge { limit }.code();
-                (status, Json(error_body(format!("Request body larger than {limit} bytes."), code, extra)))
-                    .into_response()
+                format!("Request body larger than {limit} bytes.")
             }
             ApiError::PaymentHeaderTooLarge { bytes, limit } => {
-                let mut extra = Map::new();
                 extra.insert("limit_bytes".into(), Value::from(limit));
-                let detail = format!(
+                format!(
                     "The payment header is {bytes} bytes; a payment to this service is at most {limit} bytes. \
                      Nothing was charged; sign the payment again from the challenge."
-                );
-                (status, Json(error_body(detail, "payment_header_too_large", extra))).into_response()
+                )
             }
-            ApiError::Unauthorized(detail) => {
-                let mut response = (status, Json(error_body(detail, "unauthorized", Map::new()))).into_response();
-                response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-                response
-            }
+            ApiError::Unauthorized(detail) => detail.to_string(),
             ApiError::InsufficientCredits { balance, price, x402_path } => {
-                let mut extra = Map::new();
                 extra.insert("balance".into(), Value::from(balance.to_string()));
                 extra.insert("price".into(), Value::from(price.to_string()));
                 let buy = "Buy credits over x402: POST /api/x402/credits/purchase with {\"amount\": \"<USD>\", \
@@ -428,75 +464,43 @@ impl IntoResponse for ApiError {
                     None => format!("{buy}."),
                 };
                 extra.insert("top_up".into(), Value::from(top_up));
-                let detail =
-                    format!("This call costs {price} in credits and the account has {balance}; nothing was taken.");
-                (status, Json(error_body(detail, "insufficient_credits", extra))).into_response()
+                format!("This call costs {price} in credits and the account has {balance}; nothing was taken.")
             }
-            ApiError::PaymentRequired { body, header, .. } => crate::answer::challenge_response(body, header),
-            ApiError::SettlementFailed { reason, may_have_moved, receipt } => {
-                let code = if may_have_moved { svc_x402::SETTLEMENT_PENDING } else { "settlement_failed" };
-                let mut extra = Map::new();
+            ApiError::SettlementFailed { reason, may_have_moved, .. } => {
                 extra.insert("reason".into(), Value::from(reason));
-                let detail = if may_have_moved {
+                if may_have_moved {
                     // The transfer may still land: a new authorization could pay twice.
                     "The transfer was sent but is not confirmed yet, so the answer is withheld. Do not sign a new \
                      payment: send this same payment again in a minute. If the transfer landed you get the answer; \
                      if it failed, nothing was taken."
+                        .to_owned()
                 } else {
                     "Settlement failed, so the answer was withheld; the payment was not taken. Retry with a new \
                      authorization."
-                };
-                let mut response = (status, Json(error_body(detail, code, extra))).into_response();
-                let headers = response.headers_mut();
-                headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-                if let Some(value) = receipt {
-                    headers.insert(svc_x402::PAYMENT_RESPONSE, value);
+                        .to_owned()
                 }
-                response
             }
-            ApiError::FacilitatorUnavailable(cause) => {
-                tracing::error!(error.cause = %cause, "facilitator unavailable");
-                let detail = "The payment could not be verified right now; nothing was charged. Retry shortly.";
-                (status, Json(error_body(detail, "facilitator_unavailable", Map::new()))).into_response()
+            ApiError::FacilitatorUnavailable(_) => {
+                "The payment could not be verified right now; nothing was charged. Retry shortly.".to_owned()
             }
-            ApiError::AgentLimited { detail, limit, reset_secs } => {
-                let mut extra = Map::new();
+            ApiError::AgentLimited { detail, reset_secs, .. } => {
                 extra.insert("retry_after_secs".into(), Value::from(reset_secs));
-                let mut response = (status, Json(error_body(sentence(&detail), "rate_limited", extra))).into_response();
-                let headers = response.headers_mut();
-                headers.insert("ratelimit-limit", HeaderValue::from(limit));
-                headers.insert("ratelimit-remaining", HeaderValue::from(0));
-                headers.insert("ratelimit-reset", HeaderValue::from(reset_secs));
-                headers.insert(header::RETRY_AFTER, HeaderValue::from(reset_secs));
-                response
+                sentence(&detail)
             }
-            err @ (ApiError::Seller(_) | ApiError::SellerTimeout(_)) => {
-                let detail = format!(
-                    "{}; nothing was charged, and the same payment can be sent again.",
-                    sentence(&err.to_string()).trim_end_matches('.')
-                );
-                (status, Json(error_body(detail, err.code(), Map::new()))).into_response()
-            }
+            err @ (ApiError::Seller(_) | ApiError::SellerTimeout(_)) => format!(
+                "{}; nothing was charged, and the same payment can be sent again.",
+                sentence(&err.to_string()).trim_end_matches('.')
+            ),
             ApiError::PaymentIdConflict => {
-                let detail = "This payment id was used with a different payment; use a new id for a new payment.";
-                (status, Json(error_body(detail, "payment_id_conflict", Map::new()))).into_response()
+                "This payment id was used with a different payment; use a new id for a new payment.".to_owned()
             }
             ApiError::NotImplemented(id) => {
-                let mut extra = Map::new();
                 extra.insert("route".into(), Value::from(id));
-                (status, Json(error_body(format!("Route {id} is not implemented yet."), "not_implemented", extra)))
-                    .into_response()
+                format!("Route {id} is not implemented yet.")
             }
-            other => {
-                let code = other.code();
-                (status, Json(error_body(sentence(&other.to_string()), code, Map::new()))).into_response()
-            }
+            other => sentence(&other.to_string()),
         };
-        if let Some(allow) = allow {
-            // RFC 9110: a 405 names the methods the resource supports.
-            response.headers_mut().insert(header::ALLOW, HeaderValue::from_static(allow));
-        }
-        response
+        (detail, code, extra)
     }
 }
 
