@@ -1,10 +1,12 @@
 //! The `svc` binary: parses configuration, sets up logging and runs a subcommand. Everything
 //! else lives in the library crates, so tests build the same app as `svc serve`.
 
+mod address;
 mod agentbox;
 mod config;
 mod eval;
 mod llm;
+mod logging;
 mod operator;
 mod pay;
 mod payments;
@@ -13,6 +15,8 @@ mod payouts;
 mod reference;
 mod secrets;
 mod sellers;
+mod shutdown;
+mod store;
 mod upstreams;
 
 use std::net::SocketAddr;
@@ -23,11 +27,10 @@ use clap::Parser as _;
 use svc_accounts::auth::Site;
 use svc_api::{ApiConfig, AppState, Services};
 use svc_domain::SystemClock;
-use svc_store::Store;
 use tokio::net::TcpListener;
-use tracing_subscriber::EnvFilter;
 
-use crate::config::{Cli, Command, LogFormat, ServeArgs, StoreArgs};
+use crate::config::{Cli, Command, ServeArgs};
+use crate::logging::LogFormat;
 
 /// jemalloc: the request path allocates many small, short-lived objects (JSON values, headers),
 /// where it is markedly faster than the system allocator under concurrency; and its background
@@ -45,8 +48,8 @@ async fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => serve(*args).await,
         Command::Migrate(store) => {
-            init_logging(LogFormat::Text);
-            open_store(&store).await.map(|_| tracing::info!("migrations applied"))
+            logging::init(LogFormat::Text);
+            store::open(&store).await.map(|_| tracing::info!("migrations applied"))
         }
         Command::Openapi => {
             let text = svc_catalogue::openapi::document_text(svc_catalogue::catalogue());
@@ -59,7 +62,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Keys(command) => operator::keys(command).await,
         Command::Payouts(command) => operator::payouts(command).await,
         Command::Agentbox(config::AgentboxCommand::Prepare { dir, npm, force, config, store }) => {
-            init_logging(LogFormat::Text);
+            logging::init(LogFormat::Text);
             let file = match &config {
                 Some(path) => config::FileConfig::read(path)?,
                 None => config::FileConfig::default(),
@@ -90,30 +93,10 @@ async fn main() -> anyhow::Result<()> {
             std::io::stdout().write_all(report.table().as_bytes()).context("writing the table")
         }
         Command::Simulator(args) => {
-            init_logging(args.log_format);
+            logging::init(args.log_format);
             upstreams::run_simulator(args).await
         }
     }
-}
-
-fn init_logging(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter);
-    match format {
-        LogFormat::Text => builder.init(),
-        LogFormat::Json => builder.json().init(),
-    }
-}
-
-/// Opens the store (creating the SQLite data directory if needed) and migrates it.
-pub(crate) async fn open_store(args: &StoreArgs) -> anyhow::Result<Store> {
-    if args.database_url.is_none() {
-        std::fs::create_dir_all(&args.data_dir)
-            .with_context(|| format!("creating data directory {}", args.data_dir.display()))?;
-    }
-    let store = Store::connect(&args.url()).await.context("opening the store")?;
-    store.migrate().await.context("migrating the store")?;
-    Ok(store)
 }
 
 /// The sign-in token key: `SVC_JWT_SECRET` (read from the environment only, so it never
@@ -152,31 +135,16 @@ fn sign_in_site(public_url: Option<&str>, listening: SocketAddr, production: boo
         None if production => {
             anyhow::bail!("--production needs SVC_PUBLIC_URL: sign-in messages must name the site users reach")
         }
-        None => Ok(Site::from_url(&public_base(None, listening))?),
-    }
-}
-
-/// svc's public base URL: the configured one, or on a development run the address it listens
-/// on. The one rule every address svc gives out of itself follows.
-pub(crate) fn public_base(public_url: Option<&str>, listening: SocketAddr) -> String {
-    public_url.map_or_else(|| format!("http://{}", reachable(listening)), |url| url.trim_end_matches('/').to_owned())
-}
-
-/// Where this machine reaches svc listening on `listening`: loopback for an unspecified address.
-pub(crate) fn reachable(listening: SocketAddr) -> SocketAddr {
-    if listening.ip().is_unspecified() {
-        SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), listening.port())
-    } else {
-        listening
+        None => Ok(Site::from_url(&address::public_base(None, listening))?),
     }
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    init_logging(args.log_format);
+    logging::init(args.log_format);
     let listener = TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
     let local = listener.local_addr()?;
     let site = sign_in_site(args.public_url.as_deref(), local, args.payments.production)?;
-    let store = open_store(&args.store).await?;
+    let store = store::open(&args.store).await?;
     let file = match &args.payments.config {
         Some(path) => config::FileConfig::read(path)?,
         None => config::FileConfig::default(),
@@ -289,7 +257,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         })
         .await
     });
-    shutdown_signal().await;
+    shutdown::signal().await;
     tracing::info!("shutting down: finishing in-flight requests");
     let _ = signal_tx.send(());
     match tokio::time::timeout(svc_api::SHUTDOWN_GRACE, server).await {
@@ -313,28 +281,6 @@ where
             task().await;
         }
     });
-}
-
-/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
-pub(crate) async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = terminate => {},
-    }
 }
 
 #[cfg(test)]
