@@ -561,11 +561,25 @@ impl FileConfig {
         let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))
     }
+
+    /// Reads `path` when one is given; with none, every table takes its defaults.
+    pub fn read_or_default(path: Option<&std::path::Path>) -> anyhow::Result<Self> {
+        path.map_or_else(|| Ok(Self::default()), Self::read)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_config_file_gives_every_table_its_defaults_and_a_missing_one_stops_the_start() {
+        let file = FileConfig::read_or_default(None).expect("defaults");
+        assert!(file.limits.routes.is_empty() && file.limits.rate_per_minute.is_none());
+        let missing = std::path::Path::new("/nonexistent/svc.toml");
+        let err = FileConfig::read_or_default(Some(missing)).expect_err("a named file must exist");
+        assert!(format!("{err:#}").contains("/nonexistent/svc.toml"), "{err:#}");
+    }
 
     #[test]
     fn the_help_of_keys_create_names_every_scope() {

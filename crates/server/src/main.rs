@@ -63,10 +63,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Payouts(command) => operator::payouts(command).await,
         Command::Agentbox(config::AgentboxCommand::Prepare { dir, npm, force, config, store }) => {
             logging::init(LogFormat::Text);
-            let file = match &config {
-                Some(path) => config::FileConfig::read(path)?,
-                None => config::FileConfig::default(),
-            };
+            let file = config::FileConfig::read_or_default(config.as_deref())?;
             let dir = dir
                 .or(file.agentbox.snapshot.clone())
                 .unwrap_or_else(|| agentbox::root(&file.agentbox, &store.data_dir).join("snapshot"));
@@ -139,53 +136,75 @@ fn sign_in_site(public_url: Option<&str>, listening: SocketAddr, production: boo
     }
 }
 
+/// `svc serve`: binds first (a taken port stops the start before anything else is touched),
+/// builds the application from the flags and the config file, starts its background work,
+/// then serves until SIGINT or SIGTERM.
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     logging::init(args.log_format);
     let listener = TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
     let local = listener.local_addr()?;
     let site = sign_in_site(args.public_url.as_deref(), local, args.payments.production)?;
     let store = store::open(&args.store).await?;
-    let file = match &args.payments.config {
-        Some(path) => config::FileConfig::read(path)?,
-        None => config::FileConfig::default(),
-    };
-    let limits = file.limits;
+    let file = config::FileConfig::read_or_default(args.payments.config.as_deref())?;
+    let config = api_config(&args, &file.limits, site.clone())?;
+    let services = build_services(&args, file, store.clone(), config, &site, local).await?;
+    let state = AppState::new(services).context("configuring the LLM proxy and sellers")?;
+    start_background_work(&state).await;
+    let app = svc_api::app(state, svc_api::handlers::all())?;
+    tracing::info!(listen = %local, store = %store.backend(), "svc listening on http://{local}");
+    serve_until_signal(listener, app, connection_limits(&args)).await?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// The API's settings: the flags where given, else the config file's `[limits]`, else the
+/// contract's defaults.
+fn api_config(args: &ServeArgs, limits: &config::LimitsFile, site: Site) -> anyhow::Result<ApiConfig> {
     let defaults = ApiConfig::default();
-    let config = ApiConfig {
+    Ok(ApiConfig {
         body_limit_bytes: args.body_limit_bytes,
-        sign_in: sign_in_config(args.payments.production)?.for_site(site.clone()),
+        sign_in: sign_in_config(args.payments.production)?.for_site(site),
         previews_per_hour: args.previews_per_hour.or(limits.previews_per_hour).unwrap_or(defaults.previews_per_hour),
         rate_per_minute: args.rate_per_minute.or(limits.rate_per_minute).unwrap_or(defaults.rate_per_minute),
         route_rates: limits.route_rates(svc_catalogue::catalogue())?,
         rate_limits: true,
         trusted_proxies: args.trusted_proxies.clone(),
         signals: svc_signals_config(args.signal_refresh_minutes),
-    };
+    })
+}
+
+/// Every service the routes use: payments, data vendors, the LLM proxy, rate limits, sealed
+/// secrets, sandboxes and sellers. Whatever is not configured for real shares one simulated
+/// market, started on first need.
+async fn build_services(
+    args: &ServeArgs,
+    file: config::FileConfig,
+    store: svc_store::Store,
+    config: ApiConfig,
+    site: &Site,
+    local: SocketAddr,
+) -> anyhow::Result<Services> {
+    let production = args.payments.production;
     let clock = Arc::new(SystemClock);
     let payments::Payments { offer, facilitator, payouts } = payments::build(&args.payments, clock.clone()).await?;
     let mut market = upstreams::SimulatedMarket::new(&args.upstreams, clock.clone());
-    let upstreams = Arc::new(upstreams::build(args.payments.production, &mut market, clock.clone()).await?);
-    let llm = llm::build(file.llm, args.payments.production, &mut market).await?;
-    let limiter = match &args.redis_url {
-        Some(url) => svc_limits::Limiter::redis(url, "svc:limits:")
-            .await
-            .context("connecting to Redis for shared rate limits (SVC_REDIS_URL)")?,
-        None => svc_limits::Limiter::default(),
-    };
-    let sealed = secrets::load(&args.store.data_dir, args.payments.production)?;
+    let upstreams = Arc::new(upstreams::build(production, &mut market, clock.clone()).await?);
+    let llm = llm::build(file.llm, production, &mut market).await?;
+    let limiter = rate_limiter(args.redis_url.as_deref()).await?;
+    let sealed = secrets::load(&args.store.data_dir, production)?;
     let agentbox = agentbox::build(
         &file.agentbox,
         &args.store.data_dir,
         local,
         args.public_url.as_deref(),
-        args.payments.production,
+        production,
         sealed.clone(),
         &mut market,
     )
     .await?;
-    let sellers = sellers::build(&file.sellers, site.uri().to_owned(), &offer, args.payments.production)?;
-    let services = Services {
-        store: store.clone(),
+    let sellers = sellers::build(&file.sellers, site.uri().to_owned(), &offer, production)?;
+    Ok(Services {
+        store,
         clock,
         config,
         offer,
@@ -197,8 +216,24 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         sellers,
         sealed,
         payouts,
-    };
-    let state = AppState::new(services).context("configuring the LLM proxy and sellers")?;
+    })
+}
+
+/// Rate-limit and preview counters: in Redis when `redis_url` is given, so replicas share
+/// them; else in this process's memory.
+async fn rate_limiter(redis_url: Option<&str>) -> anyhow::Result<svc_limits::Limiter> {
+    match redis_url {
+        Some(url) => svc_limits::Limiter::redis(url, "svc:limits:")
+            .await
+            .context("connecting to Redis for shared rate limits (SVC_REDIS_URL)"),
+        None => Ok(svc_limits::Limiter::default()),
+    }
+}
+
+/// Starts what runs beside the requests for as long as the process does: settling what a
+/// stopped process left, the signal engine, payouts and key revocations. Sandboxes a stopped
+/// process left are dealt with before it returns.
+async fn start_background_work(state: &AppState) {
     // Settlements left pending and reservations left by a stopped process are settled from
     // what the chain says. A pass is one indexed query when nothing is due; every 5 s, so a
     // killed process's payments are decided within seconds of its last beat going stale.
@@ -240,16 +275,26 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         let agentbox = agentbox.clone();
         async move { agentbox.revoke_leftover_keys().await }
     });
-    let app = svc_api::app(state, svc_api::handlers::all())?;
-    let limits = svc_api::serve::ConnectionLimits {
+}
+
+/// The connection limits from the flags: how long a request head may take, how many
+/// connections at once, how many per client.
+fn connection_limits(args: &ServeArgs) -> svc_api::serve::ConnectionLimits {
+    svc_api::serve::ConnectionLimits {
         header_read: std::time::Duration::from_secs(args.header_timeout_secs.max(1)),
         max_connections: args.max_connections,
         max_per_client: args.max_connections_per_client,
         trusted_proxies: args.trusted_proxies.clone(),
-    };
+    }
+}
 
-    tracing::info!(listen = %local, store = %store.backend(), "svc listening on http://{local}");
-
+/// Serves `app` until SIGINT or SIGTERM, then lets in-flight requests finish for at most
+/// [`svc_api::SHUTDOWN_GRACE`] before returning.
+async fn serve_until_signal(
+    listener: TcpListener,
+    app: axum::Router,
+    limits: svc_api::serve::ConnectionLimits,
+) -> anyhow::Result<()> {
     let (signal_tx, signal_rx) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(async move {
         svc_api::serve::serve(listener, app, limits, async {
@@ -264,7 +309,6 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         Ok(joined) => joined.context("server task")?.context("serving")?,
         Err(_) => tracing::warn!("in-flight requests still running after the grace period; exiting"),
     }
-    tracing::info!("stopped");
     Ok(())
 }
 
@@ -296,5 +340,36 @@ mod tests {
         assert_eq!((local.domain(), local.uri()), ("127.0.0.1:9000", "http://127.0.0.1:9000"));
         assert!(sign_in_site(None, listening, true).is_err(), "production without a public URL");
         assert!(sign_in_site(Some("api.example.com/x"), listening, false).is_err(), "not a base URL");
+    }
+
+    /// `svc serve` with `flags`, as the command line gives it.
+    fn serve_args(flags: &[&str]) -> ServeArgs {
+        let cli = Cli::try_parse_from(["svc", "serve"].iter().chain(flags)).expect("parses");
+        let Command::Serve(args) = cli.command else { panic!("not serve: {:?}", cli.command) };
+        *args
+    }
+
+    #[test]
+    fn a_limit_comes_from_its_flag_else_the_config_file_else_the_contract_default() {
+        let site = Site::from_url("https://api.example.com").expect("site");
+        let file: config::LimitsFile = toml::from_str("rate_per_minute = 7\npreviews_per_hour = 3").expect("parses");
+        let from_file = api_config(&serve_args(&[]), &file, site.clone()).expect("config");
+        assert_eq!((from_file.rate_per_minute, from_file.previews_per_hour), (7, 3));
+        let from_flag = api_config(&serve_args(&["--rate-per-minute", "9"]), &file, site.clone()).expect("config");
+        assert_eq!((from_flag.rate_per_minute, from_flag.previews_per_hour), (9, 3));
+        let contract = ApiConfig::default();
+        let neither = api_config(&serve_args(&[]), &config::LimitsFile::default(), site).expect("config");
+        assert_eq!(
+            (neither.rate_per_minute, neither.previews_per_hour),
+            (contract.rate_per_minute, contract.previews_per_hour)
+        );
+    }
+
+    #[test]
+    fn a_route_limit_naming_no_paid_route_stops_the_start() {
+        let site = Site::from_url("https://api.example.com").expect("site");
+        let typo: config::LimitsFile = toml::from_str("routes = { \"alpha.top_pick\" = 5 }").expect("parses");
+        let err = api_config(&serve_args(&[]), &typo, site).expect_err("a typo must not leave a route unlimited");
+        assert!(err.to_string().contains("alpha.top_pick"), "{err}");
     }
 }
