@@ -61,29 +61,10 @@ async fn main() -> anyhow::Result<()> {
         Command::Credits(command) => operator::credits(command).await,
         Command::Keys(command) => operator::keys(command).await,
         Command::Payouts(command) => operator::payouts(command).await,
-        Command::Agentbox(config::AgentboxCommand::Prepare { dir, npm, force, config, store }) => {
-            logging::init(LogFormat::Text);
-            let file = config::FileConfig::read_or_default(config.as_deref())?;
-            let dir = dir
-                .or(file.agentbox.snapshot.clone())
-                .unwrap_or_else(|| agentbox::root(&file.agentbox, &store.data_dir).join("snapshot"));
-            let snapshot = svc_agentbox::snapshot::prepare(&dir, &npm, force)
-                .await
-                .with_context(|| format!("preparing the agent snapshot in {}", dir.display()))?;
-            tracing::info!(dir = %dir.display(), packages = ?snapshot.packages, "agent snapshot ready");
-            Ok(())
-        }
+        Command::Agentbox(command) => prepare_snapshot(command).await,
         Command::AgentboxShim(args) => agentbox::shim(args).await,
         Command::Config(command) => reference::print(command),
-        Command::Skills { out, api_url } => {
-            for (name, file) in svc_catalogue::skills::skill_files(svc_catalogue::catalogue()) {
-                let dir = out.join(name);
-                std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-                let text = api_url.as_deref().map_or(file.clone(), |url| svc_catalogue::skills::fill(&file, url));
-                std::fs::write(dir.join("SKILL.md"), text).with_context(|| format!("writing {name}"))?;
-            }
-            Ok(())
-        }
+        Command::Skills { out, api_url } => write_skills(&out, api_url.as_deref()),
         Command::Signals(config::SignalsCommand::Eval { worlds }) => {
             let report = eval::evaluate(1..worlds.saturating_add(1)).await?;
             use std::io::Write as _;
@@ -94,6 +75,33 @@ async fn main() -> anyhow::Result<()> {
             upstreams::run_simulator(args).await
         }
     }
+}
+
+/// `svc agentbox prepare`: installs the snapshot every sandbox starts from, where the flag,
+/// else the config file's `[agentbox]` table, else the data directory puts it.
+async fn prepare_snapshot(command: config::AgentboxCommand) -> anyhow::Result<()> {
+    let config::AgentboxCommand::Prepare { dir, npm, force, config, store } = command;
+    logging::init(LogFormat::Text);
+    let file = config::FileConfig::read_or_default(config.as_deref())?;
+    let dir = dir
+        .or(file.agentbox.snapshot.clone())
+        .unwrap_or_else(|| agentbox::root(&file.agentbox, &store.data_dir).join("snapshot"));
+    let snapshot = svc_agentbox::snapshot::prepare(&dir, &npm, force)
+        .await
+        .with_context(|| format!("preparing the agent snapshot in {}", dir.display()))?;
+    tracing::info!(dir = %dir.display(), packages = ?snapshot.packages, "agent snapshot ready");
+    Ok(())
+}
+
+/// `svc skills`: one `<out>/<skill>/SKILL.md` per skill, with `api_url` filled in when given.
+fn write_skills(out: &std::path::Path, api_url: Option<&str>) -> anyhow::Result<()> {
+    for (name, file) in svc_catalogue::skills::skill_files(svc_catalogue::catalogue()) {
+        let dir = out.join(name);
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let text = api_url.map_or(file.clone(), |url| svc_catalogue::skills::fill(&file, url));
+        std::fs::write(dir.join("SKILL.md"), text).with_context(|| format!("writing {name}"))?;
+    }
+    Ok(())
 }
 
 /// The sign-in token key: `SVC_JWT_SECRET` (read from the environment only, so it never
@@ -363,6 +371,23 @@ mod tests {
             (neither.rate_per_minute, neither.previews_per_hour),
             (contract.rate_per_minute, contract.previews_per_hour)
         );
+    }
+
+    #[test]
+    fn svc_skills_writes_one_skill_file_per_skill_with_the_address_filled_in_when_given() {
+        let out = tempfile::tempdir().expect("tempdir");
+        write_skills(out.path(), Some("https://api.example.com/")).expect("written");
+        let skills = svc_catalogue::skills::skill_files(svc_catalogue::catalogue());
+        assert!(!skills.is_empty());
+        for (name, file) in &skills {
+            let written = std::fs::read_to_string(out.path().join(name).join("SKILL.md")).expect("a file per skill");
+            assert_eq!(written, svc_catalogue::skills::fill(file, "https://api.example.com"));
+        }
+        let placeholder = tempfile::tempdir().expect("tempdir");
+        write_skills(placeholder.path(), None).expect("written");
+        let (name, file) = &skills[0];
+        let written = std::fs::read_to_string(placeholder.path().join(name).join("SKILL.md")).expect("written");
+        assert_eq!(&written, file, "without an address the placeholder stays");
     }
 
     #[test]
