@@ -103,7 +103,7 @@ pub async fn build(
     sealed: Arc<SecretBox>,
     market: &mut SimulatedMarket,
 ) -> anyhow::Result<AgentboxSetup> {
-    let svc_address = crate::public_base(public_url, listening);
+    let svc_address = crate::address::public_base(public_url, listening);
     let telegram = TelegramConfig {
         api_url: match std::env::var("SVC_TELEGRAM_API_URL") {
             Ok(url) => url,
@@ -151,7 +151,7 @@ fn backend(
         return (config, Err("they are turned off in the config file ([agentbox] enabled = false)".into()));
     }
     let backend = match file.backend.as_deref().unwrap_or("local") {
-        "local" => local(file, root, snapshot, crate::reachable(listening), config.stop_grace),
+        "local" => local(file, root, snapshot, crate::address::reachable(listening), config.stop_grace),
         "remote" => remote(file, public_url, &config.node),
         other => Err(format!("[agentbox] backend = {other:?}: use \"local\" or \"remote\"")),
     };
@@ -199,8 +199,28 @@ fn remote(file: &AgentboxFile, public_url: Option<&str>, node: &str) -> Result<A
     RemoteBackend::new(config).map(|b| Arc::new(b) as Arc<dyn Backend>).map_err(|e| e.to_string())
 }
 
+/// `svc agentbox-shim` (inside a sandbox only).
+#[derive(Debug, clap::Args)]
+pub struct ShimArgs {
+    /// The directory shared with svc.
+    #[arg(long)]
+    pub run_dir: PathBuf,
+    /// The gateway's port inside the sandbox.
+    #[arg(long)]
+    pub gateway_port: u16,
+    /// The port inside the sandbox that reaches svc.
+    #[arg(long)]
+    pub egress_port: u16,
+    /// Seconds the gateway gets to exit after SIGTERM.
+    #[arg(long, default_value_t = 10)]
+    pub grace_secs: u64,
+    /// The gateway's command.
+    #[arg(last = true, required = true)]
+    pub command: Vec<String>,
+}
+
 /// `svc agentbox-shim`: the bridge inside a sandbox.
-pub async fn shim(args: crate::config::ShimArgs) -> anyhow::Result<()> {
+pub async fn shim(args: ShimArgs) -> anyhow::Result<()> {
     let code = svc_agentbox::shim::run(svc_agentbox::shim::ShimArgs {
         run_dir: args.run_dir,
         gateway_port: args.gateway_port,

@@ -4,7 +4,12 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
+
+use crate::agentbox::ShimArgs;
+use crate::logging::LogFormat;
+use crate::store::StoreArgs;
+use crate::upstreams::{SimulatorArgs, UpstreamArgs};
 
 /// svc: crypto market data and on-chain actions for software agents, paid per call over x402.
 #[derive(Debug, Parser)]
@@ -99,26 +104,6 @@ pub enum AgentboxCommand {
         #[command(flatten)]
         store: StoreArgs,
     },
-}
-
-/// `svc agentbox-shim` (inside a sandbox only).
-#[derive(Debug, clap::Args)]
-pub struct ShimArgs {
-    /// The directory shared with svc.
-    #[arg(long)]
-    pub run_dir: PathBuf,
-    /// The gateway's port inside the sandbox.
-    #[arg(long)]
-    pub gateway_port: u16,
-    /// The port inside the sandbox that reaches svc.
-    #[arg(long)]
-    pub egress_port: u16,
-    /// Seconds the gateway gets to exit after SIGTERM.
-    #[arg(long, default_value_t = 10)]
-    pub grace_secs: u64,
-    /// The gateway's command.
-    #[arg(last = true, required = true)]
-    pub command: Vec<String>,
 }
 
 /// `svc signals ...`.
@@ -277,47 +262,6 @@ impl std::fmt::Debug for PayArgs {
     }
 }
 
-/// Where data lives.
-#[derive(Clone, Args)]
-pub struct StoreArgs {
-    /// Directory for the embedded SQLite database (`<dir>/svc.db`).
-    #[arg(long, env = "SVC_DATA_DIR", default_value = "./data")]
-    pub data_dir: PathBuf,
-
-    /// Database URL; `postgres://…` for PostgreSQL (replicas), default SQLite in the data dir.
-    #[arg(long, env = "SVC_DATABASE_URL")]
-    pub database_url: Option<String>,
-}
-
-impl std::fmt::Debug for StoreArgs {
-    /// Never prints the database URL: it may carry a password.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StoreArgs")
-            .field("data_dir", &self.data_dir)
-            .field("database_url", &self.database_url.as_ref().map(|_| "<redacted>"))
-            .finish()
-    }
-}
-
-impl StoreArgs {
-    /// The URL the store connects to.
-    pub fn url(&self) -> String {
-        match &self.database_url {
-            Some(url) => url.clone(),
-            None => format!("sqlite://{}", self.data_dir.join("svc.db").display()),
-        }
-    }
-}
-
-/// Log output format.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum LogFormat {
-    /// Human-readable lines.
-    Text,
-    /// One JSON object per line, for log shippers.
-    Json,
-}
-
 /// Settings of `svc serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -391,38 +335,6 @@ pub struct ServeArgs {
     /// Data vendors.
     #[command(flatten)]
     pub upstreams: UpstreamArgs,
-}
-
-/// Where the data routes get their data. Each vendor is set by `SVC_<VENDOR>_URL` and, where
-/// it wants one, `SVC_<VENDOR>_KEY` (`docs/configuration.md` lists them). A vendor with no URL set uses the
-/// simulated market (in-process, or the shared one at `--simulator-url`); `--production`
-/// points it at the real vendor instead.
-#[derive(Debug, Clone, Args)]
-pub struct UpstreamArgs {
-    /// Base URL of a shared simulator (`svc simulator`); default: one in this process. Real
-    /// vendors are set by `SVC_<VENDOR>_URL` and `SVC_<VENDOR>_KEY` (see `docs/configuration.md`).
-    #[arg(long, env = "SVC_SIMULATOR_URL")]
-    pub simulator_url: Option<String>,
-
-    /// Seed of the in-process simulated market.
-    #[arg(long, env = "SVC_SIMULATOR_SEED", default_value_t = svc_simulator::DEFAULT_SEED)]
-    pub simulator_seed: u64,
-}
-
-/// Settings of `svc simulator`.
-#[derive(Debug, Args)]
-pub struct SimulatorArgs {
-    /// Address to listen on.
-    #[arg(long, env = "SVC_SIMULATOR_LISTEN", default_value = "127.0.0.1:8500")]
-    pub listen: SocketAddr,
-
-    /// Seed of the simulated market; replicas sharing data must share the seed.
-    #[arg(long, env = "SVC_SIMULATOR_SEED", default_value_t = svc_simulator::DEFAULT_SEED)]
-    pub seed: u64,
-
-    /// Log format.
-    #[arg(long, env = "SVC_LOG_FORMAT", value_enum, default_value = "text")]
-    pub log_format: LogFormat,
 }
 
 /// A well-known development address (the first account of the local EVM test node). Payments
@@ -649,11 +561,25 @@ impl FileConfig {
         let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))
     }
+
+    /// Reads `path` when one is given; with none, every table takes its defaults.
+    pub fn read_or_default(path: Option<&std::path::Path>) -> anyhow::Result<Self> {
+        path.map_or_else(|| Ok(Self::default()), Self::read)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_config_file_gives_every_table_its_defaults_and_a_missing_one_stops_the_start() {
+        let file = FileConfig::read_or_default(None).expect("defaults");
+        assert!(file.limits.routes.is_empty() && file.limits.rate_per_minute.is_none());
+        let missing = std::path::Path::new("/nonexistent/svc.toml");
+        let err = FileConfig::read_or_default(Some(missing)).expect_err("a named file must exist");
+        assert!(format!("{err:#}").contains("/nonexistent/svc.toml"), "{err:#}");
+    }
 
     #[test]
     fn the_help_of_keys_create_names_every_scope() {

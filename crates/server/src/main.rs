@@ -1,10 +1,12 @@
 //! The `svc` binary: parses configuration, sets up logging and runs a subcommand. Everything
 //! else lives in the library crates, so tests build the same app as `svc serve`.
 
+mod address;
 mod agentbox;
 mod config;
 mod eval;
 mod llm;
+mod logging;
 mod operator;
 mod pay;
 mod payments;
@@ -13,6 +15,8 @@ mod payouts;
 mod reference;
 mod secrets;
 mod sellers;
+mod shutdown;
+mod store;
 mod upstreams;
 
 use std::net::SocketAddr;
@@ -23,11 +27,10 @@ use clap::Parser as _;
 use svc_accounts::auth::Site;
 use svc_api::{ApiConfig, AppState, Services};
 use svc_domain::SystemClock;
-use svc_store::Store;
 use tokio::net::TcpListener;
-use tracing_subscriber::EnvFilter;
 
-use crate::config::{Cli, Command, LogFormat, ServeArgs, StoreArgs};
+use crate::config::{Cli, Command, ServeArgs};
+use crate::logging::LogFormat;
 
 /// jemalloc: the request path allocates many small, short-lived objects (JSON values, headers),
 /// where it is markedly faster than the system allocator under concurrency; and its background
@@ -45,8 +48,8 @@ async fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => serve(*args).await,
         Command::Migrate(store) => {
-            init_logging(LogFormat::Text);
-            open_store(&store).await.map(|_| tracing::info!("migrations applied"))
+            logging::init(LogFormat::Text);
+            store::open(&store).await.map(|_| tracing::info!("migrations applied"))
         }
         Command::Openapi => {
             let text = svc_catalogue::openapi::document_text(svc_catalogue::catalogue());
@@ -58,62 +61,47 @@ async fn main() -> anyhow::Result<()> {
         Command::Credits(command) => operator::credits(command).await,
         Command::Keys(command) => operator::keys(command).await,
         Command::Payouts(command) => operator::payouts(command).await,
-        Command::Agentbox(config::AgentboxCommand::Prepare { dir, npm, force, config, store }) => {
-            init_logging(LogFormat::Text);
-            let file = match &config {
-                Some(path) => config::FileConfig::read(path)?,
-                None => config::FileConfig::default(),
-            };
-            let dir = dir
-                .or(file.agentbox.snapshot.clone())
-                .unwrap_or_else(|| agentbox::root(&file.agentbox, &store.data_dir).join("snapshot"));
-            let snapshot = svc_agentbox::snapshot::prepare(&dir, &npm, force)
-                .await
-                .with_context(|| format!("preparing the agent snapshot in {}", dir.display()))?;
-            tracing::info!(dir = %dir.display(), packages = ?snapshot.packages, "agent snapshot ready");
-            Ok(())
-        }
+        Command::Agentbox(command) => prepare_snapshot(command).await,
         Command::AgentboxShim(args) => agentbox::shim(args).await,
         Command::Config(command) => reference::print(command),
-        Command::Skills { out, api_url } => {
-            for (name, file) in svc_catalogue::skills::skill_files(svc_catalogue::catalogue()) {
-                let dir = out.join(name);
-                std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-                let text = api_url.as_deref().map_or(file.clone(), |url| svc_catalogue::skills::fill(&file, url));
-                std::fs::write(dir.join("SKILL.md"), text).with_context(|| format!("writing {name}"))?;
-            }
-            Ok(())
-        }
+        Command::Skills { out, api_url } => write_skills(&out, api_url.as_deref()),
         Command::Signals(config::SignalsCommand::Eval { worlds }) => {
             let report = eval::evaluate(1..worlds.saturating_add(1)).await?;
             use std::io::Write as _;
             std::io::stdout().write_all(report.table().as_bytes()).context("writing the table")
         }
         Command::Simulator(args) => {
-            init_logging(args.log_format);
+            logging::init(args.log_format);
             upstreams::run_simulator(args).await
         }
     }
 }
 
-fn init_logging(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter);
-    match format {
-        LogFormat::Text => builder.init(),
-        LogFormat::Json => builder.json().init(),
-    }
+/// `svc agentbox prepare`: installs the snapshot every sandbox starts from, where the flag,
+/// else the config file's `[agentbox]` table, else the data directory puts it.
+async fn prepare_snapshot(command: config::AgentboxCommand) -> anyhow::Result<()> {
+    let config::AgentboxCommand::Prepare { dir, npm, force, config, store } = command;
+    logging::init(LogFormat::Text);
+    let file = config::FileConfig::read_or_default(config.as_deref())?;
+    let dir = dir
+        .or(file.agentbox.snapshot.clone())
+        .unwrap_or_else(|| agentbox::root(&file.agentbox, &store.data_dir).join("snapshot"));
+    let snapshot = svc_agentbox::snapshot::prepare(&dir, &npm, force)
+        .await
+        .with_context(|| format!("preparing the agent snapshot in {}", dir.display()))?;
+    tracing::info!(dir = %dir.display(), packages = ?snapshot.packages, "agent snapshot ready");
+    Ok(())
 }
 
-/// Opens the store (creating the SQLite data directory if needed) and migrates it.
-pub(crate) async fn open_store(args: &StoreArgs) -> anyhow::Result<Store> {
-    if args.database_url.is_none() {
-        std::fs::create_dir_all(&args.data_dir)
-            .with_context(|| format!("creating data directory {}", args.data_dir.display()))?;
+/// `svc skills`: one `<out>/<skill>/SKILL.md` per skill, with `api_url` filled in when given.
+fn write_skills(out: &std::path::Path, api_url: Option<&str>) -> anyhow::Result<()> {
+    for (name, file) in svc_catalogue::skills::skill_files(svc_catalogue::catalogue()) {
+        let dir = out.join(name);
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let text = api_url.map_or(file.clone(), |url| svc_catalogue::skills::fill(&file, url));
+        std::fs::write(dir.join("SKILL.md"), text).with_context(|| format!("writing {name}"))?;
     }
-    let store = Store::connect(&args.url()).await.context("opening the store")?;
-    store.migrate().await.context("migrating the store")?;
-    Ok(store)
+    Ok(())
 }
 
 /// The sign-in token key: `SVC_JWT_SECRET` (read from the environment only, so it never
@@ -152,72 +140,79 @@ fn sign_in_site(public_url: Option<&str>, listening: SocketAddr, production: boo
         None if production => {
             anyhow::bail!("--production needs SVC_PUBLIC_URL: sign-in messages must name the site users reach")
         }
-        None => Ok(Site::from_url(&public_base(None, listening))?),
+        None => Ok(Site::from_url(&address::public_base(None, listening))?),
     }
 }
 
-/// svc's public base URL: the configured one, or on a development run the address it listens
-/// on. The one rule every address svc gives out of itself follows.
-pub(crate) fn public_base(public_url: Option<&str>, listening: SocketAddr) -> String {
-    public_url.map_or_else(|| format!("http://{}", reachable(listening)), |url| url.trim_end_matches('/').to_owned())
-}
-
-/// Where this machine reaches svc listening on `listening`: loopback for an unspecified address.
-pub(crate) fn reachable(listening: SocketAddr) -> SocketAddr {
-    if listening.ip().is_unspecified() {
-        SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), listening.port())
-    } else {
-        listening
-    }
-}
-
+/// `svc serve`: binds first (a taken port stops the start before anything else is touched),
+/// builds the application from the flags and the config file, starts its background work,
+/// then serves until SIGINT or SIGTERM.
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    init_logging(args.log_format);
+    logging::init(args.log_format);
     let listener = TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
     let local = listener.local_addr()?;
     let site = sign_in_site(args.public_url.as_deref(), local, args.payments.production)?;
-    let store = open_store(&args.store).await?;
-    let file = match &args.payments.config {
-        Some(path) => config::FileConfig::read(path)?,
-        None => config::FileConfig::default(),
-    };
-    let limits = file.limits;
+    let store = store::open(&args.store).await?;
+    let file = config::FileConfig::read_or_default(args.payments.config.as_deref())?;
+    let config = api_config(&args, &file.limits, site.clone())?;
+    let services = build_services(&args, file, store.clone(), config, &site, local).await?;
+    let state = AppState::new(services).context("configuring the LLM proxy and sellers")?;
+    start_background_work(&state).await;
+    let app = svc_api::app(state, svc_api::handlers::all())?;
+    tracing::info!(listen = %local, store = %store.backend(), "svc listening on http://{local}");
+    serve_until_signal(listener, app, connection_limits(&args)).await?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// The API's settings: the flags where given, else the config file's `[limits]`, else the
+/// contract's defaults.
+fn api_config(args: &ServeArgs, limits: &config::LimitsFile, site: Site) -> anyhow::Result<ApiConfig> {
     let defaults = ApiConfig::default();
-    let config = ApiConfig {
+    Ok(ApiConfig {
         body_limit_bytes: args.body_limit_bytes,
-        sign_in: sign_in_config(args.payments.production)?.for_site(site.clone()),
+        sign_in: sign_in_config(args.payments.production)?.for_site(site),
         previews_per_hour: args.previews_per_hour.or(limits.previews_per_hour).unwrap_or(defaults.previews_per_hour),
         rate_per_minute: args.rate_per_minute.or(limits.rate_per_minute).unwrap_or(defaults.rate_per_minute),
         route_rates: limits.route_rates(svc_catalogue::catalogue())?,
         rate_limits: true,
         trusted_proxies: args.trusted_proxies.clone(),
         signals: svc_signals_config(args.signal_refresh_minutes),
-    };
+    })
+}
+
+/// Every service the routes use: payments, data vendors, the LLM proxy, rate limits, sealed
+/// secrets, sandboxes and sellers. Whatever is not configured for real shares one simulated
+/// market, started on first need.
+async fn build_services(
+    args: &ServeArgs,
+    file: config::FileConfig,
+    store: svc_store::Store,
+    config: ApiConfig,
+    site: &Site,
+    local: SocketAddr,
+) -> anyhow::Result<Services> {
+    let production = args.payments.production;
     let clock = Arc::new(SystemClock);
     let payments::Payments { offer, facilitator, payouts } = payments::build(&args.payments, clock.clone()).await?;
     let mut market = upstreams::SimulatedMarket::new(&args.upstreams, clock.clone());
-    let upstreams = Arc::new(upstreams::build(args.payments.production, &mut market, clock.clone()).await?);
-    let llm = llm::build(file.llm, args.payments.production, &mut market).await?;
-    let limiter = match &args.redis_url {
-        Some(url) => svc_limits::Limiter::redis(url, "svc:limits:")
-            .await
-            .context("connecting to Redis for shared rate limits (SVC_REDIS_URL)")?,
-        None => svc_limits::Limiter::default(),
-    };
-    let sealed = secrets::load(&args.store.data_dir, args.payments.production)?;
+    let upstreams = Arc::new(upstreams::build(production, &mut market, clock.clone()).await?);
+    let llm = llm::build(file.llm, production, &mut market).await?;
+    let limiter = rate_limiter(args.redis_url.as_deref()).await?;
+    let sealed = secrets::load(&args.store.data_dir, production)?;
     let agentbox = agentbox::build(
         &file.agentbox,
         &args.store.data_dir,
         local,
         args.public_url.as_deref(),
-        args.payments.production,
+        production,
         sealed.clone(),
         &mut market,
     )
     .await?;
-    let sellers = sellers::build(&file.sellers, site.uri().to_owned(), &offer, args.payments.production)?;
-    let services = Services {
-        store: store.clone(),
+    let sellers = sellers::build(&file.sellers, site.uri().to_owned(), &offer, production)?;
+    Ok(Services {
+        store,
         clock,
         config,
         offer,
@@ -229,8 +224,24 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         sellers,
         sealed,
         payouts,
-    };
-    let state = AppState::new(services).context("configuring the LLM proxy and sellers")?;
+    })
+}
+
+/// Rate-limit and preview counters: in Redis when `redis_url` is given, so replicas share
+/// them; else in this process's memory.
+async fn rate_limiter(redis_url: Option<&str>) -> anyhow::Result<svc_limits::Limiter> {
+    match redis_url {
+        Some(url) => svc_limits::Limiter::redis(url, "svc:limits:")
+            .await
+            .context("connecting to Redis for shared rate limits (SVC_REDIS_URL)"),
+        None => Ok(svc_limits::Limiter::default()),
+    }
+}
+
+/// Starts what runs beside the requests for as long as the process does: settling what a
+/// stopped process left, the signal engine, payouts and key revocations. Sandboxes a stopped
+/// process left are dealt with before it returns.
+async fn start_background_work(state: &AppState) {
     // Settlements left pending and reservations left by a stopped process are settled from
     // what the chain says. A pass is one indexed query when nothing is due; every 5 s, so a
     // killed process's payments are decided within seconds of its last beat going stale.
@@ -272,16 +283,26 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         let agentbox = agentbox.clone();
         async move { agentbox.revoke_leftover_keys().await }
     });
-    let app = svc_api::app(state, svc_api::handlers::all())?;
-    let limits = svc_api::serve::ConnectionLimits {
+}
+
+/// The connection limits from the flags: how long a request head may take, how many
+/// connections at once, how many per client.
+fn connection_limits(args: &ServeArgs) -> svc_api::serve::ConnectionLimits {
+    svc_api::serve::ConnectionLimits {
         header_read: std::time::Duration::from_secs(args.header_timeout_secs.max(1)),
         max_connections: args.max_connections,
         max_per_client: args.max_connections_per_client,
         trusted_proxies: args.trusted_proxies.clone(),
-    };
+    }
+}
 
-    tracing::info!(listen = %local, store = %store.backend(), "svc listening on http://{local}");
-
+/// Serves `app` until SIGINT or SIGTERM, then lets in-flight requests finish for at most
+/// [`svc_api::SHUTDOWN_GRACE`] before returning.
+async fn serve_until_signal(
+    listener: TcpListener,
+    app: axum::Router,
+    limits: svc_api::serve::ConnectionLimits,
+) -> anyhow::Result<()> {
     let (signal_tx, signal_rx) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(async move {
         svc_api::serve::serve(listener, app, limits, async {
@@ -289,14 +310,13 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         })
         .await
     });
-    shutdown_signal().await;
+    shutdown::signal().await;
     tracing::info!("shutting down: finishing in-flight requests");
     let _ = signal_tx.send(());
     match tokio::time::timeout(svc_api::SHUTDOWN_GRACE, server).await {
         Ok(joined) => joined.context("server task")?.context("serving")?,
         Err(_) => tracing::warn!("in-flight requests still running after the grace period; exiting"),
     }
-    tracing::info!("stopped");
     Ok(())
 }
 
@@ -315,28 +335,6 @@ where
     });
 }
 
-/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
-pub(crate) async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = terminate => {},
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -350,5 +348,53 @@ mod tests {
         assert_eq!((local.domain(), local.uri()), ("127.0.0.1:9000", "http://127.0.0.1:9000"));
         assert!(sign_in_site(None, listening, true).is_err(), "production without a public URL");
         assert!(sign_in_site(Some("api.example.com/x"), listening, false).is_err(), "not a base URL");
+    }
+
+    /// `svc serve` with `flags`, as the command line gives it.
+    fn serve_args(flags: &[&str]) -> ServeArgs {
+        let cli = Cli::try_parse_from(["svc", "serve"].iter().chain(flags)).expect("parses");
+        let Command::Serve(args) = cli.command else { panic!("not serve: {:?}", cli.command) };
+        *args
+    }
+
+    #[test]
+    fn a_limit_comes_from_its_flag_else_the_config_file_else_the_contract_default() {
+        let site = Site::from_url("https://api.example.com").expect("site");
+        let file: config::LimitsFile = toml::from_str("rate_per_minute = 7\npreviews_per_hour = 3").expect("parses");
+        let from_file = api_config(&serve_args(&[]), &file, site.clone()).expect("config");
+        assert_eq!((from_file.rate_per_minute, from_file.previews_per_hour), (7, 3));
+        let from_flag = api_config(&serve_args(&["--rate-per-minute", "9"]), &file, site.clone()).expect("config");
+        assert_eq!((from_flag.rate_per_minute, from_flag.previews_per_hour), (9, 3));
+        let contract = ApiConfig::default();
+        let neither = api_config(&serve_args(&[]), &config::LimitsFile::default(), site).expect("config");
+        assert_eq!(
+            (neither.rate_per_minute, neither.previews_per_hour),
+            (contract.rate_per_minute, contract.previews_per_hour)
+        );
+    }
+
+    #[test]
+    fn svc_skills_writes_one_skill_file_per_skill_with_the_address_filled_in_when_given() {
+        let out = tempfile::tempdir().expect("tempdir");
+        write_skills(out.path(), Some("https://api.example.com/")).expect("written");
+        let skills = svc_catalogue::skills::skill_files(svc_catalogue::catalogue());
+        assert!(!skills.is_empty());
+        for (name, file) in &skills {
+            let written = std::fs::read_to_string(out.path().join(name).join("SKILL.md")).expect("a file per skill");
+            assert_eq!(written, svc_catalogue::skills::fill(file, "https://api.example.com"));
+        }
+        let placeholder = tempfile::tempdir().expect("tempdir");
+        write_skills(placeholder.path(), None).expect("written");
+        let (name, file) = &skills[0];
+        let written = std::fs::read_to_string(placeholder.path().join(name).join("SKILL.md")).expect("written");
+        assert_eq!(&written, file, "without an address the placeholder stays");
+    }
+
+    #[test]
+    fn a_route_limit_naming_no_paid_route_stops_the_start() {
+        let site = Site::from_url("https://api.example.com").expect("site");
+        let typo: config::LimitsFile = toml::from_str("routes = { \"alpha.top_pick\" = 5 }").expect("parses");
+        let err = api_config(&serve_args(&[]), &typo, site).expect_err("a typo must not leave a route unlimited");
+        assert!(err.to_string().contains("alpha.top_pick"), "{err}");
     }
 }

@@ -8,7 +8,7 @@ use svc_accounts::{self as accounts, Scope};
 use svc_domain::{Clock as _, Money, SystemClock};
 
 use crate::config::{AccountsCommand, CreditsCommand, KeysCommand, PayoutsCommand};
-use crate::open_store;
+use crate::store::open as open_store;
 
 /// `svc accounts create`.
 pub(crate) async fn accounts(command: AccountsCommand) -> anyhow::Result<()> {

@@ -44,10 +44,7 @@ pub struct Payments {
 
 /// The networks offered and the facilitator that checks payments on them.
 pub async fn build(args: &PaymentArgs, clock: Arc<dyn Clock>) -> anyhow::Result<Payments> {
-    let file = match &args.config {
-        Some(path) => FileConfig::read(path)?,
-        None => FileConfig::default(),
-    };
+    let file = FileConfig::read_or_default(args.config.as_deref())?;
     let external = match file.x402.facilitator.as_deref() {
         None | Some("builtin") => None,
         Some(url) if url.starts_with("http://") || url.starts_with("https://") => Some(url.to_owned()),

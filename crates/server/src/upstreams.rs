@@ -1,13 +1,47 @@
 //! Vendor wiring: the real vendors where configured, the simulated market elsewhere.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use clap::Args;
 use svc_domain::Clock;
 use svc_simulator::Simulator;
 use svc_upstream::{Upstreams, UpstreamsConfig, Vendor};
 
-use crate::config::{SimulatorArgs, UpstreamArgs};
+use crate::logging::LogFormat;
+
+/// Where the data routes get their data. Each vendor is set by `SVC_<VENDOR>_URL` and, where
+/// it wants one, `SVC_<VENDOR>_KEY` (`docs/configuration.md` lists them). A vendor with no URL set uses the
+/// simulated market (in-process, or the shared one at `--simulator-url`); `--production`
+/// points it at the real vendor instead.
+#[derive(Debug, Clone, Args)]
+pub struct UpstreamArgs {
+    /// Base URL of a shared simulator (`svc simulator`); default: one in this process. Real
+    /// vendors are set by `SVC_<VENDOR>_URL` and `SVC_<VENDOR>_KEY` (see `docs/configuration.md`).
+    #[arg(long, env = "SVC_SIMULATOR_URL")]
+    pub simulator_url: Option<String>,
+
+    /// Seed of the in-process simulated market.
+    #[arg(long, env = "SVC_SIMULATOR_SEED", default_value_t = svc_simulator::DEFAULT_SEED)]
+    pub simulator_seed: u64,
+}
+
+/// Settings of `svc simulator`.
+#[derive(Debug, Args)]
+pub struct SimulatorArgs {
+    /// Address to listen on.
+    #[arg(long, env = "SVC_SIMULATOR_LISTEN", default_value = "127.0.0.1:8500")]
+    pub listen: SocketAddr,
+
+    /// Seed of the simulated market; replicas sharing data must share the seed.
+    #[arg(long, env = "SVC_SIMULATOR_SEED", default_value_t = svc_simulator::DEFAULT_SEED)]
+    pub seed: u64,
+
+    /// Log format.
+    #[arg(long, env = "SVC_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+}
 
 /// The simulated market, started in this process on first need unless a shared one is given.
 pub struct SimulatedMarket {
@@ -96,7 +130,7 @@ pub async fn run_simulator(args: SimulatorArgs) -> anyhow::Result<()> {
     let local = listener.local_addr()?;
     tracing::info!(listen = %local, seed = args.seed, "simulated market listening on http://{local}");
     axum::serve(svc_simulator::no_delay(listener), sim.router())
-        .with_graceful_shutdown(crate::shutdown_signal())
+        .with_graceful_shutdown(crate::shutdown::signal())
         .await?;
     Ok(())
 }
