@@ -11,8 +11,11 @@ use svc_accounts::auth::{SignInConfig, Site};
 use svc_catalogue::RawInput;
 use svc_chain_solana::{ExactSvmPayload, ExactSvmRequirement, replay_key, verify_exact};
 
+/// A property over any bytes: it panics when, and only when, the property fails.
+pub type Property = fn(&[u8]);
+
 /// The fuzz targets, by the name their corpus directory and `cargo fuzz` use.
-pub const TARGETS: [(&str, fn(&[u8])); 4] = [
+pub const TARGETS: [(&str, Property); 4] = [
     ("payment_header", payment_header),
     ("route_input", route_input),
     ("sign_in", sign_in),
