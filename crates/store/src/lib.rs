@@ -19,6 +19,7 @@
 //! - [`signals`]: snapshots of the signal engine.
 //! - [`llm`]: the LLM proxy's token versions, top-up settings and calls.
 //! - [`sellers`]: sellers' agents, their paid calls, payouts and daily counts.
+//! - `testing` (feature `testing`): a store per test on either backend, for test suites.
 
 pub mod accounts;
 pub mod agentbox;
@@ -31,6 +32,8 @@ pub mod responses;
 pub mod sellers;
 pub mod signals;
 pub mod telegram;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod tokens;
 pub mod usage;
 

@@ -2,67 +2,10 @@
 //! file) and on PostgreSQL when `TEST_DATABASE_URL` is set, each PostgreSQL test in its own
 //! fresh schema so tests run in parallel.
 
-use std::str::FromStr;
-
-use sqlx::postgres::PgConnectOptions;
 use svc_store::{
     Backend, Debit, FinishedLlmCall, LlmAccount, LlmCap, LlmHold, NewApiKey, NewCredit, NewLlmCall, NewPayment,
     PaymentStatus, Reservation, Store, StoreError, TokenStat, Usage,
 };
-
-/// A store for one test, cleaned up on drop.
-struct Fixture {
-    store: Store,
-    _dir: Option<tempfile::TempDir>,
-    schema: Option<(String, String)>,
-}
-
-impl Fixture {
-    async fn sqlite() -> Fixture {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let store = Store::open_sqlite_file(&dir.path().join("svc.db")).await.expect("open");
-        store.migrate().await.expect("migrate");
-        Fixture { store, _dir: Some(dir), schema: None }
-    }
-
-    async fn postgres() -> Option<Fixture> {
-        let Ok(url) = std::env::var("TEST_DATABASE_URL") else {
-            eprintln!("skipped: TEST_DATABASE_URL is not set, so the PostgreSQL variant does not run");
-            return None;
-        };
-        let schema = format!("s_{}", uuid::Uuid::new_v4().simple());
-        let admin = Store::connect(&url).await.expect("connect");
-        admin.execute_unprepared(&format!("CREATE SCHEMA {schema}")).await.expect("create schema");
-        admin.close().await;
-        let options = PgConnectOptions::from_str(&url).expect("url").options([("search_path", schema.as_str())]);
-        let store = Store::connect_postgres(options).await.expect("connect in schema");
-        store.migrate().await.expect("migrate");
-        Some(Fixture { store, _dir: None, schema: Some((url, schema)) })
-    }
-
-    async fn finish(self) {
-        self.store.close().await;
-        if let Some((url, schema)) = self.schema {
-            let admin = Store::connect(&url).await.expect("connect");
-            admin.execute_unprepared(&format!("DROP SCHEMA {schema} CASCADE")).await.expect("drop schema");
-            admin.close().await;
-        }
-    }
-
-    /// Runs `test` on a clone of the store, then cleans up even if it panicked (a PostgreSQL
-    /// schema would otherwise be left behind), then re-raises the panic.
-    async fn run<F, Fut>(self, test: F)
-    where
-        F: FnOnce(Store) -> Fut,
-        Fut: Future<Output = ()> + Send + 'static,
-    {
-        let outcome = tokio::spawn(test(self.store.clone())).await;
-        self.finish().await;
-        if let Err(err) = outcome {
-            std::panic::resume_unwind(err.into_panic());
-        }
-    }
-}
 
 /// Declares `name` (an `async fn(Store)`) as two tests: `name::on_sqlite`, always, and
 /// `name::on_postgres`, which runs when `TEST_DATABASE_URL` is set and says it skipped otherwise.
@@ -71,12 +14,12 @@ macro_rules! conformance {
         mod $name {
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn on_sqlite() {
-                super::Fixture::sqlite().await.run(super::$name).await;
+                svc_store::testing::Fixture::sqlite().await.run(super::$name).await;
             }
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn on_postgres() {
-                if let Some(fixture) = super::Fixture::postgres().await {
+                if let Some(fixture) = svc_store::testing::Fixture::postgres().await {
                     fixture.run(super::$name).await;
                 }
             }

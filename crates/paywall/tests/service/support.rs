@@ -2,7 +2,6 @@
 //! payments signed the way the official clients sign them.
 
 use std::collections::HashSet;
-use std::str::FromStr;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -11,7 +10,6 @@ use bytes::Bytes;
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use serde_json::Value;
-use sqlx::postgres::PgConnectOptions;
 use svc_chain_evm::{Address, B256, EvmError, Payer, U256, VerifiedAuthorization};
 use svc_chain_solana::{ExactSvmPayment, Keypair, SendError};
 use svc_domain::{FixedClock, Money};
@@ -375,57 +373,6 @@ pub fn refused<A: std::fmt::Debug, E: std::fmt::Debug>(outcome: &Outcome<A, E>) 
     }
 }
 
-/// A store for one test, cleaned up after it.
-pub struct Fixture {
-    store: Store,
-    _dir: Option<tempfile::TempDir>,
-    schema: Option<(String, String)>,
-}
-
-impl Fixture {
-    /// A SQLite file in a temporary directory.
-    pub async fn sqlite() -> Fixture {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let store = Store::open_sqlite_file(&dir.path().join("svc.db")).await.expect("open");
-        store.migrate().await.expect("migrate");
-        Fixture { store, _dir: Some(dir), schema: None }
-    }
-
-    /// A fresh schema of the database at `TEST_DATABASE_URL`, when it is set.
-    pub async fn postgres() -> Option<Fixture> {
-        let Ok(url) = std::env::var("TEST_DATABASE_URL") else {
-            eprintln!("skipped: TEST_DATABASE_URL is not set, so the PostgreSQL variant does not run");
-            return None;
-        };
-        let schema = format!("pw_{}", uuid::Uuid::new_v4().simple());
-        let admin = Store::connect(&url).await.expect("connect");
-        admin.execute_unprepared(&format!("CREATE SCHEMA {schema}")).await.expect("create schema");
-        admin.close().await;
-        let options = PgConnectOptions::from_str(&url).expect("url").options([("search_path", schema.as_str())]);
-        let store = Store::connect_postgres(options).await.expect("connect in schema");
-        store.migrate().await.expect("migrate");
-        Some(Fixture { store, _dir: None, schema: Some((url, schema)) })
-    }
-
-    /// Runs `test`, then cleans up even if it panicked, then re-raises the panic.
-    pub async fn run<F, Fut>(self, test: F)
-    where
-        F: FnOnce(Store) -> Fut,
-        Fut: Future<Output = ()> + Send + 'static,
-    {
-        let outcome = tokio::spawn(test(self.store.clone())).await;
-        self.store.close().await;
-        if let Some((url, schema)) = &self.schema {
-            let admin = Store::connect(url).await.expect("connect");
-            admin.execute_unprepared(&format!("DROP SCHEMA {schema} CASCADE")).await.expect("drop schema");
-            admin.close().await;
-        }
-        if let Err(err) = outcome {
-            std::panic::resume_unwind(err.into_panic());
-        }
-    }
-}
-
 /// Declares `name` (an `async fn(Store)`) as `name::on_sqlite`, always, and
 /// `name::on_postgres`, which runs when `TEST_DATABASE_URL` is set.
 #[macro_export]
@@ -434,12 +381,12 @@ macro_rules! on_both {
         mod $name {
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn on_sqlite() {
-                $crate::support::Fixture::sqlite().await.run(super::$name).await;
+                svc_store::testing::Fixture::sqlite().await.run(super::$name).await;
             }
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn on_postgres() {
-                if let Some(fixture) = $crate::support::Fixture::postgres().await {
+                if let Some(fixture) = svc_store::testing::Fixture::postgres().await {
                     fixture.run(super::$name).await;
                 }
             }
