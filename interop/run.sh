@@ -6,15 +6,17 @@
 #      and `svc pay`) and pays the discounted price it is quoted;
 #   2. the LLM proxy: the official `openai` Python SDK (non-stream, stream, tool calls, both
 #      provider kinds) with a proxy token, and an x402 credit top-up paid by the Python client;
-#   3. real settlement: a local EVM chain (Hardhat) with an EIP-3009 token compiled here; svc's
+#   3. MCP: the official MCP Python SDK lists and calls svc's tools (full and compact servers), a
+#      paid tool is paid by the official x402 client's MCP binding, or from credits by an API key;
+#   4. real settlement: a local EVM chain (Hardhat) with an EIP-3009 token compiled here; svc's
 #      built-in facilitator settles on it from two relayer keys; the TypeScript client pays, the
 #      balances move exactly once, and a replay or 20 concurrent copies of one payment move
 #      nothing more; then 200 distinct payments from 8 payers at concurrency 32 all settle, with
 #      a transaction sent from a relayer key behind svc's back mid-run;
-#   4. sellers on that chain: the official client pays a seller's agent (an endpoint that checks
+#   5. sellers on that chain: the official client pays a seller's agent (an endpoint that checks
 #      svc's signature), and svc pays the withdrawn balance out to the seller's wallet, once, also
 #      when svc is killed between sending a payout and recording it;
-#   5. svc killed (kill -9) a third of the way through 200 distinct payments at concurrency 32,
+#   6. svc killed (kill -9) a third of the way through 200 distinct payments at concurrency 32,
 #      on SQLite and on PostgreSQL, and started again: within 30 s every client has its answer or
 #      a clear error, and a transfer landed exactly for the payments answered.
 # Usage: interop/run.sh [path to the svc binary]
@@ -116,6 +118,18 @@ curl -sf -X PUT "http://127.0.0.1:$port/api/account/llm-top-up" -H "x-api-key: $
 .venv/bin/python llm.py "http://127.0.0.1:$port" "$full_token" "$(llm_token "$empty_key")" \
   || fail svc "$scratch/verify-only.log"
 if grep -q "svc_acct_" "$scratch/verify-only.log"; then status=1; echo "an LLM token reached the log" >&2; fi
+
+echo "== MCP: the official MCP Python SDK, paid by the official x402 client and from credits"
+mcp_full="$(operator accounts create --name mcp-full)"
+operator credits grant "$mcp_full" 5 >/dev/null
+mcp_empty="$(operator accounts create --name mcp-empty)"
+# The calls above, all from this one address, fill most of its unpaid-call limit (120 in any
+# minute); the MCP test's unpaid calls (about 10) wait until there is room for them.
+room() { curl -s -o /dev/null -D - "http://127.0.0.1:$port$(route 0)" | tr -d '\r' | sed -n 's/^ratelimit-remaining: *//Ip'; }
+for _ in $(seq 20); do r="$(room)"; [ "${r:-120}" -ge 30 ] && break; sleep 5; done
+.venv/bin/python mcp.py "http://127.0.0.1:$port" "$(operator keys create "$mcp_full")" "$(operator keys create "$mcp_empty")" \
+  "${mints[0]}" "${mints[1]}" || fail svc "$scratch/verify-only.log"
+if grep -q "svck_" "$scratch/verify-only.log"; then status=1; echo "an API key sent over MCP reached the log" >&2; fi
 
 echo "== settlement on a local EVM chain"
 start_chain "$scratch/chain.log" "$scratch/svc.toml" "$payer"

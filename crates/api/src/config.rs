@@ -23,6 +23,19 @@ pub struct ApiConfig {
     pub trusted_proxies: Vec<std::net::IpAddr>,
     /// Scoring and refresh settings of the signal engine.
     pub signals: svc_signals::SignalConfig,
+    /// Who may reach the MCP server, besides svc's own public host and origin.
+    pub mcp: McpAccess,
+}
+
+/// The hosts (`Host` header) and browser origins (`Origin` header) the MCP server answers
+/// besides those of svc's public base URL, which are always allowed: a guard against DNS
+/// rebinding, as the MCP transport asks of every server. `*` allows any.
+#[derive(Debug, Clone, Default)]
+pub struct McpAccess {
+    /// More host names (`api.example.com`) or authorities (`api.example.com:8443`).
+    pub hosts: Vec<String>,
+    /// More origins (`https://app.example.com`).
+    pub origins: Vec<String>,
 }
 
 impl Default for ApiConfig {
@@ -36,6 +49,7 @@ impl Default for ApiConfig {
             rate_limits: true,
             trusted_proxies: Vec::new(),
             signals: svc_signals::SignalConfig::default(),
+            mcp: McpAccess::default(),
         }
     }
 }

@@ -15,6 +15,7 @@
 //! - [`handlers`]: route handlers by catalogue id.
 //! - `seller_invoke`: a seller's agent, sold through the routes' preview and x402 branches.
 //! - `llm`: the LLM proxy's routes, and the one mapping of its errors to OpenAI's error body.
+//! - `mcp`: the MCP server, every route a tool, paid through the same path as its HTTP call.
 //! - `agentbox_logs`: a sandboxed gateway's log, as server-sent events; `agentbox_telegram`:
 //!   the chat-bot relay and the Bot-API shim the sandboxed agent polls.
 //! - `answer`: what routes answer with (JSON encoded ahead of time, 402 challenges).
@@ -39,6 +40,7 @@ pub mod handlers;
 mod handover;
 mod limits;
 mod llm;
+mod mcp;
 mod ops;
 pub mod pipeline;
 mod preview;
@@ -56,6 +58,7 @@ use axum::extract::{Request, State};
 use axum::routing::{MethodFilter, get, on};
 use svc_catalogue::{HttpMethod, Loc, Operational, RouteSpec};
 
+pub use config::McpAccess;
 pub use error::ApiError;
 pub use handlers::{HandlerMismatch, Handlers};
 pub use pipeline::Channel;
@@ -178,6 +181,7 @@ pub fn app_with(state: AppState, handlers: Handlers, extra: Router<AppState>) ->
         .merge(agentbox_logs::router())
         .merge(agentbox_telegram::router())
         .merge(seller_invoke::router())
+        .merge(mcp::router(&state, &handlers))
         .merge(extra)
         .fallback(|| async { ApiError::NotFound })
         // Every route above that takes another method sets its own; what is left are the

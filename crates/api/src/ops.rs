@@ -60,7 +60,7 @@ pub async fn openapi_json(State(state): State<AppState>, headers: HeaderMap) -> 
 
 /// Sellers' listed agents, for the discovery documents; a store that fails leaves them out
 /// (the routes are still worth listing).
-async fn listed_agents(state: &AppState) -> Vec<MarketplaceAgent> {
+pub(crate) async fn listed_agents(state: &AppState) -> Vec<MarketplaceAgent> {
     state.sellers.all_listed().await.unwrap_or_else(|err| {
         tracing::warn!(error = %err, "could not list sellers' agents for discovery");
         Vec::new()

@@ -49,21 +49,18 @@ pub async fn serve(
     request: Request,
 ) -> Response {
     let (mut parts, body) = request.into_parts();
-    let response = match run(&state, &handlers, route, channel, &mut parts, body).await {
-        Ok(response) => response,
-        Err(err) => err.into_response(),
+    let response = match matched_path(&mut parts, route).await {
+        Ok(path) => {
+            let path: Vec<(&str, &str)> = path.iter().map(|(name, value)| (*name, value.as_str())).collect();
+            run(&state, &handlers, route, channel, &parts, &path, body).await
+        }
+        Err(err) => Err(err),
     };
-    crate::encoding::negotiate(response, &parts.headers)
+    crate::encoding::negotiate(response.unwrap_or_else(IntoResponse::into_response), &parts.headers)
 }
 
-async fn run(
-    state: &AppState,
-    handlers: &Handlers,
-    route: &'static RouteSpec,
-    channel: Channel,
-    parts: &mut Parts,
-    body: Body,
-) -> Result<Response, ApiError> {
+/// The path parameters the router matched, by the route's own names.
+async fn matched_path(parts: &mut Parts, route: &RouteSpec) -> Result<Vec<(&'static str, String)>, ApiError> {
     let params = axum::RequestPartsExt::extract::<RawPathParams>(parts).await.map_err(|_| {
         ApiError::field(
             vec!["path".into()],
@@ -72,16 +69,27 @@ async fn run(
         )
     })?;
     // The router names parameters by position (`{p0}`, `{p1}`) so routes whose contract names
-    // differ at the same position can coexist; map them back to the route's own names. Most
-    // routes have none, and pay nothing here.
-    let path: Vec<(&str, &str)> = params
+    // differ at the same position can coexist; map them back to the route's own names.
+    Ok(params
         .iter()
         .filter_map(|(key, value)| {
             let index: usize = key.strip_prefix('p')?.parse().ok()?;
-            Some((route.path_params().nth(index)?, value))
+            Some((route.path_params().nth(index)?, value.to_owned()))
         })
-        .collect();
+        .collect())
+}
 
+/// Runs `route` for a request whose path parameters are `path`: those the router matched, or
+/// an MCP tool call's arguments, which take the same path as every HTTP call.
+pub(crate) async fn run(
+    state: &AppState,
+    handlers: &Handlers,
+    route: &'static RouteSpec,
+    channel: Channel,
+    parts: &Parts,
+    path: &[(&str, &str)],
+    body: Body,
+) -> Result<Response, ApiError> {
     // Who calls comes first: an account route refuses a stranger before it reads what they sent.
     let caller = match channel {
         Channel::Free => Some(caller(state, route, parts).await?),
@@ -91,7 +99,7 @@ async fn run(
     let body =
         if takes_body { Some(read_body(&parts.headers, body, state.config.body_limit_bytes).await?) } else { None };
 
-    let raw = RawInput { path: &path, query: parts.uri.query(), body: body.as_deref() };
+    let raw = RawInput { path, query: parts.uri.query(), body: body.as_deref() };
     let input = route.parse_input(&raw)?;
     // A call the handler would refuse is refused now, before it is priced or paid.
     if !matches!(channel, Channel::Free) {

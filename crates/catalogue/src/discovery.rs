@@ -15,7 +15,7 @@ use crate::{Catalogue, HttpMethod, Operational};
 pub const CATALOGUE_VERSION: u32 = 1;
 
 /// A standalone JSON Schema (no `$ref`s to resolve) of a route's input or output.
-fn inline_schema(schema: crate::route::SchemaFn) -> Value {
+pub(crate) fn inline_schema(schema: crate::route::SchemaFn) -> Value {
     let mut generator = SchemaSettings::draft2020_12()
         .with(|s| {
             s.inline_subschemas = true;
@@ -155,6 +155,7 @@ pub fn index(base_url: &str) -> Value {
             "catalogue": url(base_url, Operational::Catalogue.path()),
             "discovery": url(base_url, Operational::WellKnown.path()),
             "llm": url(base_url, crate::routes::llm::BASE_PATH),
+            "mcp": url(base_url, crate::operational::MCP_PATH),
             "health": url(base_url, Operational::Healthz.path()),
         },
     })
@@ -221,6 +222,13 @@ pub fn llms_txt(catalogue: &Catalogue, agents: &[MarketplaceAgent], base_url: &s
     let _ = writeln!(
         out,
         "Every paid data route has a twin under `/api/svc-tools/*` billed in account credits with an API key (`X-API-Key` or `Authorization: Bearer`).\n"
+    );
+    let _ = writeln!(out, "## MCP\n");
+    let _ = writeln!(
+        out,
+        "Every route below is also an MCP tool (Streamable HTTP) at {}, or three tools that search, describe and call them at {}. A paid tool answers first with an x402 PaymentRequired as an error result; call it again with the PaymentPayload in `params._meta[\"x402/payment\"]`, or send an API key as a bearer token to pay from credits.\n",
+        url(base_url, crate::operational::MCP_PATH),
+        url(base_url, crate::operational::MCP_COMPACT_PATH)
     );
     let _ = writeln!(out, "## Documents\n");
     let _ = writeln!(out, "- OpenAPI 3.1: {}", url(base_url, Operational::OpenApi.path()));

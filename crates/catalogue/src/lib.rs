@@ -18,7 +18,8 @@
 //! - [`discovery`]: the catalogue JSON, the `.well-known` manifest, `llms.txt` and the
 //!   `bazaar` extension of a route.
 //! - [`challenge`]: what a 402 challenge offers, and the `bazaar` extension it advertises.
-//! - [`operational`]: the free operational routes' paths; [`skills`]: the agents' skill files.
+//! - [`operational`]: the free operational routes' paths; [`skills`]: the agents' skill files;
+//!   [`tools`]: every route as an MCP tool.
 
 pub mod challenge;
 pub mod discovery;
@@ -31,6 +32,7 @@ pub mod price;
 pub mod route;
 pub mod routes;
 pub mod skills;
+pub mod tools;
 pub mod wire;
 
 use std::collections::HashMap;

@@ -1,6 +1,11 @@
 //! The operational routes: free, outside the paid table, answered by the HTTP layer itself.
 //! Their paths live here once, for the router and for the documents that link to them.
 
+/// Where the MCP server listing every route as a tool is (Streamable HTTP, `POST`).
+pub const MCP_PATH: &str = "/mcp";
+/// Where the compact MCP server is: three tools that search, describe and call the others.
+pub const MCP_COMPACT_PATH: &str = "/mcp/compact";
+
 /// One operational route.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Operational {

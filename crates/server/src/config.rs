@@ -35,6 +35,10 @@ pub enum Command {
     /// Call a paid route end to end: get the challenge, sign a payment, retry, print the
     /// answer and the settlement.
     Pay(PayArgs),
+    /// An MCP server on stdin and stdout for hosts that only start local tools: it lists a
+    /// svc's tools and pays for calls from a local wallet, within caps the agent cannot change,
+    /// saying on stderr what it spent.
+    Mcp(McpArgs),
     /// Operators: open accounts.
     #[command(subcommand)]
     Accounts(AccountsCommand),
@@ -234,6 +238,14 @@ pub struct PayArgs {
     /// Base URL of the service.
     #[arg(long, env = "SVC_URL", default_value = "http://127.0.0.1:8402")]
     pub url: String,
+    /// The wallet that pays.
+    #[command(flatten)]
+    pub wallet: WalletArgs,
+}
+
+/// The wallet a client pays from (`svc pay`, `svc mcp`), and on which network.
+#[derive(Clone, Args)]
+pub struct WalletArgs {
     /// Pay on this network only: a CAIP-2 id as the challenge lists it (`eip155:8453`,
     /// `solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp`), or `solana` for the first Solana network
     /// offered. Default: the first EVM network offered, or Solana when only
@@ -253,6 +265,42 @@ pub struct PayArgs {
     /// only; never printed.
     #[arg(long = "payer-solana-key", env = "SVC_PAYER_SOLANA_KEY", hide_env_values = true, hide = true)]
     pub payer_solana_key: Option<String>,
+}
+
+impl std::fmt::Debug for WalletArgs {
+    /// Never prints a key.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WalletArgs").field("network", &self.network).finish_non_exhaustive()
+    }
+}
+
+/// Settings of `svc mcp`: an MCP server on stdin and stdout for hosts that start their tools
+/// as local processes, proxying a svc and paying its tools from a local wallet within caps
+/// the agent cannot change.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Base URL of the service.
+    #[arg(long, env = "SVC_URL", default_value = "http://127.0.0.1:8402")]
+    pub url: String,
+    /// List the three tools that search, describe and call the others instead of every tool.
+    #[arg(long)]
+    pub compact: bool,
+    /// The most one call may cost, in USDC; a tool asking more is refused, unpaid.
+    #[arg(long, default_value = "0.10")]
+    pub max_per_call: svc_domain::Money,
+    /// The most this process pays in all, in USDC; a call that would pass it is refused, unpaid.
+    #[arg(long, default_value = "1.00")]
+    pub max_per_session: svc_domain::Money,
+    /// Only these tools are listed and called (comma-separated names); all when unset.
+    #[arg(long, value_delimiter = ',')]
+    pub allow: Vec<String>,
+    /// An API key of an account: calls are paid from its credits instead of the wallet. From
+    /// the environment only; never printed.
+    #[arg(long = "api-key", env = "SVC_API_KEY", hide_env_values = true, hide = true)]
+    pub api_key: Option<String>,
+    /// The wallet that pays.
+    #[command(flatten)]
+    pub wallet: WalletArgs,
 }
 
 impl std::fmt::Debug for PayArgs {
@@ -323,6 +371,18 @@ pub struct ServeArgs {
     /// believed when telling clients apart.
     #[arg(long, env = "SVC_TRUSTED_PROXIES", value_delimiter = ',')]
     pub trusted_proxies: Vec<std::net::IpAddr>,
+
+    /// Host names (or `host:port`) the MCP server at `/mcp` answers besides the public URL's
+    /// host, comma-separated; `*` allows any. Requests naming another `Host` are refused, so a
+    /// web page cannot reach svc through a name it rebinds to svc's address.
+    #[arg(long, env = "SVC_MCP_ALLOWED_HOSTS", value_delimiter = ',')]
+    pub mcp_allowed_hosts: Vec<String>,
+
+    /// Browser origins (`https://app.example.com`) allowed to call the MCP server besides the
+    /// public URL's, comma-separated; `*` allows any. Clients that send no `Origin` (every client
+    /// but a browser) are not affected.
+    #[arg(long, env = "SVC_MCP_ALLOWED_ORIGINS", value_delimiter = ',')]
+    pub mcp_allowed_origins: Vec<String>,
 
     /// Log format.
     #[arg(long, env = "SVC_LOG_FORMAT", value_enum, default_value = "text")]

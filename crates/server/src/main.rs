@@ -7,6 +7,7 @@ mod config;
 mod eval;
 mod llm;
 mod logging;
+mod mcp;
 mod operator;
 mod pay;
 mod payments;
@@ -57,6 +58,7 @@ async fn main() -> anyhow::Result<()> {
             std::io::stdout().write_all(text.as_bytes()).context("writing the document")
         }
         Command::Pay(args) => pay::run(args).await,
+        Command::Mcp(args) => mcp::run(args).await,
         Command::Accounts(command) => operator::accounts(command).await,
         Command::Credits(command) => operator::credits(command).await,
         Command::Keys(command) => operator::keys(command).await,
@@ -178,6 +180,7 @@ fn api_config(args: &ServeArgs, limits: &config::LimitsFile, site: Site) -> anyh
         rate_limits: true,
         trusted_proxies: args.trusted_proxies.clone(),
         signals: svc_signals_config(args.signal_refresh_minutes),
+        mcp: svc_api::McpAccess { hosts: args.mcp_allowed_hosts.clone(), origins: args.mcp_allowed_origins.clone() },
     })
 }
 

@@ -11,7 +11,7 @@ use svc_chain_evm::{B256, Payer};
 use svc_chain_solana::{ExactSvmPayment, Keypair, programs};
 use svc_x402::{PaymentRequired, PaymentRequirements};
 
-use crate::config::PayArgs;
+use crate::config::{PayArgs, WalletArgs};
 
 /// The blockhash a Solana payment is signed with when no node is given and the challenge
 /// offers none: 32 zero bytes, recognisably not a real one. svc checks no blockhash (its
@@ -20,7 +20,7 @@ use crate::config::PayArgs;
 pub const PLACEHOLDER_BLOCKHASH: &str = "11111111111111111111111111111111";
 
 /// The wallet that pays.
-enum Wallet {
+pub(crate) enum Wallet {
     /// From `SVC_PAYER_KEY`.
     Evm(Payer),
     /// From `SVC_PAYER_SOLANA_KEY`.
@@ -29,7 +29,7 @@ enum Wallet {
 
 /// The wallet `args` pay from: Solana when `--network` names Solana (or only the Solana key is
 /// set), EVM otherwise. A bad key is reported as one, without its text.
-fn wallet(args: &PayArgs) -> anyhow::Result<Wallet> {
+pub(crate) fn wallet(args: &WalletArgs) -> anyhow::Result<Wallet> {
     let on_solana = match args.network.as_deref() {
         Some(network) => network == "solana" || network.starts_with("solana:"),
         None => args.payer_key.is_none() && args.payer_solana_key.is_some(),
@@ -64,7 +64,7 @@ fn wallet(args: &PayArgs) -> anyhow::Result<Wallet> {
 /// Runs `svc pay`; prints the answer's status, body and decoded `PAYMENT-RESPONSE` as JSON, and
 /// fails (a non-zero exit) on any answer that is not a 2xx, so scripts can rely on it.
 pub async fn run(args: PayArgs) -> anyhow::Result<()> {
-    let wallet = wallet(&args)?;
+    let wallet = wallet(&args.wallet)?;
     let url = if args.path.starts_with("http://") || args.path.starts_with("https://") {
         args.path.clone()
     } else {
@@ -88,11 +88,12 @@ pub async fn run(args: PayArgs) -> anyhow::Result<()> {
         return print(first).await;
     }
     let mut challenge = challenge_of(&first)?;
-    let payment = match &wallet {
+    match &wallet {
         Wallet::Evm(payer) => {
             // Where the service offers sign-in, prove the wallet first: the challenge that
             // answers quotes this wallet's own price (its volume discount).
-            let network = svc_x402::client::choose(&challenge, args.network.as_deref()).map(|r| r.network.clone());
+            let network =
+                svc_x402::client::choose(&challenge, args.wallet.network.as_deref()).map(|r| r.network.clone());
             if let Some(proof) = network.and_then(|n| svc_x402::client::sign_in_header(&challenge, &n, payer)) {
                 let proof = proof.context("signing in with the wallet")?;
                 let signed_in = request(Some((svc_x402::siwx::SIGN_IN_WITH_X, &proof)))
@@ -104,31 +105,60 @@ pub async fn run(args: PayArgs) -> anyhow::Result<()> {
                     return print(signed_in).await;
                 }
             }
-            pay_evm(&args, &challenge, payer)?
         }
-        Wallet::Solana(payer) => pay_solana(&args, &challenge, payer).await?,
-    };
+        Wallet::Solana(_) => {}
+    }
+    let requirement = requirement(&wallet, &args.wallet, &challenge)?;
+    let payment = pay(&wallet, &args.wallet, &challenge, requirement).await?;
     let paid = request(Some((svc_x402::PAYMENT_SIGNATURE, &payment))).await.context("retrying with the payment")?;
     print(paid).await
 }
 
-/// The `PAYMENT-SIGNATURE` paying `challenge` from an EVM wallet.
-fn pay_evm(args: &PayArgs, challenge: &PaymentRequired, payer: &Payer) -> anyhow::Result<String> {
-    let Some(requirement) = svc_x402::client::choose(challenge, args.network.as_deref()) else {
-        bail!("the challenge offers nothing an EVM wallet can pay: {}", networks(challenge));
-    };
+/// What `wallet` pays of `challenge`: the first requirement on its kind of chain (and on
+/// `--network`, when given).
+pub(crate) fn requirement<'c>(
+    wallet: &Wallet,
+    args: &WalletArgs,
+    challenge: &'c PaymentRequired,
+) -> anyhow::Result<&'c PaymentRequirements> {
+    let network = args.network.as_deref();
+    match wallet {
+        Wallet::Evm(_) => svc_x402::client::choose(challenge, network)
+            .with_context(|| format!("the challenge offers nothing an EVM wallet can pay: {}", networks(challenge))),
+        Wallet::Solana(_) => svc_x402::client::choose_solana(challenge, network)
+            .with_context(|| format!("the challenge offers nothing a Solana wallet can pay: {}", networks(challenge))),
+    }
+}
+
+/// The `PAYMENT-SIGNATURE` paying `requirement` of `challenge` from `wallet`.
+pub(crate) async fn pay(
+    wallet: &Wallet,
+    args: &WalletArgs,
+    challenge: &PaymentRequired,
+    requirement: &PaymentRequirements,
+) -> anyhow::Result<String> {
+    match wallet {
+        Wallet::Evm(payer) => pay_evm(challenge, requirement, payer),
+        Wallet::Solana(payer) => pay_solana(args, challenge, requirement, payer).await,
+    }
+}
+
+/// The `PAYMENT-SIGNATURE` paying `requirement` from an EVM wallet.
+fn pay_evm(challenge: &PaymentRequired, requirement: &PaymentRequirements, payer: &Payer) -> anyhow::Result<String> {
     let now = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs();
     announce(requirement, &payer.address());
     Ok(svc_x402::client::pay_header(challenge, requirement, payer, now, B256::random())?)
 }
 
-/// The `PAYMENT-SIGNATURE` paying `challenge` from a Solana wallet: the official client's
+/// The `PAYMENT-SIGNATURE` paying `requirement` from a Solana wallet: the official client's
 /// transaction, with the blockhash the challenge offers, else the node's, else (no node given)
 /// [`PLACEHOLDER_BLOCKHASH`], said on stderr.
-async fn pay_solana(args: &PayArgs, challenge: &PaymentRequired, payer: &Keypair) -> anyhow::Result<String> {
-    let Some(requirement) = svc_x402::client::choose_solana(challenge, args.network.as_deref()) else {
-        bail!("the challenge offers nothing a Solana wallet can pay: {}", networks(challenge));
-    };
+async fn pay_solana(
+    args: &WalletArgs,
+    challenge: &PaymentRequired,
+    requirement: &PaymentRequirements,
+    payer: &Keypair,
+) -> anyhow::Result<String> {
     let node = args.solana_rpc_url.as_deref().map(SolanaNode::new).transpose()?;
     // The official client reads the mint's program and decimals from a node; without one,
     // the challenge's word (or USDC's known mints) decides, and USDC is an SPL Token mint.

@@ -25,6 +25,12 @@ pub fn encode_header<T: Serialize>(message: &T) -> String {
     STANDARD.encode(json)
 }
 
+/// The JSON a header carries (a `PAYMENT-RESPONSE` read back by a surface that moves it
+/// elsewhere, as the MCP server moves it into a tool result), or None.
+pub fn decode_json(header: &[u8]) -> Option<Value> {
+    serde_json::from_slice(&STANDARD.decode(header).ok()?).ok()
+}
+
 /// Encodes JSON already serialised (a challenge sent both as body and header).
 pub fn encode_bytes(json: &[u8]) -> String {
     STANDARD.encode(json)

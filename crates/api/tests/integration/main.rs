@@ -10,6 +10,7 @@ mod defi;
 mod errors;
 mod hostile;
 mod llm;
+mod mcp;
 mod ops;
 mod paywall;
 mod perps;

@@ -345,6 +345,28 @@ async fn a_failed_settlement_withholds_the_answer() {
     assert_eq!(records[0].status, PaymentStatus::Failed);
 }
 
+/// x402's MCP binding: a settlement that fails after the work answers the challenge again,
+/// naming why, with the failed settlement in `_meta`, and never the tool's answer.
+#[tokio::test]
+async fn a_tool_call_whose_settlement_fails_gets_the_challenge_again_and_no_answer() {
+    let p = paywalled(Some(FakeChain { refuse: true, ..FakeChain::default() })).await;
+    let required =
+        p.app.mcp_call("alpha_top_picks", serde_json::json!({}), None, &[]).await["structuredContent"].clone();
+    let meta = serde_json::json!({"x402/payment": crate::support::payment_payload(&required, 40)});
+    let result = p.app.mcp_call("alpha_top_picks", serde_json::json!({}), Some(meta), &[]).await;
+    assert_eq!(result["isError"], true, "{result}");
+    let again = &result["structuredContent"];
+    assert_eq!(again["x402Version"], 2, "{result}");
+    assert_eq!(again["accepts"], required["accepts"]);
+    assert!(again["error"].as_str().expect("why").starts_with("Settlement failed"), "{result}");
+    let content = result["content"].as_array().expect("content");
+    assert_eq!(content.len(), 1, "the challenge only: {result}");
+    let text: Value = serde_json::from_str(content[0]["text"].as_str().expect("text")).expect("JSON");
+    assert_eq!(&text, again, "the answer is withheld");
+    assert_eq!(result["_meta"]["x402/payment-response"]["success"], false);
+    assert_eq!(&result["_meta"]["x402/error"], again);
+}
+
 /// x402 §9.12: a payer whose balance cannot cover the amount is refused before the handler
 /// runs, so nobody gets work done (and upstream calls made) on a payment that cannot settle.
 #[tokio::test]

@@ -434,6 +434,57 @@ impl TestApp {
     }
 }
 
+impl TestApp {
+    /// A JSON-RPC request to the MCP server at `path` (`/mcp` or `/mcp/compact`), as a
+    /// stateless Streamable HTTP client sends it, with `headers` besides.
+    pub async fn mcp_with(&self, path: &str, method: &str, params: Value, headers: &[(&str, &str)]) -> Reply {
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
+        let mut all = vec![("accept", "application/json, text/event-stream"), ("mcp-protocol-version", "2025-11-25")];
+        if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
+            all.push(("host", SITE));
+        }
+        all.extend_from_slice(headers);
+        self.call_with(&Method::POST, path, Some(&body), &all).await
+    }
+
+    /// The `result` of an MCP request to `/mcp`, which must have one.
+    pub async fn mcp(&self, method: &str, params: Value) -> Value {
+        mcp_result(&self.mcp_with("/mcp", method, params, &[]).await)
+    }
+
+    /// The result of calling the tool `name` with `arguments` on `/mcp`, with `meta` as the
+    /// request's `_meta` and `headers` besides.
+    pub async fn mcp_call(&self, name: &str, arguments: Value, meta: Option<Value>, headers: &[(&str, &str)]) -> Value {
+        let mut params = serde_json::json!({"name": name, "arguments": arguments});
+        if let Some(meta) = meta {
+            params["_meta"] = meta;
+        }
+        mcp_result(&self.mcp_with("/mcp", "tools/call", params, headers).await)
+    }
+}
+
+/// The `result` of an MCP answer, which must be a JSON-RPC success.
+pub fn mcp_result(reply: &Reply) -> Value {
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let answer = reply.json();
+    assert!(answer.get("error").is_none(), "a JSON-RPC error: {answer}");
+    answer["result"].clone()
+}
+
+/// A `PaymentPayload` (as a JSON object) paying the x402 `PaymentRequired` `required` with
+/// [`PAYER_KEY`] and `nonce`: what an MCP client puts in `_meta["x402/payment"]`.
+pub fn payment_payload(required: &Value, nonce: u8) -> Value {
+    let challenge: svc_x402::PaymentRequired = serde_json::from_value(required.clone()).expect("a PaymentRequired");
+    let requirement = svc_x402::client::choose(&challenge, None).expect("payable");
+    let payer = Payer::from_key(PAYER_KEY).expect("key");
+    let now = u64::try_from(NOW_MS / 1000).expect("now");
+    let header =
+        svc_x402::client::pay_header(&challenge, requirement, &payer, now, B256::with_last_byte(nonce)).expect("sign");
+    use base64::Engine as _;
+    let json = base64::engine::general_purpose::STANDARD.decode(header).expect("base64");
+    serde_json::from_slice(&json).expect("JSON")
+}
+
 /// The `PAYMENT-SIGNATURE` header paying `challenge` (a 402) with [`PAYER_KEY`] and `nonce`.
 pub fn sign_challenge(challenge: &Reply, nonce: u8) -> String {
     assert_eq!(challenge.status, StatusCode::PAYMENT_REQUIRED, "{}", challenge.text());

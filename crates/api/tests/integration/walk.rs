@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::support::{Sample, TestApp, assert_matches_preview_schema, assert_matches_schema};
 
 /// Valid calls of every route that has landed, one per route.
-fn samples(app: &TestApp) -> Vec<Sample> {
+pub(crate) fn samples(app: &TestApp) -> Vec<Sample> {
     let mut all = Vec::new();
     all.extend(crate::upstream::samples(app));
     all.extend(crate::perps::samples(app));

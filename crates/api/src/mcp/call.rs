@@ -1,0 +1,294 @@
+//! A tool call, served by the route it names, and its answer as a tool result.
+//!
+//! The call becomes the request an HTTP client would have sent the route (path parameters in
+//! the path, the other arguments in the query or the JSON body, the MCP request's own
+//! credentials and address), served by the route's own path. Its answer becomes the result:
+//! - an answer: `structuredContent` and the same JSON as text, with the settlement, when paid
+//!   over x402, in `_meta["x402/payment-response"]`;
+//! - a challenge (x402's tool-result binding): `isError`, the `PaymentRequired` as
+//!   `structuredContent` and as text, and in `_meta["x402/error"]` for clients of the older
+//!   variant. The client pays by calling again with a `PaymentPayload` in
+//!   `params._meta["x402/payment"]` (an object, or base64 as older clients send it);
+//! - a settlement that failed after the work: the challenge again, its error naming why, and
+//!   no answer;
+//! - any other error (a 422 located as over HTTP, a refused key, empty credits): `isError`
+//!   with the HTTP error body.
+
+use axum::body::Body;
+use axum::http::request::Parts;
+use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header};
+use axum::response::Response;
+use bytes::Bytes;
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer};
+use serde_json::{Map, Value};
+use svc_catalogue::{HttpMethod, InputSource, RouteSpec};
+use svc_x402::{PAYMENT_RESPONSE, PAYMENT_SIGNATURE, X_PAYMENT};
+
+use crate::handlers::Handlers;
+use crate::pipeline::Channel;
+use crate::state::AppState;
+
+/// Where a tool call's payment is, in the request's `_meta`.
+pub(super) const PAYMENT_META: &str = "x402/payment";
+/// Where a paid result's settlement is, in the result's `_meta`.
+const PAYMENT_RESPONSE_META: &str = "x402/payment-response";
+/// Where a payment-required result repeats its `PaymentRequired`, for older clients.
+const ERROR_META: &str = "x402/error";
+
+/// One `tools/call` (or resource read) request: whose it is and what it pays with.
+#[derive(Clone, Copy)]
+pub(super) struct ToolCall<'a> {
+    state: &'a AppState,
+    handlers: &'a Handlers,
+    /// The MCP request's head: its credentials, the client's address, its limits.
+    outer: &'a Parts,
+    /// `_meta["x402/payment"]`, if sent.
+    payment: Option<&'a Value>,
+}
+
+impl<'a> ToolCall<'a> {
+    /// The call `context` carries.
+    pub(super) fn new(
+        state: &'a AppState,
+        handlers: &'a Handlers,
+        context: &'a RequestContext<RoleServer>,
+    ) -> Result<Self, McpError> {
+        // The HTTP transport always hands the request's head over; another transport has none.
+        let outer = context
+            .extensions
+            .get::<Parts>()
+            .ok_or_else(|| McpError::internal_error("a tool call arrived without its HTTP request", None))?;
+        Ok(ToolCall { state, handlers, outer, payment: context.meta.get(PAYMENT_META) })
+    }
+
+    /// The shared state.
+    pub(super) fn state(&self) -> &'a AppState {
+        self.state
+    }
+
+    /// Calls the tool `name`; a name no route has is the protocol's unknown-tool error.
+    pub(super) async fn named(&self, name: &str, arguments: Option<JsonObject>) -> Result<CallToolResult, McpError> {
+        let route = svc_catalogue::tools::route_of_tool(self.state.catalogue, name)
+            .ok_or_else(|| McpError::invalid_params(format!("unknown tool: {name}"), None))?;
+        Ok(self.route(route, arguments).await)
+    }
+
+    /// Calls `route` with `arguments`.
+    pub(super) async fn route(&self, route: &'static RouteSpec, arguments: Option<JsonObject>) -> CallToolResult {
+        let payment = self.payment.map(payment_header);
+        let response = self.serve(route, arguments.clone(), payment.as_ref()).await;
+        let settle_failed = response.status() == StatusCode::PAYMENT_REQUIRED
+            && !response.headers().contains_key(svc_x402::PAYMENT_REQUIRED)
+            && response.headers().contains_key(PAYMENT_RESPONSE);
+        let answer = Answered::read(response).await;
+        if settle_failed {
+            // The work was done and its settlement failed: the challenge again, naming why,
+            // and not the answer.
+            let why = answer.json.as_ref().and_then(|json| json.get("detail")).cloned();
+            let again = Answered::read(self.serve(route, arguments, None).await).await;
+            return again.into_result(why, answer.payment_response);
+        }
+        answer.into_result(None, None)
+    }
+
+    /// Serves the route for the request an HTTP client would have sent.
+    async fn serve(
+        &self,
+        route: &'static RouteSpec,
+        arguments: Option<JsonObject>,
+        payment: Option<&HeaderValue>,
+    ) -> Response {
+        let request = RouteRequest::of(route, arguments.unwrap_or_default());
+        let mut parts = self.outer.clone();
+        parts.method = method(route.method);
+        parts.uri = request.uri.parse().unwrap_or_else(|_| axum::http::Uri::from_static("/"));
+        let headers = &mut parts.headers;
+        for name in [&header::CONTENT_LENGTH, &header::CONTENT_TYPE, &header::ACCEPT_ENCODING] {
+            headers.remove(name);
+        }
+        headers.remove(PAYMENT_SIGNATURE);
+        headers.remove(X_PAYMENT);
+        if let Some(payment) = payment {
+            headers.insert(HeaderName::from_static(PAYMENT_SIGNATURE), payment.clone());
+        }
+        if request.body.is_some() {
+            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        }
+        let channel = self.channel(route);
+        let path: Vec<(&str, &str)> = request.path.iter().map(|(name, value)| (*name, value.as_str())).collect();
+        let body = request.body.map_or_else(Body::empty, Body::from);
+        let served = crate::pipeline::run(self.state, self.handlers, route, channel, &parts, &path, body).await;
+        served.unwrap_or_else(axum::response::IntoResponse::into_response)
+    }
+
+    /// How the call is paid: from credits when the caller sent an API key and no payment, on
+    /// a route with a credit-billed twin; else over x402. Free routes are free.
+    fn channel(&self, route: &RouteSpec) -> Channel {
+        if !route.is_paid() {
+            return Channel::Free;
+        }
+        let key = crate::credits::presented_key_in(&self.outer.headers);
+        if key.is_some() && self.payment.is_none() && route.credits_path().is_some() {
+            Channel::Credits
+        } else {
+            Channel::X402
+        }
+    }
+}
+
+/// The `PAYMENT-SIGNATURE` value of a `_meta["x402/payment"]`: a `PaymentPayload` object
+/// encoded as the header would carry it, or a base64 string as older clients send it.
+/// Anything else is a payment that is not one, refused as such a header is.
+fn payment_header(payment: &Value) -> HeaderValue {
+    let junk = || HeaderValue::from_static("not-a-payment");
+    match payment {
+        Value::Object(_) => serde_json::to_vec(payment)
+            .ok()
+            .and_then(|json| HeaderValue::from_str(&svc_x402::codec::encode_bytes(&json)).ok())
+            .unwrap_or_else(junk),
+        Value::String(encoded) => HeaderValue::from_str(encoded.trim()).unwrap_or_else(|_| junk()),
+        _ => junk(),
+    }
+}
+
+fn method(method: HttpMethod) -> Method {
+    match method {
+        HttpMethod::Get => Method::GET,
+        HttpMethod::Post => Method::POST,
+        HttpMethod::Put => Method::PUT,
+        HttpMethod::Delete => Method::DELETE,
+        HttpMethod::Patch => Method::PATCH,
+    }
+}
+
+/// The request a tool call's arguments make: the route's path with its parameters, the query,
+/// and the JSON body.
+struct RouteRequest {
+    uri: String,
+    path: Vec<(&'static str, String)>,
+    body: Option<Vec<u8>>,
+}
+
+impl RouteRequest {
+    fn of(route: &'static RouteSpec, mut arguments: JsonObject) -> Self {
+        let mut path = Vec::new();
+        let mut uri = String::with_capacity(route.path.len() + 32);
+        for (i, segment) in route.path.split('/').enumerate() {
+            if i > 0 {
+                uri.push('/');
+            }
+            match segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+                Some(name) => {
+                    let Some((name, value)) = route.path_params().find(|n| *n == name).zip(arguments.remove(name))
+                    else {
+                        continue;
+                    };
+                    let value = scalar_text(value);
+                    uri.extend(url_escape(&value));
+                    path.push((name, value));
+                }
+                None => uri.push_str(segment),
+            }
+        }
+        let in_query = matches!(route.source, InputSource::Query);
+        let mut body = None;
+        if in_query {
+            let mut pairs: Vec<(String, String)> = Vec::new();
+            for (name, value) in arguments {
+                match value {
+                    Value::Null => {}
+                    Value::Array(items) => {
+                        pairs.extend(items.into_iter().map(|item| (name.clone(), scalar_text(item))))
+                    }
+                    value => pairs.push((name, scalar_text(value))),
+                }
+            }
+            if !pairs.is_empty() {
+                uri.push('?');
+                uri.push_str(&serde_urlencoded::to_string(&pairs).unwrap_or_default());
+            }
+        } else if !arguments.is_empty() || matches!(route.source, InputSource::Body) {
+            body = serde_json::to_vec(&arguments).ok();
+        }
+        RouteRequest { uri, path, body }
+    }
+}
+
+/// A scalar as the query or path carries it; anything else as its JSON text, which the
+/// route's validation then refuses with the field's location.
+fn scalar_text(value: Value) -> String {
+    match value {
+        Value::String(text) => text,
+        other => other.to_string(),
+    }
+}
+
+/// `value` percent-encoded for a path segment.
+fn url_escape(value: &str) -> impl Iterator<Item = char> + '_ {
+    value.bytes().flat_map(|b| {
+        let plain = b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~');
+        let encoded = if plain { [b as char, '\0', '\0'] } else { ['%', hex(b >> 4), hex(b & 0xf)] };
+        encoded.into_iter().filter(|c| *c != '\0')
+    })
+}
+
+fn hex(nibble: u8) -> char {
+    char::from_digit(u32::from(nibble), 16).map_or('0', |c| c.to_ascii_uppercase())
+}
+
+/// A route's answer, read.
+struct Answered {
+    ok: bool,
+    challenge: bool,
+    text: String,
+    json: Option<Value>,
+    payment_response: Option<Value>,
+}
+
+impl Answered {
+    async fn read(response: Response) -> Self {
+        let (parts, body) = response.into_parts();
+        // Reading the body to its end is what confirms an answer paid on chain as delivered.
+        let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap_or_else(|_| Bytes::new());
+        let payment_response =
+            parts.headers.get(PAYMENT_RESPONSE).and_then(|value| svc_x402::codec::decode_json(value.as_bytes()));
+        Answered {
+            ok: parts.status.is_success(),
+            challenge: parts.headers.contains_key(svc_x402::PAYMENT_REQUIRED),
+            json: serde_json::from_slice(&bytes).ok(),
+            text: String::from_utf8_lossy(&bytes).into_owned(),
+            payment_response,
+        }
+    }
+
+    /// The tool result; a challenge's error replaced by `why`, with `settlement` in its
+    /// `_meta`, when a settlement failed.
+    fn into_result(self, why: Option<Value>, settlement: Option<Value>) -> CallToolResult {
+        let Answered { ok, challenge, mut text, mut json, payment_response } = self;
+        let mut meta = Map::new();
+        if challenge {
+            if let (Some(why), Some(Value::Object(required))) = (why, json.as_mut()) {
+                required.insert("error".into(), why);
+                text = Value::Object(required.clone()).to_string();
+            }
+            if let Some(required) = &json {
+                meta.insert(ERROR_META.into(), required.clone());
+            }
+        }
+        if let Some(receipt) = settlement.or(payment_response) {
+            meta.insert(PAYMENT_RESPONSE_META.into(), receipt);
+        }
+        let mut result = if ok {
+            CallToolResult::success(vec![ContentBlock::text(text)])
+        } else {
+            CallToolResult::error(vec![ContentBlock::text(text)])
+        };
+        result.structured_content = json.filter(Value::is_object);
+        if !meta.is_empty() {
+            result.meta = Some(MetaObject(meta));
+        }
+        result
+    }
+}

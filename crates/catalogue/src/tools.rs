@@ -1,0 +1,148 @@
+//! Every route as an agent's tool (the MCP server's `tools/list`): its name, description,
+//! input and output schemas and behaviour hints, all derived from the route's entry. A paid
+//! route and its credit-billed twin are one tool: who calls decides how it is paid.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+use serde_json::{Map, Value};
+
+use crate::discovery::inline_schema;
+use crate::route::{Access, HttpMethod, PriceRule, RouteSpec};
+use crate::{Catalogue, Group};
+
+/// What an agent is told about one tool.
+#[derive(Debug, Clone)]
+pub struct ToolFacts {
+    /// The tool's name: the route id, dots made underscores, as every model API accepts
+    /// (`^[a-zA-Z0-9_-]{1,64}$`).
+    pub name: String,
+    /// What it does, what it costs and how it is paid.
+    pub description: String,
+    /// The JSON Schema of its arguments: the route's input, path parameters included.
+    pub input_schema: Map<String, Value>,
+    /// The JSON Schema of its answer, where the answer is an object.
+    pub output_schema: Option<Map<String, Value>>,
+    /// Whether it leaves everything as it was (data and quotes).
+    pub read_only: bool,
+    /// Whether it may move funds, place orders or remove something.
+    pub destructive: bool,
+    /// Whether calling it twice with the same arguments does nothing more the second time.
+    pub idempotent: bool,
+    /// Whether it reaches past svc (a vendor, a chain, an exchange).
+    pub open_world: bool,
+}
+
+/// A route's tool name.
+pub fn tool_name(route: &RouteSpec) -> String {
+    route.id.replace('.', "_")
+}
+
+/// The route a tool name names.
+pub fn route_of_tool<'c>(catalogue: &'c Catalogue, name: &str) -> Option<&'c RouteSpec> {
+    // Ids hold letters, digits, dots and underscores; a name maps back to one id at most
+    // (the catalogue's tests check that no two ids share a name).
+    catalogue.routes().iter().find(|route| name.len() == route.id.len() && tool_name(route) == name)
+}
+
+/// The facts of `route` as a tool.
+pub fn tool_facts(route: &RouteSpec) -> ToolFacts {
+    let mut input_schema = object_schema(inline_schema(route.input.schema)).unwrap_or_default();
+    // A tool's arguments are always an object, even where the route takes no input.
+    input_schema.entry("type").or_insert_with(|| Value::from("object"));
+    input_schema.entry("properties").or_insert_with(|| Value::Object(Map::new()));
+    let output_schema = object_schema(inline_schema(route.output.schema))
+        .filter(|schema| schema.get("type").and_then(Value::as_str) == Some("object"));
+    // Paid data calls (quotes included) read; account routes and purchases change something.
+    let writes = route.moves_funds || route.method != HttpMethod::Get && !(route.is_paid() && route.billed_as_data);
+    ToolFacts {
+        name: tool_name(route),
+        description: description(route).into_owned(),
+        input_schema,
+        output_schema,
+        read_only: !writes,
+        destructive: route.moves_funds || route.method == HttpMethod::Delete,
+        idempotent: matches!(route.method, HttpMethod::Get | HttpMethod::Put | HttpMethod::Delete),
+        open_world: route.is_paid() && route.group != Group::Signals,
+    }
+}
+
+/// The schema as an object, without the keys a tool listing does not need.
+fn object_schema(schema: Value) -> Option<Map<String, Value>> {
+    let Value::Object(mut schema) = schema else { return None };
+    // What the input type says of itself is written for HTTP callers (its query, its body);
+    // the tool's description says what an agent needs.
+    schema.remove("$schema");
+    schema.remove("title");
+    schema.remove("description");
+    Some(schema)
+}
+
+/// The route's description, with its price and how it is paid.
+fn description(route: &RouteSpec) -> Cow<'static, str> {
+    let mut out = String::from(route.description);
+    match route.access {
+        Access::Free => out.push_str(" Free."),
+        Access::Account => out.push_str(" Free, for an account: send an API key or sign-in token as a bearer token."),
+        Access::SignedIn => out.push_str(" Free, for an account signed in with its wallet (a sign-in token)."),
+        Access::Paid => {
+            let price = match route.price {
+                PriceRule::Fixed(price) => format!("{price} USDC per call"),
+                PriceRule::PerUnit { unit, max } => format!("{unit} USDC per unit, at most {max} per call"),
+            };
+            let _ = write!(out, " Price: {price}, paid per call over x402");
+            if route.credits_path().is_some() {
+                let _ = write!(out, ", or {} in account credits with an API key", route.credit_price);
+            }
+            out.push('.');
+        }
+    }
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_route_has_a_distinct_tool_name_every_model_api_accepts() {
+        let catalogue = crate::catalogue();
+        let mut seen = std::collections::HashSet::new();
+        for route in catalogue.routes() {
+            let name = tool_name(route);
+            assert!(
+                name.len() <= 64 && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'),
+                "{name}"
+            );
+            assert!(seen.insert(name.clone()), "two routes are tool {name}");
+            assert_eq!(route_of_tool(catalogue, &name).map(|r| r.id), Some(route.id));
+        }
+        assert!(route_of_tool(catalogue, "alpha.top_picks").is_none(), "an id is not a tool name");
+    }
+
+    #[test]
+    fn every_tool_takes_an_object_and_names_its_price() {
+        for route in crate::catalogue().routes() {
+            let facts = tool_facts(route);
+            assert_eq!(facts.input_schema["type"], "object", "{}", route.id);
+            for name in route.path_params() {
+                assert!(facts.input_schema["properties"].get(name).is_some(), "{}: path parameter {name}", route.id);
+            }
+            if route.is_paid() {
+                assert!(facts.description.contains(&route.price.min().to_string()), "{}", facts.description);
+            }
+        }
+    }
+
+    #[test]
+    fn routes_that_move_funds_are_destructive_and_data_routes_read_only() {
+        for route in crate::catalogue().routes() {
+            let facts = tool_facts(route);
+            assert_eq!(facts.destructive, route.moves_funds || route.method == HttpMethod::Delete, "{}", route.id);
+            if route.is_paid() && route.billed_as_data && !route.moves_funds {
+                assert!(facts.read_only, "{}", route.id);
+            }
+            assert!(!(facts.read_only && facts.destructive), "{}", route.id);
+        }
+    }
+}
