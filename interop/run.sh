@@ -8,6 +8,8 @@
 #      provider kinds) with a proxy token, and an x402 credit top-up paid by the Python client;
 #   3. MCP: the official MCP Python SDK lists and calls svc's tools (full and compact servers), a
 #      paid tool is paid by the official x402 client's MCP binding, or from credits by an API key;
+#      and, over stdio, `svc mcp` started by the SDK pays from a wallet within its caps (per call,
+#      per session, allowed tools), refusing what passes them;
 #   4. real settlement: a local EVM chain (Hardhat) with an EIP-3009 token compiled here; svc's
 #      built-in facilitator settles on it from two relayer keys; the TypeScript client pays, the
 #      balances move exactly once, and a replay or 20 concurrent copies of one payment move
@@ -119,17 +121,25 @@ curl -sf -X PUT "http://127.0.0.1:$port/api/account/llm-top-up" -H "x-api-key: $
   || fail svc "$scratch/verify-only.log"
 if grep -q "svc_acct_" "$scratch/verify-only.log"; then status=1; echo "an LLM token reached the log" >&2; fi
 
-echo "== MCP: the official MCP Python SDK, paid by the official x402 client and from credits"
-mcp_full="$(operator accounts create --name mcp-full)"
-operator credits grant "$mcp_full" 5 >/dev/null
-mcp_empty="$(operator accounts create --name mcp-empty)"
-# The calls above, all from this one address, fill most of its unpaid-call limit (120 in any
-# minute); the MCP test's unpaid calls (about 10) wait until there is room for them.
-room() { curl -s -o /dev/null -D - "http://127.0.0.1:$port$(route 0)" | tr -d '\r' | sed -n 's/^ratelimit-remaining: *//Ip'; }
-for _ in $(seq 20); do r="$(room)"; [ "${r:-120}" -ge 30 ] && break; sleep 5; done
-.venv/bin/python mcp.py "http://127.0.0.1:$port" "$(operator keys create "$mcp_full")" "$(operator keys create "$mcp_empty")" \
-  "${mints[0]}" "${mints[1]}" || fail svc "$scratch/verify-only.log"
-if grep -q "svck_" "$scratch/verify-only.log"; then status=1; echo "an API key sent over MCP reached the log" >&2; fi
+echo "== MCP: the official MCP Python SDK, paid by the official x402 client and from credits, and svc mcp on stdio"
+# A svc of its own, without the per-client rate limit: the calls above, all from this one
+# address, would otherwise count against the MCP checks' unpaid calls.
+mcp_port="$(free_port)"
+mcp_url="http://127.0.0.1:$mcp_port"
+mkdir -p "$scratch/mcp"
+SVC_SIMULATOR_URL="http://127.0.0.1:$sim_port" SVC_DATA_DIR="$scratch/mcp" SVC_RATE_PER_MINUTE=0 \
+  "$svc" serve --listen "127.0.0.1:$mcp_port" >"$scratch/mcp.log" 2>&1 &
+mcp_pid=$!
+wait_for curl -sf "$mcp_url/healthz"
+mcp_operator() { SVC_DATA_DIR="$scratch/mcp" "$svc" "$@" 2>/dev/null | tail -n1; }
+mcp_full="$(mcp_operator accounts create --name mcp-full)"
+mcp_operator credits grant "$mcp_full" 5 >/dev/null
+mcp_empty="$(mcp_operator accounts create --name mcp-empty)"
+.venv/bin/python mcp.py "$mcp_url" "$(mcp_operator keys create "$mcp_full")" "$(mcp_operator keys create "$mcp_empty")" \
+  "${mints[0]}" "${mints[1]}" || fail svc "$scratch/mcp.log"
+SVC_PAYER_KEY="$PAYER_KEY" .venv/bin/python mcp_stdio.py "$svc" "$mcp_url" "${mints[0]}" || fail svc "$scratch/mcp.log"
+kill "$mcp_pid"; wait "$mcp_pid" 2>/dev/null || true
+if grep -q "svck_" "$scratch/mcp.log"; then status=1; echo "an API key sent over MCP reached the log" >&2; fi
 
 echo "== settlement on a local EVM chain"
 start_chain "$scratch/chain.log" "$scratch/svc.toml" "$payer"

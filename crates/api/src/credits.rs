@@ -1,5 +1,5 @@
-//! The credit channel: every paid route's twin under `/api/svc-tools/*`, billed to the
-//! account of the API key that calls it.
+//! The credit channel: every paid route's twin under `/api/svc-tools/*` (and an MCP tool call
+//! that sends credentials), billed to the account of the API key or sign-in token that calls it.
 //!
 //! The price is the route's credit price less the account's volume discount, charged by
 //! [`svc_accounts::credits::charge`]: taken before the handler runs, given back if it fails.
@@ -10,7 +10,7 @@ use crate::error::ApiError;
 use axum::http::{HeaderMap, HeaderName, header};
 use axum::response::{IntoResponse, Response};
 use svc_accounts::credits::{self, Charged};
-use svc_accounts::{Scope, authenticate, presented_key};
+use svc_accounts::{KeysAccepted, Scope, authenticate, bearer_token, calling_account, presented_key};
 use svc_catalogue::ValidInput;
 
 /// Serves one credit-billed call.
@@ -18,14 +18,39 @@ pub(crate) async fn serve(call: Call<'_>, input: ValidInput) -> Result<Response,
     let Call { state, route, parts, .. } = call;
     let now = state.clock.now_ms();
     let accepted = Scope::named(route.twin_key_scopes());
-    let holder = authenticate(&state.store, presented_key_in(&parts.headers), &accepted, now).await??;
-    let account = &holder.account.id;
+    let account = payer_account(state, route, &parts.headers, &accepted, now).await?;
+    let account = &account.id;
     let rate = crate::rate::count(state, route, &format!("account:{account}"), now).await;
     if !rate.allowed {
         return Ok(crate::rate::refused(&rate, now));
     }
     let response = charge_and_run(call, account, input, now).await.unwrap_or_else(IntoResponse::into_response);
     Ok(crate::rate::with_headers(response, &rate, now))
+}
+
+/// The account a credit-billed call is charged to: the holder of an API key with one of
+/// `accepted` scopes, or the owner signed in with a wallet (a sign-in token as bearer). A call
+/// that moves funds takes a key made for trading only, never a sign-in token.
+async fn payer_account(
+    state: &crate::state::AppState,
+    route: &svc_catalogue::RouteSpec,
+    headers: &HeaderMap,
+    accepted: &[Scope],
+    now: i64,
+) -> Result<svc_store::Account, ApiError> {
+    let key = presented_key_in(headers);
+    let authorization = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());
+    let token = bearer_token(authorization).filter(|_| key.is_none() && !route.moves_funds);
+    if token.is_none() {
+        return Ok(authenticate(&state.store, key, accepted, now).await??.account);
+    }
+    let keys = KeysAccepted::WithScope(accepted);
+    match calling_account(&state.store, &state.config.sign_in, None, authorization, keys, now).await? {
+        Ok(account) => Ok(account),
+        Err(_) => Err(ApiError::Unauthorized(
+            "This bearer token is neither a live API key nor a valid sign-in token (unknown, revoked or expired).",
+        )),
+    }
 }
 
 /// Takes the price, less the account's volume discount, runs the handler, and gives the price

@@ -48,7 +48,8 @@ async fn invoke(State(state): State<AppState>, Path(agent_id): Path<String>, req
     crate::encoding::negotiate(response, &parts.headers)
 }
 
-async fn run(state: &AppState, agent_id: &str, parts: &Parts, body: Body) -> Result<Response, ApiError> {
+/// Sells one invoke of `agent_id` (an MCP tool call of the agent comes here too).
+pub(crate) async fn run(state: &AppState, agent_id: &str, parts: &Parts, body: Body) -> Result<Response, ApiError> {
     // The agent id is looked up in the store, and the query is read for `preview`.
     svc_catalogue::input::check_names(&[("agent_id", agent_id)], parts.uri.query())?;
     let sellers = &state.sellers;

@@ -271,7 +271,7 @@ pub fn llms_txt(catalogue: &Catalogue, agents: &[MarketplaceAgent], base_url: &s
 /// heading, a list, a link or an instruction block in a document agents read before paying.
 /// Line breaks and invisible characters, refused when text is saved, become spaces here too,
 /// so older text renders as safely.
-fn markdown_text(text: &str) -> String {
+pub(crate) fn markdown_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if svc_domain::text::check_line(c.encode_utf8(&mut [0; 4])).is_err() {

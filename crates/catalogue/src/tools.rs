@@ -7,8 +7,9 @@ use std::fmt::Write as _;
 
 use serde_json::{Map, Value};
 
-use crate::discovery::inline_schema;
+use crate::discovery::{inline_schema, markdown_text};
 use crate::route::{Access, HttpMethod, PriceRule, RouteSpec};
+use crate::routes::sellers::{AGENT_ID_PREFIX, MarketplaceAgent};
 use crate::{Catalogue, Group};
 
 /// What an agent is told about one tool.
@@ -43,6 +44,39 @@ pub fn route_of_tool<'c>(catalogue: &'c Catalogue, name: &str) -> Option<&'c Rou
     // Ids hold letters, digits, dots and underscores; a name maps back to one id at most
     // (the catalogue's tests check that no two ids share a name).
     catalogue.routes().iter().find(|route| name.len() == route.id.len() && tool_name(route) == name)
+}
+
+/// Whether a tool name is a seller's agent's (its id) rather than a route's.
+pub fn is_agent_tool(name: &str) -> bool {
+    name.starts_with(AGENT_ID_PREFIX)
+}
+
+/// A listed seller's agent as a tool. Its name and description are the seller's words, made
+/// one line of inert text and said to be a third party's, so a listing cannot pose as svc or
+/// carry instructions to the agent reading it.
+pub fn agent_tool_facts(agent: &MarketplaceAgent) -> ToolFacts {
+    let about = &agent.about;
+    let description = format!(
+        "A seller's agent on svc's marketplace (third party, not svc): {}: {} Price: {} USDC per call, paid per call \
+         over x402.",
+        markdown_text(&about.name),
+        markdown_text(&about.description),
+        agent.price.amount
+    );
+    let input_schema = match &about.input_schema {
+        Value::Object(schema) if schema.get("type").and_then(Value::as_str) == Some("object") => schema.clone(),
+        _ => Map::from_iter([("type".to_owned(), Value::from("object"))]),
+    };
+    ToolFacts {
+        name: agent.id.clone(),
+        description,
+        input_schema,
+        output_schema: None,
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        open_world: true,
+    }
 }
 
 /// The facts of `route` as a tool.
@@ -82,6 +116,8 @@ fn object_schema(schema: Value) -> Option<Map<String, Value>> {
 fn description(route: &RouteSpec) -> Cow<'static, str> {
     let mut out = String::from(route.description);
     match route.access {
+        // Some descriptions say so already.
+        Access::Free if out.ends_with("Free.") => {}
         Access::Free => out.push_str(" Free."),
         Access::Account => out.push_str(" Free, for an account: send an API key or sign-in token as a bearer token."),
         Access::SignedIn => out.push_str(" Free, for an account signed in with its wallet (a sign-in token)."),
@@ -118,6 +154,11 @@ mod tests {
             assert_eq!(route_of_tool(catalogue, &name).map(|r| r.id), Some(route.id));
         }
         assert!(route_of_tool(catalogue, "alpha.top_picks").is_none(), "an id is not a tool name");
+    }
+
+    #[test]
+    fn no_route_is_named_like_an_agent() {
+        assert!(crate::catalogue().routes().iter().all(|route| !is_agent_tool(&tool_name(route))));
     }
 
     #[test]

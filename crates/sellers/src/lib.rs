@@ -161,7 +161,7 @@ impl Sellers {
             timeout_ms: request.timeout_secs.unwrap_or(30) * 1000,
         };
         self.check_listing(&listing, &schema)?;
-        let id = format!("agt_{}", uuid::Uuid::new_v4().simple());
+        let id = format!("{}{}", svc_catalogue::routes::sellers::AGENT_ID_PREFIX, uuid::Uuid::new_v4().simple());
         let secret = signing::new_secret();
         let sealed = self.sealed.seal(secret.as_bytes(), &sealing_context(&id));
         let now = self.clock.now_ms();

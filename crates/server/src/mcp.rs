@@ -13,7 +13,7 @@ use base64::Engine as _;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, Implementation,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, ServerCapabilities, ServerConfig,
+    ReadResourceResult, ResultType, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
@@ -156,11 +156,26 @@ impl Proxy {
         self.allow.is_empty() || self.allow.iter().any(|allowed| allowed == name)
     }
 
-    /// The tool a call runs: itself, or in compact mode the one `call_tool` names.
+    /// Leaves out of a `search_tools` answer the tools `--allow` does not name.
+    fn only_allowed(&self, result: &mut CallToolResult) {
+        if self.allow.is_empty() {
+            return;
+        }
+        let Some(Value::Array(found)) = result.structured_content.as_mut().and_then(|c| c.get_mut("tools")) else {
+            return;
+        };
+        found.retain(|tool| tool.get("name").and_then(Value::as_str).is_some_and(|name| self.allowed(name)));
+        if let Some(content) = &result.structured_content {
+            result.content = vec![ContentBlock::text(content.to_string())];
+        }
+    }
+
+    /// The tool a call is about: itself, or in compact mode the one `call_tool` or
+    /// `describe_tool` names.
     fn target<'a>(&self, name: &'a str, arguments: Option<&'a Map<String, Value>>) -> &'a str {
         let named = arguments.and_then(|a| a.get("name")).and_then(Value::as_str);
         match named {
-            Some(inner) if self.compact && name == "call_tool" => inner,
+            Some(inner) if self.compact && matches!(name, "call_tool" | "describe_tool") => inner,
             _ => name,
         }
     }
@@ -173,8 +188,15 @@ impl Proxy {
         if metered && !self.allowed(&tool) {
             return Ok(refusal(&format!("svc mcp: the tool {tool} is not allowed here (--allow)"), None));
         }
+        if self.compact && name == "describe_tool" && !self.allowed(&tool) {
+            return Ok(refusal(&format!("svc mcp: the tool {tool} is not allowed here (--allow)"), None));
+        }
         let mut params = json!({"name": name, "arguments": arguments.clone().unwrap_or_default()});
-        let first: CallToolResult = self.remote.rpc("tools/call", params.clone()).await?;
+        let mut first: CallToolResult = self.remote.rpc("tools/call", params.clone()).await?;
+        if self.compact && name == "search_tools" {
+            self.only_allowed(&mut first);
+            return Ok(first);
+        }
         let (Some(required), Some(wallet)) = (payment_required(&first), &self.wallet) else { return Ok(first) };
         let requirement = match pay::requirement(wallet, &self.wallet_args, &required) {
             Ok(requirement) => requirement,
@@ -263,6 +285,7 @@ impl ServerHandler for Proxy {
         if !self.compact {
             listed.tools.retain(|tool| self.allowed(&tool.name));
         }
+        listed.result_type = Some(ResultType::COMPLETE);
         Ok(listed)
     }
 
@@ -271,7 +294,11 @@ impl ServerHandler for Proxy {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        Ok(self.call(&request.name, request.arguments).await?.into())
+        let mut result = self.call(&request.name, request.arguments).await?;
+        // Relayed as svc answered its own (older) revision; rmcp drops the field again for a
+        // host on a revision without it.
+        result.result_type = Some(ResultType::COMPLETE);
+        Ok(result.into())
     }
 
     async fn list_resources(
@@ -279,7 +306,10 @@ impl ServerHandler for Proxy {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        self.remote.rpc("resources/list", json!(request.unwrap_or_default())).await
+        let mut listed: ListResourcesResult =
+            self.remote.rpc("resources/list", json!(request.unwrap_or_default())).await?;
+        listed.result_type = Some(ResultType::COMPLETE);
+        Ok(listed)
     }
 
     async fn read_resource(
@@ -287,7 +317,8 @@ impl ServerHandler for Proxy {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let read: ReadResourceResult = self.remote.rpc("resources/read", json!({"uri": request.uri})).await?;
+        let mut read: ReadResourceResult = self.remote.rpc("resources/read", json!({"uri": request.uri})).await?;
+        read.result_type = Some(ResultType::COMPLETE);
         Ok(read.into())
     }
 }

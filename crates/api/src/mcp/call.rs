@@ -68,8 +68,13 @@ impl<'a> ToolCall<'a> {
         self.state
     }
 
-    /// Calls the tool `name`; a name no route has is the protocol's unknown-tool error.
+    /// Calls the tool `name`: a route's, or a listed seller agent's (named by its id). A name
+    /// no route has is the protocol's unknown-tool error; an agent that is not selling answers
+    /// its invoke's 404, as over HTTP.
     pub(super) async fn named(&self, name: &str, arguments: Option<JsonObject>) -> Result<CallToolResult, McpError> {
+        if svc_catalogue::tools::is_agent_tool(name) {
+            return Ok(self.sell(Target::Agent(name), arguments).await);
+        }
         let route = svc_catalogue::tools::route_of_tool(self.state.catalogue, name)
             .ok_or_else(|| McpError::invalid_params(format!("unknown tool: {name}"), None))?;
         Ok(self.route(route, arguments).await)
@@ -77,8 +82,13 @@ impl<'a> ToolCall<'a> {
 
     /// Calls `route` with `arguments`.
     pub(super) async fn route(&self, route: &'static RouteSpec, arguments: Option<JsonObject>) -> CallToolResult {
+        self.sell(Target::Route(route), arguments).await
+    }
+
+    /// Calls `target`; a settlement that failed after the work answers the challenge again.
+    async fn sell(&self, target: Target<'_>, arguments: Option<JsonObject>) -> CallToolResult {
         let payment = self.payment.map(payment_header);
-        let response = self.serve(route, arguments.clone(), payment.as_ref()).await;
+        let response = self.serve(target, arguments.clone(), payment.as_ref()).await;
         let settle_failed = response.status() == StatusCode::PAYMENT_REQUIRED
             && !response.headers().contains_key(svc_x402::PAYMENT_REQUIRED)
             && response.headers().contains_key(PAYMENT_RESPONSE);
@@ -87,23 +97,48 @@ impl<'a> ToolCall<'a> {
             // The work was done and its settlement failed: the challenge again, naming why,
             // and not the answer.
             let why = answer.json.as_ref().and_then(|json| json.get("detail")).cloned();
-            let again = Answered::read(self.serve(route, arguments, None).await).await;
+            let again = Answered::read(self.serve(target, arguments, None).await).await;
             return again.into_result(why, answer.payment_response);
         }
         answer.into_result(None, None)
     }
 
-    /// Serves the route for the request an HTTP client would have sent.
+    /// Serves `target` for the request an HTTP client would have sent.
     async fn serve(
         &self,
-        route: &'static RouteSpec,
+        target: Target<'_>,
         arguments: Option<JsonObject>,
         payment: Option<&HeaderValue>,
     ) -> Response {
-        let request = RouteRequest::of(route, arguments.unwrap_or_default());
+        let arguments = arguments.unwrap_or_default();
+        let served = match target {
+            Target::Route(route) => {
+                let request = RouteRequest::of(route, arguments);
+                let parts = self.parts(method(route.method), &request.uri, payment, request.body.is_some());
+                let path: Vec<(&str, &str)> =
+                    request.path.iter().map(|(name, value)| (*name, value.as_str())).collect();
+                let body = request.body.map_or_else(Body::empty, Body::from);
+                let channel = self.channel(route);
+                crate::pipeline::run(self.state, self.handlers, route, channel, &parts, &path, body).await
+            }
+            Target::Agent(id) => {
+                let uri: String = svc_catalogue::routes::sellers::INVOKE_PATH
+                    .replace("{agent_id}", &url_escape(id).collect::<String>());
+                let parts = self.parts(Method::POST, &uri, payment, true);
+                let body = serde_json::to_vec(&arguments).unwrap_or_default();
+                crate::seller_invoke::run(self.state, id, &parts, Body::from(body)).await
+            }
+        };
+        served.unwrap_or_else(axum::response::IntoResponse::into_response)
+    }
+
+    /// The head of the request an HTTP client would have sent: the MCP request's own (its
+    /// credentials, address and connection) with the method, path, payment and body type of
+    /// the call.
+    fn parts(&self, method: Method, uri: &str, payment: Option<&HeaderValue>, json: bool) -> Parts {
         let mut parts = self.outer.clone();
-        parts.method = method(route.method);
-        parts.uri = request.uri.parse().unwrap_or_else(|_| axum::http::Uri::from_static("/"));
+        parts.method = method;
+        parts.uri = uri.parse().unwrap_or_else(|_| axum::http::Uri::from_static("/"));
         let headers = &mut parts.headers;
         for name in [&header::CONTENT_LENGTH, &header::CONTENT_TYPE, &header::ACCEPT_ENCODING] {
             headers.remove(name);
@@ -113,29 +148,42 @@ impl<'a> ToolCall<'a> {
         if let Some(payment) = payment {
             headers.insert(HeaderName::from_static(PAYMENT_SIGNATURE), payment.clone());
         }
-        if request.body.is_some() {
+        if json {
             headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
         }
-        let channel = self.channel(route);
-        let path: Vec<(&str, &str)> = request.path.iter().map(|(name, value)| (*name, value.as_str())).collect();
-        let body = request.body.map_or_else(Body::empty, Body::from);
-        let served = crate::pipeline::run(self.state, self.handlers, route, channel, &parts, &path, body).await;
-        served.unwrap_or_else(axum::response::IntoResponse::into_response)
+        parts
     }
 
-    /// How the call is paid: from credits when the caller sent an API key and no payment, on
-    /// a route with a credit-billed twin; else over x402. Free routes are free.
+    /// How the call is paid: from credits when the caller sent credentials (an API key, or a
+    /// sign-in token as bearer) and no payment, on a route with a credit-billed twin; else
+    /// over x402. Free routes are free. Credentials that turn out wrong are refused as such,
+    /// not answered with a challenge the caller did not ask for.
     fn channel(&self, route: &RouteSpec) -> Channel {
         if !route.is_paid() {
             return Channel::Free;
         }
-        let key = crate::credits::presented_key_in(&self.outer.headers);
-        if key.is_some() && self.payment.is_none() && route.credits_path().is_some() {
+        let headers = &self.outer.headers;
+        let credentials = crate::credits::presented_key_in(headers).is_some()
+            || headers
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|a| svc_accounts::bearer_token(Some(a)))
+                .is_some();
+        if credentials && self.payment.is_none() && route.credits_path().is_some() {
             Channel::Credits
         } else {
             Channel::X402
         }
     }
+}
+
+/// What a tool call runs.
+#[derive(Clone, Copy)]
+enum Target<'a> {
+    /// A catalogue route.
+    Route(&'static RouteSpec),
+    /// A seller's agent, by id.
+    Agent(&'a str),
 }
 
 /// The `PAYMENT-SIGNATURE` value of a `_meta["x402/payment"]`: a `PaymentPayload` object

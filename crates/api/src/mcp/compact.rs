@@ -96,17 +96,18 @@ pub(super) async fn call(
             }
         }
         CALL => {
-            let Some(route) =
-                text("name").and_then(|name| svc_catalogue::tools::route_of_tool(call.state().catalogue, name))
-            else {
+            let name = text("name").unwrap_or_default();
+            let known = svc_catalogue::tools::is_agent_tool(name)
+                || svc_catalogue::tools::route_of_tool(call.state().catalogue, name).is_some();
+            if !known {
                 return Ok(refused("name: no such tool; search_tools lists them"));
-            };
+            }
             let arguments = match arguments.get("arguments") {
                 None | Some(Value::Null) => None,
                 Some(Value::Object(arguments)) => Some(arguments.clone()),
                 Some(_) => return Ok(refused("arguments: an object, as describe_tool's inputSchema says")),
             };
-            Ok(call.route(route, arguments).await)
+            call.named(name, arguments).await
         }
         _ => Err(McpError::invalid_params(
             format!("unknown tool: {name}; this server has {SEARCH}, {DESCRIBE} and {CALL}"),

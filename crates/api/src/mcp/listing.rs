@@ -65,7 +65,18 @@ impl Listing {
         Listing { full, compact: super::compact::tools(), resources, searchable }
     }
 
-    /// The tools `mode` lists.
+    /// What `tools/list` answers in `mode`: in full, every route and every listed seller
+    /// agent (looked up on each listing, as they come and go).
+    pub(super) async fn listed(&self, mode: Mode, state: &AppState) -> Vec<Tool> {
+        let mut tools = self.tools(mode).to_vec();
+        if mode == Mode::Full {
+            let agents = crate::ops::listed_agents(state).await;
+            tools.extend(agents.iter().map(|agent| tool(svc_catalogue::tools::agent_tool_facts(agent))));
+        }
+        tools
+    }
+
+    /// The tools `mode` lists, but for sellers' agents.
     pub(super) fn tools(&self, mode: Mode) -> &[Tool] {
         match mode {
             Mode::Full => &self.full,

@@ -135,7 +135,7 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.listing.tools(self.mode).to_vec()))
+        Ok(ListToolsResult::with_all_items(self.listing.listed(self.mode, &self.state).await))
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {

@@ -157,3 +157,31 @@ async fn the_volume_discount_applies_to_credits_by_the_accounts_trailing_calls()
     assert_eq!(with_key(&app, &coin_uri(&app, 0), &key).await.status, StatusCode::OK);
     assert_eq!(before - app.balance(&account).await, PRICE * 80 / 100, "100 calls in 30 days: 20 % off");
 }
+
+/// The owner signed in with a wallet pays a data twin from credits with the sign-in token; a
+/// twin that moves funds still takes a key made for trading only.
+#[tokio::test]
+async fn a_sign_in_token_pays_data_twins_from_credits_but_never_trades() {
+    let app = TestApp::new().await;
+    let wallet = svc_chain_evm::Payer::from_key(crate::support::PAYER_KEY).expect("key");
+    let token = app.sign_in(&wallet).await;
+    let address = wallet.address().to_string().to_lowercase();
+    let account = app.store.account_by_wallet(&address).await.expect("store").expect("account");
+    accounts::grant_credits(&app.store, &account.id, "1".parse().expect("usd"), "grant:owner", NOW_MS)
+        .await
+        .expect("grant");
+    let bearer = format!("Bearer {token}");
+    let reply = app.call_with(&Method::GET, "/api/svc-tools/top-picks-lite", None, &[("authorization", &bearer)]).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let price = svc_catalogue::catalogue().get("alpha.top_picks_lite").expect("route").credit_price;
+    assert_eq!(app.balance(&account.id).await, 1_000_000 - price.atomic());
+
+    let order = crate::walk::samples(&app).into_iter().find(|s| s.route == "infra.perpdex_exchange").expect("sample");
+    let twin = svc_catalogue::route::credits_twin(&order.uri).expect("twin");
+    let trade = app.call_with(&Method::POST, &twin, order.body.as_deref(), &[("authorization", &bearer)]).await;
+    assert!(trade.status == StatusCode::UNAUTHORIZED || trade.status == StatusCode::FORBIDDEN, "{}", trade.text());
+    assert_eq!(app.balance(&account.id).await, 1_000_000 - price.atomic(), "nothing taken for the refused trade");
+    let forged =
+        app.call_with(&Method::GET, "/api/svc-tools/top-picks-lite", None, &[("authorization", "Bearer forged")]).await;
+    assert_eq!(forged.status, StatusCode::UNAUTHORIZED, "{}", forged.text());
+}

@@ -220,6 +220,31 @@ async fn an_api_key_with_credits_pays_from_credits_and_never_sees_a_challenge() 
 }
 
 #[tokio::test]
+async fn a_sign_in_token_pays_from_credits_and_a_forged_one_is_refused_not_challenged() {
+    let app = TestApp::new().await;
+    let wallet = svc_chain_evm::Payer::from_key(crate::support::PAYER_KEY).expect("key");
+    let token = app.sign_in(&wallet).await;
+    let address = wallet.address().to_string().to_lowercase();
+    let account = app.store.account_by_wallet(&address).await.expect("store").expect("account");
+    svc_accounts::grant_credits(
+        &app.store,
+        &account.id,
+        "1".parse().expect("usd"),
+        "grant:owner",
+        crate::support::NOW_MS,
+    )
+    .await
+    .expect("grant");
+    let result = app.mcp_call(LITE, json!({}), None, &[("authorization", &format!("Bearer {token}"))]).await;
+    assert!(!is_error(&result), "{result}");
+    assert!(app.balance(&account.id).await < 1_000_000);
+    let forged = app.mcp_call(LITE, json!({}), None, &[("authorization", "Bearer forged")]).await;
+    assert!(is_error(&forged), "{forged}");
+    assert!(structured(&forged).get("accepts").is_none(), "refused, not challenged: {forged}");
+    assert_eq!(app.paid_calls().await, 0);
+}
+
+#[tokio::test]
 async fn an_empty_account_is_told_how_to_buy_credits_and_loses_nothing() {
     let app = TestApp::new().await;
     let (account, key) = app.account_with_credits("0", &[Scope::Data]).await;

@@ -20,6 +20,9 @@ use crate::input::{FieldError, Loc};
 use crate::route::{Access, HttpMethod};
 use crate::{InputSource, RouteInput, RouteSpec};
 
+/// How every seller agent's id starts (`agt_` and 32 hex digits).
+pub const AGENT_ID_PREFIX: &str = "agt_";
+
 /// Where a seller agent's paid invoke hangs.
 pub const INVOKE_PATH: &str = "/x402/agents/{agent_id}/invoke";
 
