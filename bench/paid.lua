@@ -1,7 +1,8 @@
 -- Sends each pre-signed payment once (PAYMENTS: a file of PAYMENT-SIGNATURE values, one per
 -- line), split between wrk's threads, and prints the same RESULT line as report.lua. A thread
 -- that runs out of payments stops; unexpected (non-200) answers are counted. BODY (optional):
--- a JSON body, sent as a POST.
+-- a JSON body, sent as a POST. MCP=1: each line is instead a whole MCP `tools/call` request
+-- (the payment in its `_meta`), posted to the MCP server; an error result counts as unexpected.
 local threads = {}
 local next_id = 0
 
@@ -31,6 +32,10 @@ function request()
     wrk.thread:stop()
     index = #payments
   end
+  if os.getenv("MCP") then
+    return wrk.format("POST", wrk.path, { ["Content-Type"] = "application/json",
+      ["Accept"] = "application/json, text/event-stream", ["MCP-Protocol-Version"] = "2025-11-25" }, payments[index])
+  end
   local body = os.getenv("BODY")
   if body then
     return wrk.format("POST", wrk.path, { ["PAYMENT-SIGNATURE"] = payments[index], ["Accept-Encoding"] = "gzip",
@@ -40,7 +45,7 @@ function request()
 end
 
 function response(status, headers, body)
-  if status ~= 200 then
+  if status ~= 200 or (body and body:find('"isError":true', 1, true)) then
     unexpected = unexpected + 1
   end
 end

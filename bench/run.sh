@@ -8,10 +8,13 @@
 #   (c) paid requests, each with its own pre-signed EIP-3009 authorization (built-in verifier,
 #       SQLite store, settlement stubbed by verify-only mode), at concurrency 64 and 1; and a
 #       seller agent's paid invoke at concurrency 1, forwarded to a fake seller on loopback
-#       (target: at most 0.5 ms p50 more than the paid catalogue route);
+#       (target: at most 0.5 ms p50 more than the paid catalogue route); and the paid route called
+#       as an MCP tool, its payment in the call's `_meta` (target: at most 0.3 ms p50 more);
 #   (d) resident memory: of the bench server, idle after start and after the runs; and of `svc
 #       serve` itself on its defaults (SQLite, simulated market, built-in facilitator), idle once
-#       start-up has settled and after a load of unpaid and paid calls (target: idle < 30 MB).
+#       start-up has settled and after a load of unpaid and paid calls (target: idle < 30 MB);
+#   (e) what the MCP servers' tools/list costs: bytes, and tokens (o200k) on the wire and as a
+#       host shows its model the tools (name, description, input schema).
 # Usage: bench/run.sh [seconds per run, default 5]; ROUNDS=n sets how many times the unpaid runs
 # repeat (default 3; the median is shown). Needs wrk (Debian: apt-get install wrk).
 # BASELINE=/path/to/an/older/svc-bench runs the same measurements on it in the same run, for
@@ -93,6 +96,12 @@ measure() { # label, binary
     PAYMENTS="$WORK/invoke.txt" THREADS=1 BODY="$INVOKE_BODY" run "$label" invoke_c1 -t1 -c1 -d"${SECS}s" \
       -s bench/paid.lua "$URL$invoke"
   fi
+  # The same paid route as an MCP tool (the payment in the call's `_meta`), at concurrency 1.
+  if "$bin" presign --help | grep -q mcp-tool; then
+    "$bin" presign --count $((SECS * 4000)) --out "$WORK/mcp.txt" --mcp-tool alpha_top_picks
+    PAYMENTS="$WORK/mcp.txt" THREADS=1 MCP=1 run "$label" mcp_paid_c1 -t1 -c1 -d"${SECS}s" -s bench/paid.lua \
+      "$URL/mcp"
+  fi
   echo "$label $idle_kb $(rss_kb "$SERVER")" >>"$WORK/rss.txt"
   kill "$SERVER"
   wait "$SERVER" 2>/dev/null || true
@@ -162,6 +171,12 @@ awk -v s="$(rps current signal_plain)" -v c="$(rps current challenge_402)" \
 p50() { echo "$results" | awk -v l="$1" -v n="$2" '$1==l && $2==n {print $5}'; }
 awk -v i="$(p50 current invoke_c1)" -v p="$(p50 current paid_c1)" \
   'BEGIN { printf "paid invoke p50 - paid route p50 = %d µs (target <= 500 µs)\n", i - p }'
+awk -v m="$(p50 current mcp_paid_c1)" -v p="$(p50 current paid_c1)" \
+  'BEGIN { printf "paid MCP tool call p50 - paid route p50 = %d µs (target <= 300 µs)\n", m - p }'
+"$BIN" mcp-list | while read -r _ path _ tools _ bytes _ wire _ model; do
+  printf 'MCP tools/list %-12s %3s tools, %7s bytes, %6s tokens on the wire, %6s tokens a model reads\n' \
+    "$path" "$tools" "$bytes" "$wire" "$model"
+done
 while read -r label idle loaded; do
   printf '%-9s bench server resident memory: idle %s KB, after the runs %s KB\n' "$label" "$idle" "$loaded"
 done <"$WORK/rss.txt"

@@ -85,7 +85,14 @@ enum Command {
         /// throwaway one.
         #[arg(long)]
         db: Option<PathBuf>,
+        /// Write whole MCP `tools/call` requests of this tool instead, each paying with its
+        /// payment in `_meta["x402/payment"]`, one per line.
+        #[arg(long)]
+        mcp_tool: Option<String>,
     },
+    /// Print what `tools/list` costs a client: bytes and tokens (o200k, as tiktoken counts),
+    /// of the full MCP server and of the compact one.
+    McpList,
 }
 
 fn offer() -> anyhow::Result<Offer> {
@@ -262,7 +269,46 @@ async fn main() -> anyhow::Result<()> {
                 ms(waits.last()),
             )?;
         }
-        Command::Presign { count, out, path, body, db } => {
+        Command::McpList => {
+            let dir = std::env::temp_dir().join(format!("svc-bench-mcp-{}", std::process::id()));
+            std::fs::create_dir_all(&dir)?;
+            let (app, _) = app(&dir.join("list.db")).await?;
+            let tokens = tiktoken_rs::o200k_base()?;
+            use std::io::Write as _;
+            for path in [svc_catalogue::operational::MCP_PATH, svc_catalogue::operational::MCP_COMPACT_PATH] {
+                let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+                let request = Request::post(path)
+                    .header("host", "127.0.0.1")
+                    .header("content-type", "application/json")
+                    .header("accept", "application/json, text/event-stream")
+                    .header("mcp-protocol-version", "2025-11-25")
+                    .body(Body::from(body))?;
+                let response = app.clone().oneshot(request).await?;
+                let listed: serde_json::Value =
+                    serde_json::from_slice(&response.into_body().collect().await?.to_bytes())?;
+                let tools = listed["result"]["tools"].as_array().context("tools")?;
+                // The whole listing as it crosses the wire, and what a host hands its model of
+                // each tool: its name, description and input schema (output schemas and hints
+                // stay with the host).
+                let wire = serde_json::to_string(tools)?;
+                let shown: Vec<serde_json::Value> = tools
+                    .iter()
+                    .map(|t| serde_json::json!({"name": t["name"], "description": t["description"], "input_schema": t["inputSchema"]}))
+                    .collect();
+                let shown = serde_json::to_string(&shown)?;
+                let count = |text: &str| tokens.encode_with_special_tokens(text).len();
+                writeln!(
+                    std::io::stdout(),
+                    "mcp_list {path} tools {} wire_bytes {} wire_tokens {} model_tokens {}",
+                    tools.len(),
+                    wire.len(),
+                    count(&wire),
+                    count(&shown)
+                )?;
+            }
+            std::fs::remove_dir_all(&dir)?;
+        }
+        Command::Presign { count, out, path, body, db, mcp_tool } => {
             let dir = std::env::temp_dir().join(format!("svc-bench-presign-{}", std::process::id()));
             std::fs::create_dir_all(&dir)?;
             let (app, _) = app(&db.unwrap_or_else(|| dir.join("presign.db"))).await?;
@@ -275,7 +321,17 @@ async fn main() -> anyhow::Result<()> {
             let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs();
             let mut lines = String::with_capacity(count * 1600);
             for _ in 0..count {
-                lines.push_str(&svc_x402::client::pay_header(&challenge, requirement, &payer, now, B256::random())?);
+                let header = svc_x402::client::pay_header(&challenge, requirement, &payer, now, B256::random())?;
+                match &mcp_tool {
+                    Some(tool) => {
+                        let payment: serde_json::Value =
+                            serde_json::from_slice(&base64::engine::general_purpose::STANDARD.decode(&header)?)?;
+                        let call = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params":
+                            {"name": tool, "arguments": {}, "_meta": {"x402/payment": payment}}});
+                        lines.push_str(&call.to_string());
+                    }
+                    None => lines.push_str(&header),
+                }
                 lines.push('\n');
             }
             std::fs::write(&out, lines)?;

@@ -81,11 +81,12 @@ pub fn agent_tool_facts(agent: &MarketplaceAgent) -> ToolFacts {
 
 /// The facts of `route` as a tool.
 pub fn tool_facts(route: &RouteSpec) -> ToolFacts {
+    // Arguments inline, as models read them best; the answer's types once each.
     let mut input_schema = object_schema(inline_schema(route.input.schema)).unwrap_or_default();
     // A tool's arguments are always an object, even where the route takes no input.
     input_schema.entry("type").or_insert_with(|| Value::from("object"));
     input_schema.entry("properties").or_insert_with(|| Value::Object(Map::new()));
-    let output_schema = object_schema(inline_schema(route.output.schema))
+    let output_schema = object_schema(shared_schema(route.output.schema))
         .filter(|schema| schema.get("type").and_then(Value::as_str) == Some("object"));
     // Paid data calls (quotes included) read; account routes and purchases change something.
     let writes = route.moves_funds || route.method != HttpMethod::Get && !(route.is_paid() && route.billed_as_data);
@@ -99,6 +100,27 @@ pub fn tool_facts(route: &RouteSpec) -> ToolFacts {
         idempotent: matches!(route.method, HttpMethod::Get | HttpMethod::Put | HttpMethod::Delete),
         open_world: route.is_paid() && route.group != Group::Signals,
     }
+}
+
+/// A type's schema with every type it uses once, under `$defs`: the root is the type itself,
+/// as MCP clients require an object at the root, and a type used in many places (a pick, a
+/// post) is written once, where inlining would copy it into every place.
+fn shared_schema(schema: crate::route::SchemaFn) -> Value {
+    let mut generator =
+        schemars::generate::SchemaSettings::draft2020_12().with(|s| s.meta_schema = None).into_generator();
+    let mut root = schema(&mut generator).to_value();
+    let mut definitions = generator.take_definitions(true);
+    let named = root.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/$defs/")).map(str::to_owned);
+    if let Some(name) = named {
+        // A type that refers to itself keeps its definition for those references.
+        let recursive = definitions.values().any(|d| d.to_string().contains(&format!("\"#/$defs/{name}\"")));
+        let body = if recursive { definitions.get(&name).cloned() } else { definitions.remove(&name) };
+        root = body.unwrap_or(root);
+    }
+    if let (Value::Object(root), false) = (&mut root, definitions.is_empty()) {
+        root.insert("$defs".into(), Value::Object(definitions));
+    }
+    root
 }
 
 /// The schema as an object, without the keys a tool listing does not need.
