@@ -243,6 +243,13 @@ pub struct PayArgs {
     pub wallet: WalletArgs,
 }
 
+impl std::fmt::Debug for McpArgs {
+    /// Never prints the API key or a wallet key.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpArgs").field("url", &self.url).field("compact", &self.compact).finish_non_exhaustive()
+    }
+}
+
 /// The wallet a client pays from (`svc pay`, `svc mcp`), and on which network.
 #[derive(Clone, Args)]
 pub struct WalletArgs {
@@ -277,7 +284,7 @@ impl std::fmt::Debug for WalletArgs {
 /// Settings of `svc mcp`: an MCP server on stdin and stdout for hosts that start their tools
 /// as local processes, proxying a svc and paying its tools from a local wallet within caps
 /// the agent cannot change.
-#[derive(Debug, Args)]
+#[derive(Args)]
 pub struct McpArgs {
     /// Base URL of the service.
     #[arg(long, env = "SVC_URL", default_value = "http://127.0.0.1:8402")]

@@ -13,9 +13,9 @@ pub enum LogFormat {
     Json,
 }
 
-/// Sets up logging in `format`, filtered by `RUST_LOG` (default: `info`, SQL at `warn`).
+/// Sets up logging in `format`, filtered by `RUST_LOG` (default: `info`, SQL and the MCP SDK at `warn`).
 pub fn init(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,rmcp=warn"));
     let builder = tracing_subscriber::fmt().with_env_filter(filter);
     match format {
         LogFormat::Text => builder.init(),

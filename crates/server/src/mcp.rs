@@ -52,6 +52,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
         caps: Arc::clone(&caps),
         allow: args.allow,
         compact: args.compact,
+        pending: Mutex::default(),
     };
     let service = proxy.serve(rmcp::transport::stdio()).await.context("starting the MCP server on stdio")?;
     let stopped = service.waiting().await;
@@ -86,7 +87,11 @@ impl Remote {
         };
         let response = request.send().await.map_err(unreachable)?;
         let status = response.status();
-        let answer: Value = response.json().await.map_err(unreachable)?;
+        let text = response.text().await.map_err(unreachable)?;
+        let Ok(answer) = serde_json::from_str::<Value>(&text) else {
+            let text: String = text.chars().take(300).collect();
+            return Err(McpError::internal_error(format!("svc at {} answered {status}: {text}", self.endpoint), None));
+        };
         if let Some(error) = answer.get("error") {
             let code = error.get("code").and_then(Value::as_i64).and_then(|c| i32::try_from(c).ok()).unwrap_or(-32603);
             let message = error.get("message").and_then(Value::as_str).unwrap_or("an error").to_owned();
@@ -148,6 +153,8 @@ struct Proxy {
     caps: Arc<Caps>,
     allow: Vec<String>,
     compact: bool,
+    /// Payments whose settlement was pending, by the call they pay for.
+    pending: Mutex<std::collections::HashMap<String, Value>>,
 }
 
 impl Proxy {
@@ -191,7 +198,13 @@ impl Proxy {
         if self.compact && name == "describe_tool" && !self.allowed(&tool) {
             return Ok(refusal(&format!("svc mcp: the tool {tool} is not allowed here (--allow)"), None));
         }
-        let mut params = json!({"name": name, "arguments": arguments.clone().unwrap_or_default()});
+        let params = json!({"name": name, "arguments": arguments.clone().unwrap_or_default()});
+        // A payment whose settlement was still pending is sent again for the same call, never
+        // replaced by a new one that could pay twice.
+        let call_key = params.to_string();
+        if let Some(pending) = self.pending.lock().ok().and_then(|mut p| p.remove(&call_key)) {
+            return self.send_paid(&tool, params, pending, &call_key, None).await;
+        }
         let mut first: CallToolResult = self.remote.rpc("tools/call", params.clone()).await?;
         if self.compact && name == "search_tools" {
             self.only_allowed(&mut first);
@@ -221,23 +234,49 @@ impl Proxy {
                 ));
             }
         };
-        params["_meta"] = json!({"x402/payment": payload});
-        let paid: Result<CallToolResult, McpError> = self.remote.rpc("tools/call", params).await;
-        let settled = paid.as_ref().is_ok_and(|r| r.is_error != Some(true));
-        // A payment refused before it settled took nothing; one whose settlement was tried
-        // (a receipt came back) may have moved, and stays counted.
-        let tried =
-            paid.as_ref().is_ok_and(|r| r.meta.as_ref().is_some_and(|m| m.0.contains_key("x402/payment-response")));
-        if settled || tried {
-            let (spent, _) = self.caps.spent();
-            eprintln!(
-                "svc mcp: paid {amount} USDC for {tool}; {spent} of {} USDC spent this session",
-                self.caps.per_session
-            );
-        } else {
-            self.caps.release(amount);
+        // Signed, the authorization can be taken until it expires, whatever the answer says:
+        // it counts toward the session's cap from here on.
+        self.send_paid(&tool, params, payload, &call_key, Some(amount)).await
+    }
+
+    /// Sends the call with `payload` as its payment (signed now for `amount`, or sent again);
+    /// a settlement still pending keeps the payload for the same call's retry.
+    async fn send_paid(
+        &self,
+        tool: &str,
+        mut params: Value,
+        payload: Value,
+        call_key: &str,
+        amount: Option<Money>,
+    ) -> Result<CallToolResult, McpError> {
+        params["_meta"] = json!({"x402/payment": payload.clone()});
+        let mut paid: CallToolResult = self.remote.rpc("tools/call", params).await?;
+        let pending = paid.is_error == Some(true)
+            && payment_required(&paid)
+                .and_then(|r| r.error)
+                .is_some_and(|why| why.contains("send this same payment again"));
+        if pending {
+            if let Ok(mut kept) = self.pending.lock() {
+                kept.insert(call_key.to_owned(), payload);
+            }
+            let note = "svc mcp kept this payment: call the tool again with the same arguments in a minute to get the \
+                        answer, without paying again.";
+            paid.content.push(ContentBlock::text(note));
+            eprintln!("svc mcp: the settlement for {tool} is pending; the same payment goes again with the next call");
+        } else if let Some(amount) = amount {
+            let (spent, cap) = (self.caps.spent().0, self.caps.per_session);
+            if paid.is_error == Some(true) {
+                eprintln!(
+                    "svc mcp: the payment of {amount} USDC for {tool} was not settled; it counts toward \
+                     --max-per-session all the same ({spent} of {cap} USDC)"
+                );
+            } else {
+                eprintln!("svc mcp: paid {amount} USDC for {tool}; {spent} of {cap} USDC spent this session");
+            }
+        } else if paid.is_error != Some(true) {
+            eprintln!("svc mcp: paid for {tool} with the payment kept from before");
         }
-        paid
+        Ok(paid)
     }
 }
 

@@ -121,6 +121,21 @@ impl DecodedPayment {
         self.network().starts_with("solana:")
     }
 
+    /// The URL of the resource a v2 payment says it pays for (`resource.url`, copied from the
+    /// challenge it answers), if it names one.
+    pub fn resource_url(&self) -> Option<String> {
+        #[derive(Deserialize)]
+        struct Named {
+            resource: Option<Resource>,
+        }
+        #[derive(Deserialize)]
+        struct Resource {
+            url: Option<String>,
+        }
+        let named: Named = serde_json::from_str(self.raw.get()).ok()?;
+        named.resource?.url
+    }
+
     /// What makes this payment one of a kind, read before verification: the payer and the
     /// EIP-3009 nonce (lowercased hex), or the Solana payer and its transaction signature
     /// (base58, case kept). A forged key fails verification; a real one can be spent once.

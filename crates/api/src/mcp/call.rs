@@ -26,6 +26,7 @@ use serde_json::{Map, Value};
 use svc_catalogue::{HttpMethod, InputSource, RouteSpec};
 use svc_x402::{PAYMENT_RESPONSE, PAYMENT_SIGNATURE, X_PAYMENT};
 
+use crate::error::ApiError;
 use crate::handlers::Handlers;
 use crate::pipeline::Channel;
 use crate::state::AppState;
@@ -46,6 +47,8 @@ pub(super) struct ToolCall<'a> {
     outer: &'a Parts,
     /// `_meta["x402/payment"]`, if sent.
     payment: Option<&'a Value>,
+    /// The MCP request, whose token is cancelled when the client goes away.
+    context: &'a RequestContext<RoleServer>,
 }
 
 impl<'a> ToolCall<'a> {
@@ -60,7 +63,7 @@ impl<'a> ToolCall<'a> {
             .extensions
             .get::<Parts>()
             .ok_or_else(|| McpError::internal_error("a tool call arrived without its HTTP request", None))?;
-        Ok(ToolCall { state, handlers, outer, payment: context.meta.get(PAYMENT_META) })
+        Ok(ToolCall { state, handlers, outer, payment: context.meta.get(PAYMENT_META), context })
     }
 
     /// The shared state.
@@ -85,8 +88,27 @@ impl<'a> ToolCall<'a> {
         self.sell(Target::Route(route), arguments).await
     }
 
-    /// Calls `target`; a settlement that failed after the work answers the challenge again.
+    /// Calls `target`, for as long as the client waits: a client that goes away drops the call
+    /// where it is, as a closed HTTP connection does, so a paid answer it never received stays
+    /// kept for the payment's retry instead of being counted as delivered.
     async fn sell(&self, target: Target<'_>, arguments: Option<JsonObject>) -> CallToolResult {
+        tokio::select! {
+            biased;
+            () = self.context.ct.cancelled() => CallToolResult::error(vec![ContentBlock::text("the call was cancelled")]),
+            result = self.sell_now(target, arguments) => result,
+        }
+    }
+
+    /// Calls `target`; a settlement that failed after the work answers the challenge again.
+    async fn sell_now(&self, target: Target<'_>, arguments: Option<JsonObject>) -> CallToolResult {
+        // A payment names the resource it was made for (the tool and its arguments, as the
+        // challenge's URL): it buys that call only, whatever else the client echoed.
+        let named = self.payment.and_then(resource_named);
+        if let Some(named) = named.filter(|named| *named != self.state.config.url(&target.uri(arguments.clone()))) {
+            let why = Value::from(format!("resource_mismatch: this payment was made for {named}"));
+            let again = Answered::read(self.serve(target, arguments, None).await).await;
+            return again.into_result(Some(why), None);
+        }
         let payment = self.payment.map(payment_header);
         let response = self.serve(target, arguments.clone(), payment.as_ref()).await;
         let settle_failed = response.status() == StatusCode::PAYMENT_REQUIRED
@@ -114,7 +136,10 @@ impl<'a> ToolCall<'a> {
         let served = match target {
             Target::Route(route) => {
                 let request = RouteRequest::of(route, arguments);
-                let parts = self.parts(method(route.method), &request.uri, payment, request.body.is_some());
+                let parts = match self.parts(method(route.method), &request.uri, payment, request.body.is_some()) {
+                    Ok(parts) => parts,
+                    Err(err) => return axum::response::IntoResponse::into_response(err),
+                };
                 let path: Vec<(&str, &str)> =
                     request.path.iter().map(|(name, value)| (*name, value.as_str())).collect();
                 let body = request.body.map_or_else(Body::empty, Body::from);
@@ -122,11 +147,14 @@ impl<'a> ToolCall<'a> {
                 crate::pipeline::run(self.state, self.handlers, route, channel, &parts, &path, body).await
             }
             Target::Agent(id) => {
-                let uri: String = svc_catalogue::routes::sellers::INVOKE_PATH
-                    .replace("{agent_id}", &url_escape(id).collect::<String>());
-                let parts = self.parts(Method::POST, &uri, payment, true);
-                let body = serde_json::to_vec(&arguments).unwrap_or_default();
-                crate::seller_invoke::run(self.state, id, &parts, Body::from(body)).await
+                let uri = target.uri(None);
+                match self.parts(Method::POST, &uri, payment, true) {
+                    Ok(parts) => {
+                        let body = serde_json::to_vec(&arguments).unwrap_or_default();
+                        crate::seller_invoke::run(self.state, id, &parts, Body::from(body)).await
+                    }
+                    Err(err) => Err(err),
+                }
             }
         };
         served.unwrap_or_else(axum::response::IntoResponse::into_response)
@@ -135,10 +163,14 @@ impl<'a> ToolCall<'a> {
     /// The head of the request an HTTP client would have sent: the MCP request's own (its
     /// credentials, address and connection) with the method, path, payment and body type of
     /// the call.
-    fn parts(&self, method: Method, uri: &str, payment: Option<&HeaderValue>, json: bool) -> Parts {
+    fn parts(&self, method: Method, uri: &str, payment: Option<&HeaderValue>, json: bool) -> Result<Parts, ApiError> {
+        // Only arguments too long for any request's query fail to make a path and query.
+        let uri = uri.parse().map_err(|_| {
+            ApiError::field(vec!["query".into()], "the arguments are too long for this tool's query", "value_error")
+        })?;
         let mut parts = self.outer.clone();
         parts.method = method;
-        parts.uri = uri.parse().unwrap_or_else(|_| axum::http::Uri::from_static("/"));
+        parts.uri = uri;
         let headers = &mut parts.headers;
         for name in [&header::CONTENT_LENGTH, &header::CONTENT_TYPE, &header::ACCEPT_ENCODING] {
             headers.remove(name);
@@ -151,7 +183,7 @@ impl<'a> ToolCall<'a> {
         if json {
             headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
         }
-        parts
+        Ok(parts)
     }
 
     /// How the call is paid: from credits when the caller sent credentials (an API key, or a
@@ -184,6 +216,27 @@ enum Target<'a> {
     Route(&'static RouteSpec),
     /// A seller's agent, by id.
     Agent(&'a str),
+}
+
+impl Target<'_> {
+    /// The path and query a call with `arguments` is made on: what its challenge names.
+    fn uri(self, arguments: Option<JsonObject>) -> String {
+        match self {
+            Target::Route(route) => RouteRequest::of(route, arguments.unwrap_or_default()).uri,
+            Target::Agent(id) => {
+                svc_catalogue::routes::sellers::INVOKE_PATH.replace("{agent_id}", &url_escape(id).collect::<String>())
+            }
+        }
+    }
+}
+
+/// The resource URL a `_meta["x402/payment"]` says it pays for, in either form.
+fn resource_named(payment: &Value) -> Option<String> {
+    let header = payment_header(payment);
+    match svc_x402::codec::Presented::read(Some(header.as_bytes())) {
+        svc_x402::codec::Presented::Payment(payment) => payment.resource_url(),
+        _ => None,
+    }
 }
 
 /// The `PAYMENT-SIGNATURE` value of a `_meta["x402/payment"]`: a `PaymentPayload` object
@@ -253,6 +306,9 @@ impl RouteRequest {
                     value => pairs.push((name, scalar_text(value))),
                 }
             }
+            // In name order, so a retry whose arguments come in another order names the same
+            // resource as the call it pays for.
+            pairs.sort_by(|a, b| a.0.cmp(&b.0));
             if !pairs.is_empty() {
                 uri.push('?');
                 uri.push_str(&serde_urlencoded::to_string(&pairs).unwrap_or_default());

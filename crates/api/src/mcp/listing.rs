@@ -14,6 +14,9 @@ use super::Mode;
 use super::call::ToolCall;
 use crate::state::AppState;
 
+/// The most sellers' agents `tools/list` shows.
+pub(super) const MAX_AGENTS_LISTED: usize = 25;
+
 /// The tools of both modes and the resources, with what the compact tools search.
 pub(super) struct Listing {
     full: Vec<Tool>,
@@ -70,7 +73,11 @@ impl Listing {
     pub(super) async fn listed(&self, mode: Mode, state: &AppState) -> Vec<Tool> {
         let mut tools = self.tools(mode).to_vec();
         if mode == Mode::Full {
-            let agents = crate::ops::listed_agents(state).await;
+            // The most called agents only: every host loads every tool listed, and anyone can
+            // list an agent. Any selling agent is callable by its id.
+            let mut agents = crate::ops::listed_agents(state).await;
+            agents.sort_by(|a, b| b.paid_calls.cmp(&a.paid_calls).then_with(|| a.id.cmp(&b.id)));
+            agents.truncate(MAX_AGENTS_LISTED);
             tools.extend(agents.iter().map(|agent| tool(svc_catalogue::tools::agent_tool_facts(agent))));
         }
         tools

@@ -158,6 +158,11 @@ async fn a_payment_for_one_tool_buys_neither_another_tool_nor_other_arguments() 
         assert!(is_error(&elsewhere), "{tool}: {elsewhere}");
         assert_eq!(structured(&elsewhere)["x402Version"], 2, "{tool}: refused with a challenge: {elsewhere}");
     }
+    // Without the echoed extensions, the resource it names still binds it.
+    let mut bare = payment["x402/payment"].clone();
+    bare.as_object_mut().expect("payload").remove("extensions");
+    let elsewhere = app.mcp_call(COIN, json!({"mint": two}), Some(json!({"x402/payment": bare})), &[]).await;
+    assert!(structured(&elsewhere)["error"].as_str().expect("why").starts_with("resource_mismatch"), "{elsewhere}");
     assert_eq!(app.paid_calls().await, 0);
     // It still buys what it was made for.
     let paid = app.mcp_call(COIN, json!({"mint": one}), Some(payment), &[]).await;

@@ -1345,3 +1345,21 @@ async fn a_listed_agent_is_an_mcp_tool_sold_as_its_invoke() {
     let gone = app.mcp_call("agt_00000000000000000000000000000000", json!({"query": "hi"}), None, &[]).await;
     assert_eq!(gone["structuredContent"]["code"], "not_found", "{gone}");
 }
+
+/// A client that goes away mid-call is not charged for an answer it never got: the call is
+/// dropped where it is, as a closed HTTP connection drops it.
+#[tokio::test]
+async fn an_mcp_client_that_goes_away_mid_call_is_not_charged() {
+    let app = TestApp::new().await;
+    let fake = FakeSeller::default();
+    let base = fake.spawn().await;
+    let key = seller(&app).await;
+    let id = selling(&app, &key, &format!("{base}/slow")).await;
+    let required = app.mcp_call(&id, json!({"query": "hi"}), None, &[]).await;
+    let meta = json!({"x402/payment": crate::support::payment_payload(&required["structuredContent"], 3)});
+    let paying = app.mcp_call(&id, json!({"query": "hi"}), Some(meta), &[]);
+    assert!(tokio::time::timeout(Duration::from_millis(500), paying).await.is_err(), "the seller takes 3 s");
+    tokio::time::sleep(Duration::from_millis(3500)).await;
+    let revenue = call(&app, Method::GET, &format!("/agents/{id}/revenue"), None, &key).await.json();
+    assert_eq!(revenue["transactions_count"], 0, "{revenue}");
+}
