@@ -96,11 +96,16 @@ measure() { # label, binary
     PAYMENTS="$WORK/invoke.txt" THREADS=1 BODY="$INVOKE_BODY" run "$label" invoke_c1 -t1 -c1 -d"${SECS}s" \
       -s bench/paid.lua "$URL$invoke"
   fi
-  # The same paid route as an MCP tool (the payment in the call's `_meta`), at concurrency 1.
+  # The same paid route as an MCP tool (the payment in the call's `_meta`), at concurrency 1,
+  # then the route over HTTP again: every paid call adds to the store, and a later run is a
+  # little slower, so the tool call is compared with the HTTP runs on both sides of it.
   if "$bin" presign --help | grep -q mcp-tool; then
     "$bin" presign --count $((SECS * 4000)) --out "$WORK/mcp.txt" --mcp-tool alpha_top_picks
+    "$bin" presign --count $((SECS * 4000)) --out "$WORK/serial2.txt"
     PAYMENTS="$WORK/mcp.txt" THREADS=1 MCP=1 run "$label" mcp_paid_c1 -t1 -c1 -d"${SECS}s" -s bench/paid.lua \
       "$URL/mcp"
+    PAYMENTS="$WORK/serial2.txt" THREADS=1 run "$label" paid_c1_after -t1 -c1 -d"${SECS}s" -s bench/paid.lua \
+      "$URL/api/x402/alpha/top-picks"
   fi
   echo "$label $idle_kb $(rss_kb "$SERVER")" >>"$WORK/rss.txt"
   kill "$SERVER"
@@ -171,8 +176,8 @@ awk -v s="$(rps current signal_plain)" -v c="$(rps current challenge_402)" \
 p50() { echo "$results" | awk -v l="$1" -v n="$2" '$1==l && $2==n {print $5}'; }
 awk -v i="$(p50 current invoke_c1)" -v p="$(p50 current paid_c1)" \
   'BEGIN { printf "paid invoke p50 - paid route p50 = %d µs (target <= 500 µs)\n", i - p }'
-awk -v m="$(p50 current mcp_paid_c1)" -v p="$(p50 current paid_c1)" \
-  'BEGIN { printf "paid MCP tool call p50 - paid route p50 = %d µs (target <= 300 µs)\n", m - p }'
+awk -v m="$(p50 current mcp_paid_c1)" -v p="$(p50 current paid_c1)" -v q="$(p50 current paid_c1_after)" \
+  'BEGIN { printf "paid MCP tool call p50 - paid route p50 (the runs before and after) = %d µs (target <= 300 µs)\n", m - (p + q) / 2 }'
 "$BIN" mcp-list | while read -r _ path _ tools _ bytes _ wire _ model; do
   printf 'MCP tools/list %-12s %3s tools, %7s bytes, %6s tokens on the wire, %6s tokens a model reads\n' \
     "$path" "$tools" "$bytes" "$wire" "$model"

@@ -13,7 +13,7 @@
 //! route or a payment is decided here twice. This module only translates: arguments into the
 //! route's request (`call`), and the route's answer into a tool result.
 //!
-//! - `listing`: the tools and resources, built once from the catalogue.
+//! - `listing`: the tools and resources, built once from the catalogue, on first use.
 //! - `call`: a tool call served by its route, and the x402 tool-result binding.
 //! - `compact`: the three meta-tools.
 
@@ -42,7 +42,7 @@ use svc_catalogue::operational::{MCP_COMPACT_PATH, MCP_PATH};
 
 /// The two MCP servers, for the app's router.
 pub(crate) fn router(state: &AppState, handlers: &Arc<Handlers>) -> Router<AppState> {
-    let listing = Arc::new(Listing::new(state));
+    let listing = Arc::new(std::sync::OnceLock::new());
     let mut router = Router::new();
     for (path, mode) in [(MCP_PATH, Mode::Full), (MCP_COMPACT_PATH, Mode::Compact)] {
         let server =
@@ -119,8 +119,16 @@ enum Mode {
 struct Server {
     state: AppState,
     handlers: Arc<Handlers>,
-    listing: Arc<Listing>,
+    /// Built on the first MCP request: a process whose clients never use MCP does not hold it.
+    listing: Arc<std::sync::OnceLock<Listing>>,
     mode: Mode,
+}
+
+impl Server {
+    /// What this server lists, built once.
+    fn listing(&self) -> &Listing {
+        self.listing.get_or_init(|| Listing::new(&self.state))
+    }
 }
 
 impl ServerHandler for Server {
@@ -135,11 +143,11 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.listing.listed(self.mode, &self.state).await))
+        Ok(ListToolsResult::with_all_items(self.listing().listed(self.mode, &self.state).await))
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
-        self.listing.tools(self.mode).iter().find(|tool| tool.name == name).cloned()
+        self.listing().tools(self.mode).iter().find(|tool| tool.name == name).cloned()
     }
 
     async fn call_tool(
@@ -151,7 +159,7 @@ impl ServerHandler for Server {
         let call = call::ToolCall::new(&self.state, &self.handlers, &context)?;
         let result = match self.mode {
             Mode::Full => call.named(&name, arguments).await?,
-            Mode::Compact => compact::call(&self.listing, call, &name, arguments).await?,
+            Mode::Compact => compact::call(self.listing(), call, &name, arguments).await?,
         };
         Ok(result.into())
     }
@@ -161,7 +169,7 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        Ok(ListResourcesResult::with_all_items(self.listing.resources().to_vec()))
+        Ok(ListResourcesResult::with_all_items(self.listing().resources().to_vec()))
     }
 
     async fn read_resource(
