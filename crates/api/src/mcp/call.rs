@@ -232,9 +232,13 @@ impl Target<'_> {
 
 /// The resource URL a `_meta["x402/payment"]` says it pays for, in either form.
 fn resource_named(payment: &Value) -> Option<String> {
-    let header = payment_header(payment);
-    match svc_x402::codec::Presented::read(Some(header.as_bytes())) {
-        svc_x402::codec::Presented::Payment(payment) => payment.resource_url(),
+    let url = |payload: &Value| payload.get("resource")?.get("url")?.as_str().map(str::to_owned);
+    match payment {
+        Value::Object(_) => url(payment),
+        Value::String(encoded) => match svc_x402::codec::Presented::read(Some(encoded.trim().as_bytes())) {
+            svc_x402::codec::Presented::Payment(payment) => payment.resource_url(),
+            _ => None,
+        },
         _ => None,
     }
 }
