@@ -28,6 +28,10 @@ pub enum DiscountTier {
 }
 
 impl DiscountTier {
+    /// Paid calls from which no further call changes the tier: counting a payer's calls can
+    /// stop there.
+    pub const TOP_FROM: u64 = WHALE_FROM;
+
     /// The tier for a number of paid calls in the window.
     pub fn for_calls(calls: u64) -> Self {
         match calls {

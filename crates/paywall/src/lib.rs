@@ -226,18 +226,26 @@ impl Paywall {
     /// volume tier is read from, by the pricing route, the price a signed-in payer is quoted,
     /// the discounted price a payment may choose and the rebate of a list-price payment.
     pub async fn paid_calls(&self, payer: &str) -> Result<u64, PaywallError> {
-        self.paid_calls_besides(payer, None).await
+        self.count_paid_calls(payer, None, u64::MAX).await
     }
 
-    /// [`Paywall::paid_calls`] leaving out one recorded payment: the calls before it.
-    pub(crate) async fn paid_calls_besides(&self, payer: &str, payment: Option<&str>) -> Result<u64, PaywallError> {
+    /// A payer's paid calls in the window, leaving out one recorded payment when named,
+    /// counted up to `at_most`.
+    async fn count_paid_calls(&self, payer: &str, payment: Option<&str>, at_most: u64) -> Result<u64, PaywallError> {
         let since = self.clock.now_ms() - svc_domain::discount::DISCOUNT_WINDOW_MS;
         let payer = svc_x402::codec::payer_key(payer);
-        Ok(self.store.count_settled_payments_since(&payer, since, payment).await?)
+        Ok(self.store.count_settled_payments_since(&payer, since, payment, at_most).await?)
+    }
+
+    /// A payer's volume-discount tier, leaving out one recorded payment when named (the
+    /// call being priced): its calls are counted only as far as a tier can tell them apart,
+    /// so a payer's thousandth call and its millionth cost the store the same.
+    pub(crate) async fn tier_besides(&self, payer: &str, payment: Option<&str>) -> Result<DiscountTier, PaywallError> {
+        Ok(DiscountTier::for_calls(self.count_paid_calls(payer, payment, DiscountTier::TOP_FROM).await?))
     }
 
     /// A payer's volume-discount tier.
     pub async fn payer_tier(&self, payer: &str) -> Result<DiscountTier, PaywallError> {
-        Ok(DiscountTier::for_calls(self.paid_calls(payer).await?))
+        self.tier_besides(payer, None).await
     }
 }

@@ -3,7 +3,7 @@
 //! account, opened on first need. Once per payment: the credit is keyed on the payment.
 
 use svc_accounts::credits::{REBATE, rebate_reference};
-use svc_domain::{DiscountTier, Money};
+use svc_domain::Money;
 use svc_store::NewCredit;
 
 use crate::{Paywall, PaywallError, Sale};
@@ -26,7 +26,7 @@ impl Paywall {
 
     async fn owe_rebate(&self, sale: &Sale<'_>, payer: &str, payment_id: &str) -> Result<Option<Money>, PaywallError> {
         // Priced by the calls before this one, as the payer's quote for it was.
-        let tier = DiscountTier::for_calls(self.paid_calls_besides(payer, Some(payment_id)).await?);
+        let tier = self.tier_besides(payer, Some(payment_id)).await?;
         let owed = sale.price.checked_sub(tier.apply(sale.price)).unwrap_or(Money::ZERO);
         if owed == Money::ZERO {
             return Ok(None);

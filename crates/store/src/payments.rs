@@ -376,21 +376,24 @@ impl Store {
     }
 
     /// Successful paid calls of a payer since `since_ms` inclusive, for volume discounts,
-    /// leaving out the payment `except` when one is named (the call being priced).
-    /// Counts `settled` and also `unsettled` (served in verify-only mode): both are calls the
-    /// payer paid for and got an answer to.
+    /// leaving out the payment `except` when one is named (the call being priced), counted up
+    /// to `at_most`: a tier is decided by the first thousand, and a charge must not count a
+    /// heavy payer's every call. Counts `settled` and also `unsettled` (served in verify-only
+    /// mode): both are calls the payer paid for and got an answer to.
     pub async fn count_settled_payments_since(
         &self,
         payer: &str,
         since_ms: i64,
         except: Option<&str>,
+        at_most: u64,
     ) -> Result<u64, StoreError> {
-        const SQL: &str = "SELECT COUNT(*) FROM payments WHERE payer = $1 AND created_at >= $2 \
-                           AND status IN ('settled', 'unsettled') AND ($3 IS NULL OR id <> $3)";
+        const SQL: &str = "SELECT COUNT(*) FROM (SELECT 1 FROM payments WHERE payer = $1 AND created_at >= $2 \
+                           AND status IN ('settled', 'unsettled') AND ($3 IS NULL OR id <> $3) LIMIT $4) AS counted";
         let n: i64 = with_pool!(&self.db, |p| sqlx::query_scalar(SQL)
             .bind(payer)
             .bind(since_ms)
             .bind(except)
+            .bind(i64::try_from(at_most).unwrap_or(i64::MAX))
             .fetch_one(p)
             .await)?;
         to_u64(n, "count")

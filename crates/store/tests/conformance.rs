@@ -156,15 +156,20 @@ async fn a_payers_payments_come_newest_first_and_paid_calls_count_in_the_window(
     let payer = PAYER;
     let ids: Vec<String> = store.payments_by_payer(payer, 3).await.expect("list").into_iter().map(|p| p.id).collect();
     assert_eq!(ids, ["w3", "w2", "w1"]);
-    assert_eq!(store.count_settled_payments_since(payer, 0, None).await.expect("count"), 3);
-    let from_2000 = store.count_settled_payments_since(payer, 2_000, None).await.expect("count");
+    assert_eq!(store.count_settled_payments_since(payer, 0, None, u64::MAX).await.expect("count"), 3);
+    let from_2000 = store.count_settled_payments_since(payer, 2_000, None, u64::MAX).await.expect("count");
     assert_eq!(from_2000, 2, "window start is inclusive");
-    assert_eq!(store.count_settled_payments_since(payer, 4_001, None).await.expect("count"), 0);
-    assert_eq!(store.count_settled_payments_since("0xsomeoneelse", 0, None).await.expect("count"), 0);
-    let besides = store.count_settled_payments_since(payer, 0, Some("w3")).await.expect("count");
+    assert_eq!(store.count_settled_payments_since(payer, 4_001, None, u64::MAX).await.expect("count"), 0);
+    assert_eq!(store.count_settled_payments_since("0xsomeoneelse", 0, None, u64::MAX).await.expect("count"), 0);
+    let besides = store.count_settled_payments_since(payer, 0, Some("w3"), u64::MAX).await.expect("count");
     assert_eq!(besides, 2, "the payment being priced is left out");
     assert_eq!(
-        store.count_settled_payments_since(payer, 0, Some("w2")).await.expect("count"),
+        store.count_settled_payments_since(payer, 0, None, 2).await.expect("count"),
+        2,
+        "counted as far as asked"
+    );
+    assert_eq!(
+        store.count_settled_payments_since(payer, 0, Some("w2"), u64::MAX).await.expect("count"),
         3,
         "failed: not counted"
     );
