@@ -135,7 +135,7 @@ fn backend(
     let root = root(file, data_dir);
     let snapshot = file.snapshot.clone().unwrap_or_else(|| root.join("snapshot"));
     let budget = file.memory_budget_mb.unwrap_or_else(|| machine_memory_mb().saturating_sub(2048));
-    let mut config = AgentboxConfig::new(node_name(), budget);
+    let mut config = AgentboxConfig::new(node_name(std::env::var("SVC_NODE").ok(), data_dir), budget);
     if let Some(mb) = file.memory_mb {
         config.memory_mb = mb.max(16);
     }
@@ -232,14 +232,57 @@ pub async fn shim(args: ShimArgs) -> anyhow::Result<()> {
     std::process::exit(code)
 }
 
-/// This machine's name: `SVC_NODE`, else the host name.
-fn node_name() -> String {
-    std::env::var("SVC_NODE")
-        .ok()
-        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
-        .map(|name| name.trim().to_owned())
-        .filter(|name| !name.is_empty())
-        .unwrap_or_else(|| "local".to_owned())
+/// This process's node name: `configured` (`SVC_NODE`), else an id made on first start and
+/// kept in `data_dir`. Sandboxes are tagged with it, and reconciliation touches only its own
+/// node's: two replicas on one machine (one host name) no longer end each other's gateways
+/// when one restarts. The host name stays the answer only where the id cannot be kept.
+fn node_name(configured: Option<String>, data_dir: &Path) -> String {
+    if let Some(name) = configured.map(|name| name.trim().to_owned()).filter(|name| !name.is_empty()) {
+        return name;
+    }
+    match kept_node_id(data_dir) {
+        Ok(id) => id,
+        Err(err) => {
+            let host = std::fs::read_to_string("/proc/sys/kernel/hostname").ok().map(|h| h.trim().to_owned());
+            let host = host.filter(|h| !h.is_empty()).unwrap_or_else(|| "local".to_owned());
+            tracing::warn!(error = %err, node = %host, "could not keep a node id in the data directory; using the host name");
+            host
+        }
+    }
+}
+
+/// The node id kept in `data_dir/node-id`, made (atomically, once) when there is none.
+fn kept_node_id(data_dir: &Path) -> std::io::Result<String> {
+    let path = data_dir.join("node-id");
+    let valid =
+        |id: &str| !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    if let Ok(id) = std::fs::read_to_string(&path) {
+        let id = id.trim();
+        if valid(id) {
+            return Ok(id.to_owned());
+        }
+    }
+    std::fs::create_dir_all(data_dir)?;
+    let id = format!("node-{}", uuid::Uuid::new_v4().simple());
+    // Written beside and renamed into place, so a crash never leaves half an id; a process
+    // that lost a race to make it reads the winner's.
+    let partial = data_dir.join(format!("node-id.{}", uuid::Uuid::new_v4().simple()));
+    std::fs::write(&partial, &id)?;
+    match std::fs::hard_link(&partial, &path) {
+        Ok(()) => {
+            std::fs::remove_file(&partial)?;
+            Ok(id)
+        }
+        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
+            std::fs::remove_file(&partial)?;
+            let id = std::fs::read_to_string(&path)?.trim().to_owned();
+            if valid(&id) { Ok(id) } else { Err(std::io::Error::other("the kept node id is not one")) }
+        }
+        Err(err) => {
+            let _ = std::fs::remove_file(&partial);
+            Err(err)
+        }
+    }
 }
 
 /// The machine's memory, MiB.
@@ -251,4 +294,38 @@ fn machine_memory_mb() -> u64 {
             line.split_whitespace().nth(1)?.parse::<u64>().ok()
         })
         .map_or(0, |kib| kib / 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_id_is_made_once_and_kept_in_the_data_directory() {
+        let dir = tempfile::tempdir().expect("dir");
+        let first = node_name(None, dir.path());
+        assert!(first.starts_with("node-"), "{first}");
+        assert_eq!(node_name(None, dir.path()), first, "the same id after a restart");
+        let other = tempfile::tempdir().expect("dir");
+        assert_ne!(node_name(None, other.path()), first, "another data directory, another node");
+        assert_eq!(node_name(Some(" edge-1 ".into()), dir.path()), "edge-1", "SVC_NODE wins");
+    }
+
+    #[test]
+    fn processes_starting_at_once_on_one_data_directory_agree_on_its_node_id() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().to_owned();
+        let names: Vec<String> = (0..8)
+            .map(|_| {
+                let path = path.clone();
+                std::thread::spawn(move || node_name(None, &path))
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|t| t.join().expect("thread"))
+            .collect();
+        assert!(names.iter().all(|n| *n == names[0]), "{names:?}");
+        let left: Vec<_> = std::fs::read_dir(dir.path()).expect("dir").filter_map(Result::ok).collect();
+        assert_eq!(left.len(), 1, "no partial files left");
+    }
 }

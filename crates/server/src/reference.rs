@@ -92,10 +92,11 @@ pub const ENVIRONMENT: &[EnvVar] = &[
     },
     EnvVar {
         name: "SVC_NODE",
-        default: "the host name",
-        what: "This machine's name, which tags its sandboxes so a restarted svc finds its own.",
+        default: "an id made once and kept in the data directory (`node-id`)",
+        what: "This process's node name, which tags its sandboxes so a restarted svc finds its own and no \
+               other replica touches them; replicas sharing a data directory each need their own.",
     },
-    EnvVar { name: "RUST_LOG", default: "`info,sqlx=warn`", what: "Log filter." },
+    EnvVar { name: "RUST_LOG", default: "`info,sqlx=warn,rmcp=warn`", what: "Log filter." },
 ];
 
 /// The Markdown reference: every flag and environment variable, then every config-file key.
