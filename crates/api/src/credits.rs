@@ -39,7 +39,7 @@ async fn payer_account(
     now: i64,
 ) -> Result<svc_store::Account, ApiError> {
     let key = presented_key_in(headers);
-    let authorization = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());
+    let authorization = authorization(headers);
     let token = bearer_token(authorization).filter(|_| key.is_none() && !route.moves_funds);
     if token.is_none() {
         return Ok(authenticate(&state.store, key, accepted, now).await??.account);
@@ -68,6 +68,16 @@ async fn charge_and_run(call: Call<'_>, account: &str, input: ValidInput, now: i
             Err(ApiError::InsufficientCredits { balance, price, x402_path })
         }
     }
+}
+
+/// Whether a request presents credentials a credit-billed call is charged to: a key, or any
+/// bearer token (a sign-in token, or one refused as neither).
+pub(crate) fn presents_credentials(headers: &HeaderMap) -> bool {
+    presented_key_in(headers).is_some() || bearer_token(authorization(headers)).is_some()
+}
+
+fn authorization(headers: &HeaderMap) -> Option<&str> {
+    headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok())
 }
 
 /// The key a request presents in its headers: `X-API-Key`, or a bearer token with the key

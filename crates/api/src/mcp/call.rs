@@ -103,14 +103,15 @@ impl<'a> ToolCall<'a> {
     async fn sell_now(&self, target: Target<'_>, arguments: Option<JsonObject>) -> CallToolResult {
         // A payment names the resource it was made for (the tool and its arguments, as the
         // challenge's URL): it buys that call only, whatever else the client echoed.
+        let request = CallRequest::of(target, arguments.unwrap_or_default());
         let named = self.payment.and_then(resource_named);
-        if let Some(named) = named.filter(|named| *named != self.state.config.url(&target.uri(arguments.clone()))) {
+        if let Some(named) = named.filter(|named| *named != self.state.config.url(&request.uri)) {
             let why = Value::from(format!("resource_mismatch: this payment was made for {named}"));
-            let again = Answered::read(self.serve(target, arguments, None).await).await;
+            let again = Answered::read(self.serve(target, &request, None).await).await;
             return again.into_result(Some(why), None);
         }
         let payment = self.payment.map(payment_header);
-        let response = self.serve(target, arguments.clone(), payment.as_ref()).await;
+        let response = self.serve(target, &request, payment.as_ref()).await;
         let settle_failed = response.status() == StatusCode::PAYMENT_REQUIRED
             && !response.headers().contains_key(svc_x402::PAYMENT_REQUIRED)
             && response.headers().contains_key(PAYMENT_RESPONSE);
@@ -119,43 +120,31 @@ impl<'a> ToolCall<'a> {
             // The work was done and its settlement failed: the challenge again, naming why,
             // and not the answer.
             let why = answer.json.as_ref().and_then(|json| json.get("detail")).cloned();
-            let again = Answered::read(self.serve(target, arguments, None).await).await;
+            let again = Answered::read(self.serve(target, &request, None).await).await;
             return again.into_result(why, answer.payment_response);
         }
         answer.into_result(None, None)
     }
 
     /// Serves `target` for the request an HTTP client would have sent.
-    async fn serve(
-        &self,
-        target: Target<'_>,
-        arguments: Option<JsonObject>,
-        payment: Option<&HeaderValue>,
-    ) -> Response {
-        let arguments = arguments.unwrap_or_default();
+    async fn serve(&self, target: Target<'_>, request: &CallRequest, payment: Option<&HeaderValue>) -> Response {
+        let body = || request.body.clone().map_or_else(Body::empty, Body::from);
         let served = match target {
             Target::Route(route) => {
-                let request = RouteRequest::of(route, arguments);
-                let parts = match self.parts(method(route.method), &request.uri, payment, request.body.is_some()) {
-                    Ok(parts) => parts,
-                    Err(err) => return axum::response::IntoResponse::into_response(err),
-                };
-                let path: Vec<(&str, &str)> =
-                    request.path.iter().map(|(name, value)| (*name, value.as_str())).collect();
-                let body = request.body.map_or_else(Body::empty, Body::from);
-                let channel = self.channel(route);
-                crate::pipeline::run(self.state, self.handlers, route, channel, &parts, &path, body).await
-            }
-            Target::Agent(id) => {
-                let uri = target.uri(None);
-                match self.parts(Method::POST, &uri, payment, true) {
+                match self.parts(method(route.method), &request.uri, payment, request.body.is_some()) {
                     Ok(parts) => {
-                        let body = serde_json::to_vec(&arguments).unwrap_or_default();
-                        crate::seller_invoke::run(self.state, id, &parts, Body::from(body)).await
+                        let path: Vec<(&str, &str)> =
+                            request.path.iter().map(|(name, value)| (*name, value.as_str())).collect();
+                        let channel = self.channel(route);
+                        crate::pipeline::run(self.state, self.handlers, route, channel, &parts, &path, body()).await
                     }
                     Err(err) => Err(err),
                 }
             }
+            Target::Agent(id) => match self.parts(Method::POST, &request.uri, payment, true) {
+                Ok(parts) => crate::seller_invoke::run(self.state, id, &parts, body()).await,
+                Err(err) => Err(err),
+            },
         };
         served.unwrap_or_else(axum::response::IntoResponse::into_response)
     }
@@ -194,13 +183,7 @@ impl<'a> ToolCall<'a> {
         if !route.is_paid() {
             return Channel::Free;
         }
-        let headers = &self.outer.headers;
-        let credentials = crate::credits::presented_key_in(headers).is_some()
-            || headers
-                .get(header::AUTHORIZATION)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|a| svc_accounts::bearer_token(Some(a)))
-                .is_some();
+        let credentials = crate::credits::presents_credentials(&self.outer.headers);
         if credentials && self.payment.is_none() && route.credits_path().is_some() {
             Channel::Credits
         } else {
@@ -216,18 +199,6 @@ enum Target<'a> {
     Route(&'static RouteSpec),
     /// A seller's agent, by id.
     Agent(&'a str),
-}
-
-impl Target<'_> {
-    /// The path and query a call with `arguments` is made on: what its challenge names.
-    fn uri(self, arguments: Option<JsonObject>) -> String {
-        match self {
-            Target::Route(route) => RouteRequest::of(route, arguments.unwrap_or_default()).uri,
-            Target::Agent(id) => {
-                svc_catalogue::routes::sellers::INVOKE_PATH.replace("{agent_id}", &url_escape(id).collect::<String>())
-            }
-        }
-    }
 }
 
 /// The resource URL a `_meta["x402/payment"]` says it pays for, in either form.
@@ -268,16 +239,27 @@ fn method(method: HttpMethod) -> Method {
     }
 }
 
-/// The request a tool call's arguments make: the route's path with its parameters, the query,
-/// and the JSON body.
-struct RouteRequest {
+/// The request a tool call's arguments make, built once per call: the path with its
+/// parameters and the query (what the challenge names, and a payment must), and the JSON body.
+struct CallRequest {
     uri: String,
     path: Vec<(&'static str, String)>,
-    body: Option<Vec<u8>>,
+    body: Option<Bytes>,
 }
 
-impl RouteRequest {
-    fn of(route: &'static RouteSpec, mut arguments: JsonObject) -> Self {
+impl CallRequest {
+    fn of(target: Target<'_>, arguments: JsonObject) -> Self {
+        match target {
+            Target::Route(route) => Self::route(route, arguments),
+            Target::Agent(id) => CallRequest {
+                uri: svc_catalogue::routes::sellers::INVOKE_PATH.replace("{agent_id}", &path_segment(id)),
+                path: Vec::new(),
+                body: serde_json::to_vec(&arguments).ok().map(Bytes::from),
+            },
+        }
+    }
+
+    fn route(route: &'static RouteSpec, mut arguments: JsonObject) -> Self {
         let mut path = Vec::new();
         let mut uri = String::with_capacity(route.path.len() + 32);
         for (i, segment) in route.path.split('/').enumerate() {
@@ -291,7 +273,7 @@ impl RouteRequest {
                         continue;
                     };
                     let value = scalar_text(value);
-                    uri.extend(url_escape(&value));
+                    uri.push_str(&path_segment(&value));
                     path.push((name, value));
                 }
                 None => uri.push_str(segment),
@@ -318,9 +300,9 @@ impl RouteRequest {
                 uri.push_str(&serde_urlencoded::to_string(&pairs).unwrap_or_default());
             }
         } else if !arguments.is_empty() || matches!(route.source, InputSource::Body) {
-            body = serde_json::to_vec(&arguments).ok();
+            body = serde_json::to_vec(&arguments).ok().map(Bytes::from);
         }
-        RouteRequest { uri, path, body }
+        CallRequest { uri, path, body }
     }
 }
 
@@ -333,17 +315,11 @@ fn scalar_text(value: Value) -> String {
     }
 }
 
-/// `value` percent-encoded for a path segment.
-fn url_escape(value: &str) -> impl Iterator<Item = char> + '_ {
-    value.bytes().flat_map(|b| {
-        let plain = b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~');
-        let encoded = if plain { [b as char, '\0', '\0'] } else { ['%', hex(b >> 4), hex(b & 0xf)] };
-        encoded.into_iter().filter(|c| *c != '\0')
-    })
-}
-
-fn hex(nibble: u8) -> char {
-    char::from_digit(u32::from(nibble), 16).map_or('0', |c| c.to_ascii_uppercase())
+/// `value` percent-encoded for a path segment: all but RFC 3986's unreserved characters.
+fn path_segment(value: &str) -> String {
+    const UNRESERVED: &percent_encoding::AsciiSet =
+        &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+    percent_encoding::utf8_percent_encode(value, UNRESERVED).to_string()
 }
 
 /// A route's answer, read.

@@ -193,6 +193,9 @@ async fn invalid_arguments_are_refused_where_they_are_before_any_challenge() {
     assert!(is_error(&result), "{result}");
     assert_eq!(structured(&result)["detail"][0]["loc"], json!(["path", "mint"]), "{result}");
     assert!(structured(&result).get("accepts").is_none());
+    // A path parameter stays one segment, whatever it holds: escaped, then refused where it is.
+    let escaping = app.mcp_call(COIN, json!({"mint": "../a b/%2F?x=1"}), None, &[]).await;
+    assert_eq!(structured(&escaping)["detail"][0]["loc"], json!(["path", "mint"]), "{escaping}");
     let missing = app.mcp_call(COIN, json!({}), None, &[]).await;
     assert_eq!(structured(&missing)["detail"][0]["loc"], json!(["path", "mint"]), "{missing}");
     let nul = app.mcp_call("infra_evm_token_price", json!({"chain": "base\u{0}", "address": "0x00"}), None, &[]).await;
