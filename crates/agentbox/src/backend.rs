@@ -44,6 +44,24 @@ impl std::fmt::Debug for ProcSpec {
     }
 }
 
+/// The credentials a gateway uses to reach svc: its own API key, the account's LLM token, the
+/// account's chat-bot token. Secrets: `Debug` shows none of them.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credentials {
+    /// The gateway's API key (`svck_…`).
+    pub api_key: String,
+    /// The account's LLM proxy token.
+    pub llm_token: String,
+    /// The account's chat-bot token, when it has a bot.
+    pub bot_token: Option<String>,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials").field("bot_token", &self.bot_token.is_some()).finish_non_exhaustive()
+    }
+}
+
 /// How a sandbox's gateway is doing, as the backend sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SandboxStatus {
@@ -96,6 +114,17 @@ pub trait Backend: Send + Sync + 'static {
 
     /// Writes files under the agent's home.
     fn write_files<'a>(&'a self, id: &'a str, files: &'a [FileSpec]) -> BoxFuture<'a, Result<(), BackendError>>;
+
+    /// Arms the sandbox's way out with the real credentials and answers what the sandbox itself
+    /// is given: placeholders, where the backend owns the way out and puts the real ones on
+    /// each request there (the same placeholders again after a re-attach), else the real ones.
+    /// Called before [`Backend::spawn`] and again after [`Backend::attach`]; until then the
+    /// sandbox has no way out.
+    fn credentials<'a>(&'a self, id: &'a str, real: Credentials) -> BoxFuture<'a, Result<Credentials, BackendError>>;
+
+    /// Whether the sandbox holds the real credentials ([`Backend::credentials`] gave them in),
+    /// so they are replaced when it ends.
+    fn holds_real_credentials(&self) -> bool;
 
     /// Starts the gateway, detached; returns its process id on the machine, where there is one.
     fn spawn<'a>(&'a self, id: &'a str, process: &'a ProcSpec) -> BoxFuture<'a, Result<Option<i64>, BackendError>>;

@@ -18,6 +18,7 @@
 
 pub mod backend;
 pub mod cgroups;
+mod egress;
 pub mod error;
 pub mod files;
 pub mod layout;

@@ -17,7 +17,7 @@ use std::time::Duration;
 use svc_store::{Debit, GatewayRecord};
 use tokio::sync::Notify;
 
-use crate::backend::{ProcSpec, SandboxSpec, SandboxStatus};
+use crate::backend::{Credentials, ProcSpec, SandboxSpec, SandboxStatus};
 use crate::layout::{GATEWAY_PORT, HOME};
 use crate::snapshot::Snapshot;
 use crate::templates;
@@ -65,18 +65,7 @@ impl Agentbox {
         backend.note(id, &format!("sandbox created for template {} ({} MiB)", template.name, spec.memory_mb)).await;
         self.advance(id, "provisioning", "configuring").await?;
 
-        let now = self.clock.now_ms();
-        let key = svc_accounts::issue_key(
-            &self.store,
-            &gateway.account_id,
-            &format!("gateway {id}"),
-            &template.scopes(),
-            None,
-            now,
-        )
-        .await
-        .map_err(|e| failed("minting the sandbox's key", e))?;
-        self.store.set_gateway_key(id, &key.record.id).await.map_err(|e| failed("recording the key", e))?;
+        let api_key = self.mint_key(gateway, template).await?;
         let llm_token = self.llm.token(&gateway.account_id).await.map_err(|e| failed("the LLM token", e))?;
         let models: Vec<&str> = self.llm.models().iter().map(|(alias, _)| alias).collect();
         let svc_url = backend.svc_url();
@@ -91,11 +80,15 @@ impl Agentbox {
         let files = crate::files::sandbox_files(template, &models, svc_catalogue::catalogue(), &svc_url, groups);
         backend.write_files(id, &files).await.map_err(|e| failed("writing the sandbox's files", e))?;
         backend.note(id, &format!("wrote the agent's config, workspace and {} skills", files.len() - 4)).await;
+        let real = Credentials { api_key, llm_token, bot_token: chat.map(|(token, _)| token) };
+        let given = backend.credentials(id, real).await.map_err(|e| failed("arming the sandbox's way out", e))?;
+        if !backend.holds_real_credentials() {
+            backend.note(id, "credentials: the sandbox holds placeholders; svc puts the real ones on its calls").await;
+        }
         self.advance(id, "configuring", "starting").await?;
 
-        let mut env = environment(gateway, &snapshot, &svc_url, key.secret, llm_token);
-        if let Some((token, _)) = chat {
-            env.push(("TELEGRAM_BOT_TOKEN".to_owned(), token));
+        let env = environment(gateway, &snapshot, &svc_url, &given);
+        if given.bot_token.is_some() {
             backend.note(id, "chat bot wired: the agent long-polls svc for its messages").await;
         }
         let process = ProcSpec { argv: snapshot.command.clone(), env };
@@ -212,9 +205,12 @@ impl Agentbox {
             if let Err(e) = self.store.revoke_api_key(&gateway.account_id, &key, self.clock.now_ms()).await {
                 tracing::error!(gateway = id, error = %e, "could not revoke the gateway's key");
             }
-            // The sandbox held the account's LLM token too: a new one, so the old one (which a
-            // stranger in the chat could have talked the agent into revealing) stops working.
-            if let Err(e) = self.llm.rotate(&gateway.account_id).await {
+            // A sandbox that held the account's LLM token itself: a new one, so the old one
+            // (which a stranger in the chat could have talked the agent into revealing) stops
+            // working. One that held a placeholder revealed nothing.
+            if self.backend().is_ok_and(|b| b.holds_real_credentials())
+                && let Err(e) = self.llm.rotate(&gateway.account_id).await
+            {
                 tracing::error!(gateway = id, error = %e, "could not rotate the account's LLM token");
             }
         }
@@ -250,7 +246,7 @@ impl Agentbox {
         for gateway in self.store.active_gateways_on(&self.config.node).await? {
             let end = match gateway.state.as_str() {
                 "running" | "stopping" => match backend.attach(&gateway.id).await {
-                    Ok(SandboxStatus::Running { .. }) => None,
+                    Ok(SandboxStatus::Running { .. }) => self.rearm(backend.as_ref(), &gateway).await.err(),
                     Ok(SandboxStatus::Exited(why)) => Some(End::Failed(why)),
                     Ok(SandboxStatus::Missing) => Some(End::Failed("the gateway's sandbox disappeared".into())),
                     Err(e) => Some(End::Failed(format!("could not re-attach to the sandbox: {e}"))),
@@ -282,6 +278,41 @@ impl Agentbox {
             }
         }
         Ok(())
+    }
+
+    /// After a restart, arms a re-attached sandbox's way out again. The key's secret died with
+    /// the process that minted it, so the gateway gets a new key (the old one revoked first: a
+    /// crash midway leaves no working key behind) under the placeholder it already holds.
+    async fn rearm(&self, backend: &dyn crate::Backend, gateway: &GatewayRecord) -> Result<(), End> {
+        if backend.holds_real_credentials() {
+            return Ok(());
+        }
+        if let Some(old) = &gateway.key_id {
+            self.store
+                .revoke_api_key(&gateway.account_id, old, self.clock.now_ms())
+                .await
+                .map_err(|e| failed("revoking its key", e))?;
+        }
+        let template = templates::template(&gateway.template)
+            .ok_or_else(|| End::Failed(format!("unknown template {}", gateway.template)))?;
+        let api_key = self.mint_key(gateway, template).await?;
+        let llm_token = self.llm.token(&gateway.account_id).await.map_err(|e| failed("the LLM token", e))?;
+        let bot_token = self.telegram.sandbox_channel(&gateway.account_id).await.ok().flatten().map(|(token, _)| token);
+        let real = Credentials { api_key, llm_token, bot_token };
+        backend.credentials(&gateway.id, real).await.map_err(|e| failed("arming the sandbox's way out", e))?;
+        Ok(())
+    }
+
+    /// The gateway's own API key, with its template's scopes, recorded as the gateway's; its
+    /// secret.
+    async fn mint_key(&self, gateway: &GatewayRecord, template: &templates::Template) -> Result<String, End> {
+        let name = format!("gateway {}", gateway.id);
+        let now = self.clock.now_ms();
+        let key = svc_accounts::issue_key(&self.store, &gateway.account_id, &name, &template.scopes(), None, now)
+            .await
+            .map_err(|e| failed("minting the sandbox's key", e))?;
+        self.store.set_gateway_key(&gateway.id, &key.record.id).await.map_err(|e| failed("recording the key", e))?;
+        Ok(key.secret)
     }
 
     /// Revokes the keys of ended gateways whose revocation failed when they ended.
@@ -329,14 +360,14 @@ fn failed(what: &str, err: impl std::fmt::Display) -> End {
     End::Failed(format!("{what} failed"))
 }
 
-/// The gateway's whole environment: svc's address, its key and the LLM token (secrets, by
-/// environment only), the agent gateway's own settings. Nothing of svc's environment.
+/// The gateway's whole environment: svc's address, its credentials (placeholders where the
+/// backend swaps them on the way out; by environment only), the agent gateway's own settings.
+/// Nothing of svc's environment.
 fn environment(
     gateway: &GatewayRecord,
     snapshot: &Snapshot,
     svc_url: &str,
-    key: String,
-    llm_token: String,
+    credentials: &Credentials,
 ) -> Vec<(String, String)> {
     let mut path = snapshot.path.clone();
     path.extend(["/usr/local/bin", "/usr/bin", "/bin"].map(str::to_owned));
@@ -347,8 +378,8 @@ fn environment(
         ("LANG", "C.UTF-8".to_owned()),
         ("TZ", "UTC".to_owned()),
         ("SVC_API_URL", svc_url.to_owned()),
-        (svc_catalogue::skills::API_TOKEN_ENV, key),
-        ("SVC_LLM_TOKEN", llm_token),
+        (svc_catalogue::skills::API_TOKEN_ENV, credentials.api_key.clone()),
+        ("SVC_LLM_TOKEN", credentials.llm_token.clone()),
         ("SVC_LLM_BASE_URL", format!("{svc_url}/api/v1/llm")),
         ("SVC_GATEWAY_ID", gateway.id.clone()),
         // The gateway's own operator token: only svc (through the sandbox's socket) uses it.
@@ -363,6 +394,7 @@ fn environment(
         ("NO_PROXY", "127.0.0.1,localhost".to_owned()),
     ]
     .into_iter()
+    .chain(credentials.bot_token.clone().map(|token| ("TELEGRAM_BOT_TOKEN", token)))
     .map(|(k, v)| (k.to_owned(), v))
     .collect()
 }

@@ -4,8 +4,10 @@
 //! and svc's binary mounted read-only, and one writable directory of its own. Memory and
 //! processes are capped with cgroups where the machine has them.
 //!
-//! Its only way out is the shim's bridge to `egress.sock`, which svc forwards to its own
-//! address: the agent reaches svc's API and LLM proxy, and nothing else. Sandboxes are not
+//! Its only way out is the shim's bridge to `egress.sock`, which svc serves as a proxy to its
+//! own address: the agent reaches svc's API, LLM proxy and Bot-API shim, and nothing else, and
+//! holds only placeholders of its credentials, which the proxy swaps for the real ones
+//! (`egress`). Sandboxes are not
 //! tied to svc's process: they keep running across a restart and are re-attached to (the
 //! sockets are files; the log is a file the sandbox writes itself).
 //!
@@ -22,11 +24,11 @@ use futures::future::BoxFuture;
 use http_body_util::Empty;
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncSeekExt, AsyncWriteExt, BufReader};
-use tokio::net::{TcpStream, UnixListener, UnixStream};
+use tokio::net::{UnixListener, UnixStream};
 use tokio::process::Child;
 use tokio::task::JoinHandle;
 
-use crate::backend::{Backend, BackendError, FileSpec, LogChunk, ProcSpec, SandboxSpec, SandboxStatus};
+use crate::backend::{Backend, BackendError, Credentials, FileSpec, LogChunk, ProcSpec, SandboxSpec, SandboxStatus};
 use crate::cgroups::Cgroups;
 use crate::layout::{GATEWAY_PORT, HOME, SNAPSHOT_MOUNT, SVC_PORT};
 use crate::shim::{CONTROL_SOCKET, EGRESS_SOCKET, GATEWAY_SOCKET};
@@ -41,6 +43,8 @@ const MAX_SOCKET_PATH: usize = 107;
 const MAX_EGRESS_CONNECTIONS: usize = 64;
 /// The largest file a sandbox may write (its log included), in 512-byte blocks: 1 GiB.
 const MAX_FILE_BLOCKS: u64 = 2 * 1024 * 1024;
+/// The file beside a sandbox (outside it) holding the placeholders it was given.
+const PLACEHOLDERS: &str = "placeholders.json";
 /// A sandbox id as svc makes them, for the longest-path check.
 const LONGEST_ID: &str = "gw_0123456789abcdef0123";
 
@@ -66,6 +70,15 @@ pub struct LocalBackend {
     config: LocalConfig,
     cgroups: Cgroups,
     slots: Mutex<HashMap<String, Slot>>,
+}
+
+/// The placeholders a sandbox holds, as kept on the host. Not secrets: they work only
+/// through the sandbox's own way out.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct KeptPlaceholders {
+    api_key: String,
+    llm_token: String,
+    bot_token: Option<String>,
 }
 
 /// What this process holds of a sandbox.
@@ -123,34 +136,38 @@ impl LocalBackend {
         self.slots.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Starts forwarding the sandbox's `egress.sock` to svc.
-    fn open_egress(&self, id: &str) -> Result<(), BackendError> {
+    /// Serves the sandbox's `egress.sock`: its requests go on to svc with the real
+    /// credentials in place of its placeholders.
+    fn open_egress(&self, id: &str, swap: crate::egress::Swap) -> Result<(), BackendError> {
         let path = self.dir(id).join("run").join(EGRESS_SOCKET);
         let _ = std::fs::remove_file(&path);
         let listener = UnixListener::bind(&path).map_err(|e| BackendError::io("opening the sandbox's way out", e))?;
-        let target = self.config.api_addr;
-        // A cap on the sandbox's open connections to svc, so one agent cannot use up svc's
-        // descriptors and connection slots for everyone.
         let open = Arc::new(tokio::sync::Semaphore::new(MAX_EGRESS_CONNECTIONS));
-        let task = tokio::spawn(async move {
-            while let Ok((mut inside, _)) = listener.accept().await {
-                let Ok(permit) = Arc::clone(&open).try_acquire_owned() else {
-                    drop(inside);
-                    continue;
-                };
-                tokio::spawn(async move {
-                    if let Ok(mut svc) = TcpStream::connect(target).await {
-                        let _ = svc.set_nodelay(true);
-                        let _ = tokio::io::copy_bidirectional(&mut inside, &mut svc).await;
-                    }
-                    drop(permit);
-                });
-            }
-        });
+        let task = tokio::spawn(crate::egress::serve(listener, self.config.api_addr, Arc::new(swap), open));
         if let Some(old) = self.slots().entry(id.to_owned()).or_default().egress.replace(task) {
             old.abort();
         }
         Ok(())
+    }
+
+    /// The placeholders the sandbox was given: kept beside it on the host (never inside), so a
+    /// re-attach after a restart swaps the same ones.
+    fn placeholders(&self, id: &str, real: &Credentials) -> Result<Credentials, BackendError> {
+        let path = self.dir(id).join(PLACEHOLDERS);
+        if let Ok(text) = std::fs::read_to_string(&path)
+            && let Ok(kept) = serde_json::from_str::<KeptPlaceholders>(&text)
+        {
+            return Ok(Credentials { api_key: kept.api_key, llm_token: kept.llm_token, bot_token: kept.bot_token });
+        }
+        let made = crate::egress::placeholders_for(real);
+        let kept = KeptPlaceholders {
+            api_key: made.api_key.clone(),
+            llm_token: made.llm_token.clone(),
+            bot_token: made.bot_token.clone(),
+        };
+        let text = serde_json::to_string(&kept).map_err(|e| BackendError::io("keeping the placeholders", e))?;
+        std::fs::write(&path, text).map_err(|e| BackendError::io("keeping the placeholders", e))?;
+        Ok(made)
     }
 
     /// Sends a line to the shim's control socket; its one-line answer.
@@ -346,9 +363,21 @@ impl Backend for LocalBackend {
         .boxed()
     }
 
+    fn credentials<'a>(&'a self, id: &'a str, real: Credentials) -> BoxFuture<'a, Result<Credentials, BackendError>> {
+        async move {
+            let given = self.placeholders(id, &real)?;
+            self.open_egress(id, crate::egress::Swap::new(&given, &real))?;
+            Ok(given)
+        }
+        .boxed()
+    }
+
+    fn holds_real_credentials(&self) -> bool {
+        false
+    }
+
     fn spawn<'a>(&'a self, id: &'a str, process: &'a ProcSpec) -> BoxFuture<'a, Result<Option<i64>, BackendError>> {
         async move {
-            self.open_egress(id)?;
             let log = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
@@ -403,7 +432,6 @@ impl Backend for LocalBackend {
             if self.control(id, "ping", Duration::from_secs(2)).await.as_deref() != Some("pong") {
                 return Ok(SandboxStatus::Exited("the sandbox ended while svc was not running".into()));
             }
-            self.open_egress(id)?;
             Ok(SandboxStatus::Running { memory_bytes: self.cgroups.memory_bytes(id) })
         }
         .boxed()

@@ -4,7 +4,8 @@
 //! agent runs it (a `curl` of a svc data route with its injected key) and the provider quotes
 //! the result. A user's direct message, played on the simulated chat platform, goes through
 //! svc's relay and Bot-API shim to the agent, and its answer comes back out to the chat. Then
-//! the gateway is stopped and nothing is left.
+//! the gateway is stopped and nothing is left. Through all of it the sandbox holds placeholders
+//! of its credentials, never the real ones.
 //!
 //! The snapshot is 800 MB from the npm registry, so this test runs where one is prepared:
 //! `SVC_TEST_AGENT_SNAPSHOT=<dir> cargo test -p svc-server --test agent_gateway -- --ignored`
@@ -77,7 +78,26 @@ async fn the_real_agent_gateway_starts_answers_through_the_llm_proxy_calls_svc_a
     let memory_mib = view["memory_bytes"].as_u64().unwrap_or(0) >> 20;
     eprintln!("agent gateway: running {start_secs:.1} s after the start request, {memory_mib} MiB");
 
-    // The gateway's operator token is in its process environment (the test runs as root).
+    // No real credential inside: the gateway's processes hold placeholders of the key, the LLM
+    // token and the bot token (the test runs as root, so it reads their environments).
+    let llm_token = http
+        .post(format!("{base}/api/account/llm-token"))
+        .header("X-API-Key", &key)
+        .send()
+        .await
+        .expect("llm token")
+        .json::<Value>()
+        .await
+        .expect("json")["token"]
+        .as_str()
+        .expect("the account's LLM token")
+        .to_owned();
+    let environ = sandbox_environ(&id);
+    assert!(environ.contains("SVC_API_TOKEN=svck_") && environ.contains("TELEGRAM_BOT_TOKEN=7001234567:"));
+    assert!(!environ.contains(bot_token), "the bot token is not inside");
+    assert!(!environ.contains(&llm_token), "the LLM token is not inside");
+
+    // The gateway's operator token is in its process environment.
     let token = gateway_token(&id).expect("the gateway process and its token");
     let socket = data.join("agentbox/sandboxes").join(&id).join("run/gateway.sock");
     let command = r#"curl -s -H "X-API-Key: $SVC_API_TOKEN" "$SVC_API_URL/api/svc-tools/top-picks-lite""#;
@@ -153,6 +173,20 @@ async fn the_real_agent_gateway_starts_answers_through_the_llm_proxy_calls_svc_a
     assert!(std::fs::read_dir(data.join("agentbox/sandboxes")).expect("dir").next().is_none(), "no sandbox left");
     assert!(gateway_token(&id).is_none(), "no gateway process left");
     svc.kill().await.expect("kill");
+}
+
+/// The environments of every process of gateway `id`'s sandbox, joined.
+fn sandbox_environ(id: &str) -> String {
+    let marker = format!("SVC_GATEWAY_ID={id}");
+    let Ok(entries) = std::fs::read_dir("/proc") else { return String::new() };
+    entries
+        .filter_map(|e| e.ok())
+        .filter_map(|entry| {
+            let environ = String::from_utf8_lossy(&std::fs::read(entry.path().join("environ")).ok()?).into_owned();
+            environ.contains(&marker).then_some(environ)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The operator token in the environment of gateway `id`'s processes.

@@ -63,6 +63,12 @@ impl World {
         (account, key)
     }
 
+    /// The account's API keys, read from svc's database.
+    async fn keys(&self, account: &str) -> Vec<svc_store::ApiKeyRecord> {
+        let store = svc_store::Store::open_sqlite_file(&self.data().join("svc.db")).await.expect("svc's database");
+        store.api_keys(account).await.expect("keys")
+    }
+
     async fn serve(&self) -> Svc {
         self.serve_with(&[], &[]).await
     }
@@ -191,6 +197,45 @@ async fn inside(world: &World, gateway: &str, path: &str) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
 }
 
+/// Everything of sandbox `id` a look from the host finds: its processes' environments
+/// (`/proc/<pid>/environ`) and every file under its home.
+fn sandbox_contents(world: &World, id: &str) -> String {
+    let marker = format!("SVC_GATEWAY_ID={id}");
+    let mut seen = String::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().filter_map(|e| e.ok()) {
+        let environ =
+            String::from_utf8_lossy(&std::fs::read(entry.path().join("environ")).unwrap_or_default()).into_owned();
+        if environ.contains(&marker) {
+            seen.push_str(&environ);
+        }
+    }
+    let mut dirs = vec![world.data().join("agentbox/sandboxes").join(id).join("home")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().filter_map(|e| e.ok()) {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                seen.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap_or_default()));
+            }
+        }
+    }
+    seen
+}
+
+/// The status of a chat completion asked with `token` straight from the host.
+async fn llm_chat(svc: &Svc, token: &str) -> u16 {
+    let chat = svc
+        .http
+        .post(format!("{}/api/v1/llm/chat/completions", svc.base))
+        .bearer_auth(token)
+        .json(&serde_json::json!({"model": "svc-default", "messages": [{"role": "user", "content": "hi"}]}))
+        .send()
+        .await
+        .expect("chat");
+    chat.status().as_u16()
+}
+
 /// Host processes whose command line names `needle`.
 fn pids_naming(needle: &str) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
@@ -214,7 +259,7 @@ async fn a_gateway_starts_runs_in_its_sandbox_streams_its_logs_and_stops_leaving
         return;
     }
     let world = World::new("billing_interval_secs = 60");
-    let (_, key) = world.account("alice", "1", "gateway");
+    let (account, key) = world.account("alice", "1", "gateway");
     let svc = world.serve().await;
 
     let (status, started) = svc.start(&key, "analyst").await;
@@ -257,6 +302,23 @@ async fn a_gateway_starts_runs_in_its_sandbox_streams_its_logs_and_stops_leaving
     let sandbox_key = env["SVC_API_TOKEN"].as_str().expect("the key is injected").to_owned();
     assert!(sandbox_key.starts_with("svck_") && sandbox_key != key);
     assert!(env["SVC_LLM_TOKEN"].as_str().is_some_and(|t| t.starts_with("svc_")), "{env}");
+    // No real credential inside: what the sandbox holds are placeholders, refused anywhere but
+    // on the way out of its own sandbox, where svc puts the real ones.
+    let (status, owned) = svc.call("POST", "/api/account/llm-token", &key, None).await;
+    assert_eq!(status, 200, "{owned}");
+    let llm_token = owned["token"].as_str().expect("the owner's LLM token").to_owned();
+    let gateway_key = world.keys(&account).await.into_iter().find(|k| k.name == format!("gateway {id}"));
+    let gateway_key = gateway_key.expect("the gateway's own key").prefix;
+    let seen = sandbox_contents(&world, &id);
+    assert!(seen.contains(&sandbox_key), "the look from the host reaches the sandbox's environment");
+    for (what, secret) in [("the LLM token", llm_token.as_str()), ("the gateway's key", gateway_key.as_str())] {
+        assert!(!seen.contains(secret), "{what} is nowhere in the sandbox's processes or files");
+    }
+    assert_eq!(svc.call("GET", "/api/agentbox/gateway", &sandbox_key, None).await.0, 401, "placeholder outside");
+    let placeholder_llm = env["SVC_LLM_TOKEN"].as_str().expect("llm token");
+    assert_eq!(llm_chat(&svc, placeholder_llm).await, 401, "the LLM placeholder outside");
+    let through = inside(&world, &id, "/llm").await;
+    assert_eq!(through["status"], 200, "the LLM proxy through the sandbox's way out: {through}");
     assert!(env.get("SVC_HOST_ONLY_SECRET").is_none(), "no host variable leaks in: {env}");
     assert!(env.get("SVC_DATA_DIR").is_none() && env.get("RUST_LOG").is_none(), "{env}");
     // Its only way out is svc: the host's database port and any other address are unreachable.
@@ -279,19 +341,11 @@ async fn a_gateway_starts_runs_in_its_sandbox_streams_its_logs_and_stops_leaving
     assert!(events.iter().any(|(_, l)| l == "stand-in gateway stopping"), "SIGTERM reached it: {events:?}");
     assert_eq!(events.last().map(|e| e.0.as_str()), Some("end"));
 
-    // The key is revoked, the LLM token it held rotated, the sandbox gone, no process left.
-    let (status, _) = svc.call("GET", "/api/agentbox/gateway", &sandbox_key, None).await;
-    assert_eq!(status, 401);
-    let llm_token = env["SVC_LLM_TOKEN"].as_str().expect("llm token");
-    let chat = svc
-        .http
-        .post(format!("{}/api/v1/llm/chat/completions", svc.base))
-        .bearer_auth(llm_token)
-        .json(&serde_json::json!({"model": "svc-default", "messages": [{"role": "user", "content": "hi"}]}))
-        .send()
-        .await
-        .expect("chat");
-    assert_eq!(chat.status(), 401, "the sandbox's LLM token stops working with it");
+    // The gateway's key is revoked; the owner's LLM token, never inside, keeps working; the
+    // sandbox is gone, no process left.
+    let revoked = world.keys(&account).await.into_iter().find(|k| k.prefix == gateway_key);
+    assert!(revoked.is_some_and(|k| k.revoked_at.is_some()), "the gateway's key is revoked");
+    assert_eq!(llm_chat(&svc, &llm_token).await, 200, "no rotation: the sandbox never held it");
     assert!(world.sandboxes().is_empty(), "{:?}", world.sandboxes());
     assert_eq!(processes_naming(&format!("sandboxes/{id}")), 0);
     assert!(!Path::new("/sys/fs/cgroup/memory/svc-agentbox").join(&id).exists());
@@ -332,6 +386,19 @@ async fn accounts_each_run_their_own_gateway_on_port_18789_and_see_only_their_ow
     for id in [&alice_id, &bob_id] {
         assert_eq!(inside(&world, id, "/health").await["status"], "live");
     }
+    // A sandbox's placeholder is swapped on its own way out only: bob's, sent through alice's
+    // sandbox, is refused; his own through his is not.
+    let bobs = inside(&world, &bob_id, "/env").await["SVC_API_TOKEN"].as_str().expect("key").to_owned();
+    let through_alice = inside(&world, &alice_id, &format!("/call?path=/api/agentbox/gateway&key={bobs}")).await;
+    assert_eq!(through_alice["status"], 401, "{through_alice}");
+    let through_bob = inside(&world, &bob_id, "/call?path=/api/agentbox/gateway").await;
+    assert_eq!(through_bob["status"], 200, "{through_bob}");
+    assert!(
+        !std::fs::read_dir(world.data().join("agentbox/sandboxes").join(&bob_id).join("home"))
+            .expect("home")
+            .any(|e| e.is_ok_and(|e| e.file_name() == "placeholders.json")),
+        "the mapping is kept outside the sandbox"
+    );
     // Each sees its own; an account without one gets the same 404 on every route.
     assert_eq!(svc.gateway(&bob).await["id"], bob_id.as_str());
     assert_eq!(svc.gateway(&alice).await["template"], alice_template.as_str());
@@ -507,7 +574,7 @@ async fn a_restart_re_attaches_running_gateways_and_ends_those_it_caught_startin
             .to_string(),
     )
     .expect("manifest");
-    let (_, alice) = world.account("alice", "1", "gateway");
+    let (alice_account, alice) = world.account("alice", "1", "gateway");
     let (_, bob) = world.account("bob", "1", "gateway");
     let svc = world.serve().await;
     let alice_id = svc.start(&alice, "analyst").await.1["id"].as_str().expect("id").to_owned();
@@ -527,6 +594,12 @@ async fn a_restart_re_attaches_running_gateways_and_ends_those_it_caught_startin
     let env = inside(&world, &alice_id, "/env").await;
     let call = inside(&world, &alice_id, "/call?path=/api/agentbox/gateway").await;
     assert_eq!(call["status"], 200, "its way to svc works again: {call}");
+    // The key's secret died with the old process: a new key under the same placeholder, the
+    // old one revoked.
+    let keys = world.keys(&alice_account).await;
+    let gateway_keys: Vec<_> = keys.iter().filter(|k| k.name == format!("gateway {alice_id}")).collect();
+    assert_eq!(gateway_keys.len(), 2, "{keys:?}");
+    assert_eq!(gateway_keys.iter().filter(|k| k.revoked_at.is_none()).count(), 1, "{keys:?}");
     let failed = svc.gateway(&bob).await;
     assert_eq!(failed["state"], "failed", "{failed}");
     assert!(
