@@ -2,7 +2,10 @@
 //! offline and its tests run against the real proxy code.
 //!
 //! * `Authorization: Bearer simulated-key`; anything else is OpenAI's 401 `invalid_api_key`.
-//! * The answer is made from the request: with `tools` offered (and `tool_choice` not
+//! * An agent's request (offering `read` and `exec`, its system prompt listing skills) gets an
+//!   agent's turns: a skill picked by the person's words, read, its route run, svc's answer
+//!   quoted (`llm_agent`).
+//! * Otherwise the answer is made from the request: with `tools` offered (and `tool_choice` not
 //!   `"none"`) and no tool result yet, a call of the named or first tool; once a tool has
 //!   answered (wherever in the conversation), a sentence quoting the latest answer; otherwise `You said: <the last user text>`. The user text
 //!   `[empty]` gets an empty completion; a stream for `[slow]` waits a second between chunks
@@ -285,6 +288,9 @@ impl Reply {
         if let Some(reply) = Reply::scripted(request, messages) {
             return reply;
         }
+        if let Some(turn) = super::llm_agent::turn(request, messages) {
+            return Reply::of(turn);
+        }
         let last = messages.last();
         // Once any tool has answered, the reply quotes the latest answer: an agent that adds
         // messages of its own after a tool result must not be sent into a loop of calls.
@@ -333,6 +339,28 @@ impl Reply {
 }
 
 impl Reply {
+    /// An agent's turn as an answer.
+    fn of(turn: super::llm_agent::Turn) -> Reply {
+        let (kind, finish_reason) = match turn {
+            super::llm_agent::Turn::Call { name, arguments } => (
+                Kind::ToolCall {
+                    id: format!("call_sim{:08x}", fastrand::u32(..)),
+                    name,
+                    arguments: arguments.to_string(),
+                },
+                "tool_calls",
+            ),
+            super::llm_agent::Turn::Say(text) => {
+                (Kind::Text(text.split_whitespace().map(str::to_owned).collect()), "stop")
+            }
+        };
+        let tokens = match &kind {
+            Kind::Text(words) => words.len(),
+            Kind::ToolCall { .. } => 12,
+        };
+        Reply { kind, tokens, finish_reason, slow: false, cut: false }
+    }
+
     /// The turn a `[call <tool> <json>]` directive in a user message scripts, if there is one.
     fn scripted(request: &Value, messages: &[Value]) -> Option<Reply> {
         let role = |m: &Value| m.get("role").and_then(Value::as_str).unwrap_or("").to_owned();
@@ -372,7 +400,7 @@ impl Reply {
 }
 
 /// A message's text: its string content, or its text parts joined.
-fn content_text(message: &Value) -> String {
+pub(super) fn content_text(message: &Value) -> String {
     match message.get("content") {
         Some(Value::String(text)) => text.clone(),
         Some(Value::Array(parts)) => {

@@ -9,6 +9,7 @@ mod enso;
 mod jupiter;
 mod launchpad;
 pub(crate) mod llm;
+mod llm_agent;
 mod okx;
 mod orderbookdex;
 mod perpdex;
