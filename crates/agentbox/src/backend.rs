@@ -16,6 +16,12 @@ pub struct SandboxSpec {
     pub memory_mb: u64,
     /// The most processes (and threads) inside.
     pub pids_max: u32,
+    /// The agent's writable home holds at most this, MiB.
+    pub home_mb: u64,
+    /// Its `/tmp` holds at most this, MiB.
+    pub tmp_mb: u64,
+    /// The gateway's log is kept to at most this, MiB: past it, the log starts again.
+    pub log_cap_mb: u64,
 }
 
 /// A file put into a sandbox, under the agent's home directory.
@@ -146,6 +152,10 @@ pub trait Backend: Send + Sync + 'static {
 
     /// The sandboxes that exist, by id: what a restart reconciles.
     fn sandboxes(&self) -> BoxFuture<'_, Result<Vec<String>, BackendError>>;
+
+    /// Removes the logs of sandboxes not in `keep` that were last written before `before` (unix
+    /// ms); how many it removed.
+    fn sweep_logs<'a>(&'a self, keep: &'a std::collections::HashSet<String>, before_ms: i64) -> BoxFuture<'a, usize>;
 
     /// Appends a line of svc's own to the sandbox's log (lifecycle steps).
     fn note<'a>(&'a self, id: &'a str, line: &'a str) -> BoxFuture<'a, ()>;

@@ -69,12 +69,22 @@ pub struct AgentboxConfig {
     pub probe_interval: Duration,
     /// How long a gateway gets to exit after SIGTERM.
     pub stop_grace: Duration,
+    /// What a sandbox's home holds at most, MiB (it counts against the memory cap).
+    pub home_mb: u64,
+    /// What a sandbox's `/tmp` holds at most, MiB (it counts against the memory cap).
+    pub tmp_mb: u64,
+    /// The most a gateway's log keeps, MiB.
+    pub log_cap_mb: u64,
+    /// How long a gateway's log is kept after it ends.
+    pub log_retention: Duration,
 }
 
 impl AgentboxConfig {
     /// The defaults on `node`: 2 GiB per sandbox (the agent gateway idles
     /// near 1 GiB and peaks near 1.4), 0.001 USD a minute, billed each minute, 90 s to
-    /// become healthy, probed every 30 s, 10 s to stop.
+    /// become healthy, probed every 30 s, 10 s to stop; a 512 MiB home and a 256 MiB `/tmp`
+    /// (inside the memory cap, with room left for the gateway), logs of at most 16 MiB kept
+    /// three days after their gateway ends.
     pub fn new(node: String, memory_budget_mb: u64) -> Self {
         AgentboxConfig {
             node,
@@ -86,6 +96,10 @@ impl AgentboxConfig {
             health_timeout: Duration::from_secs(90),
             probe_interval: Duration::from_secs(30),
             stop_grace: Duration::from_secs(10),
+            home_mb: 512,
+            tmp_mb: 256,
+            log_cap_mb: 16,
+            log_retention: Duration::from_secs(3 * 24 * 3600),
         }
     }
 

@@ -60,9 +60,19 @@ impl Agentbox {
         let snapshot =
             backend.snapshot().map_err(|dir| End::Failed(format!("the agent snapshot is not prepared in {dir}")))?;
 
-        let spec = SandboxSpec { memory_mb: gateway.memory_mb, pids_max: self.config.pids_max };
+        let spec = SandboxSpec {
+            memory_mb: gateway.memory_mb,
+            pids_max: self.config.pids_max,
+            home_mb: self.config.home_mb,
+            tmp_mb: self.config.tmp_mb,
+            log_cap_mb: self.config.log_cap_mb,
+        };
         backend.create(id, spec).await.map_err(|e| failed("making the sandbox", e))?;
-        backend.note(id, &format!("sandbox created for template {} ({} MiB)", template.name, spec.memory_mb)).await;
+        let made = format!(
+            "sandbox created for template {} ({} MiB of memory; home {} MiB, /tmp {} MiB within it)",
+            template.name, spec.memory_mb, spec.home_mb, spec.tmp_mb
+        );
+        backend.note(id, &made).await;
         self.advance(id, "provisioning", "configuring").await?;
 
         let api_key = self.mint_key(gateway, template).await?;
@@ -313,6 +323,30 @@ impl Agentbox {
             .map_err(|e| failed("minting the sandbox's key", e))?;
         self.store.set_gateway_key(&gateway.id, &key.record.id).await.map_err(|e| failed("recording the key", e))?;
         Ok(key.secret)
+    }
+
+    /// Removes the logs of gateways that ended more than the retention ago; those of this
+    /// node's active gateways stay whatever their age.
+    pub async fn sweep_logs(&self) -> Result<usize, AgentboxError> {
+        let Ok(backend) = self.backend() else { return Ok(0) };
+        let keep: HashSet<String> =
+            self.store.active_gateways_on(&self.config.node).await?.into_iter().map(|g| g.id).collect();
+        let retention = i64::try_from(self.config.log_retention.as_millis()).unwrap_or(i64::MAX);
+        let removed = backend.sweep_logs(&keep, self.clock.now_ms().saturating_sub(retention)).await;
+        if removed > 0 {
+            tracing::info!(removed, "removed the logs of gateways that ended over the retention ago");
+        }
+        Ok(removed)
+    }
+
+    /// Sweeps old logs now and every `every` after.
+    pub async fn keep_logs_swept(self: Arc<Self>, every: Duration) {
+        loop {
+            if let Err(e) = self.sweep_logs().await {
+                tracing::warn!(error = %e, "could not sweep old sandbox logs");
+            }
+            tokio::time::sleep(every).await;
+        }
     }
 
     /// Revokes the keys of ended gateways whose revocation failed when they ended.

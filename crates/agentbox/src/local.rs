@@ -11,7 +11,10 @@
 //! tied to svc's process: they keep running across a restart and are re-attached to (the
 //! sockets are files; the log is a file the sandbox writes itself).
 //!
-//! Layout under the root: `sandboxes/<id>/{home,run,etc}`, `logs/<id>.log`.
+//! Layout under the root: `sandboxes/<id>/{seed,run,etc}` (`seed`: the files svc writes for the
+//! agent, copied into its home inside), `logs/<id>.log`. The agent's home and `/tmp` are tmpfs
+//! of a bounded size inside the sandbox: whatever the agent writes stays within its memory cap
+//! and never reaches the host's disk.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -37,6 +40,9 @@ use crate::shim::{CONTROL_SOCKET, EGRESS_SOCKET, GATEWAY_SOCKET};
 const SHIM_MOUNT: &str = "/opt/svc/svc";
 /// Where the shared socket directory is mounted inside.
 const RUN_MOUNT: &str = "/run/agentbox";
+/// Where the files svc writes for the agent are mounted inside, read-only: the shim copies
+/// them into the agent's home (a size-capped tmpfs) before the gateway starts.
+const SEED_MOUNT: &str = "/opt/svc/seed";
 /// The longest unix socket path the kernel takes.
 const MAX_SOCKET_PATH: usize = 107;
 /// The most connections one sandbox may hold open to svc at once.
@@ -90,6 +96,8 @@ struct Slot {
     exit: Option<String>,
     /// The bridge from the sandbox to svc.
     egress: Option<JoinHandle<()>>,
+    /// Its caps, from its creation.
+    spec: Option<SandboxSpec>,
 }
 
 impl LocalBackend {
@@ -183,7 +191,7 @@ impl LocalBackend {
         tokio::time::timeout(wait, exchange).await.ok().flatten()
     }
 
-    fn bwrap_args(&self, id: &str, process: &ProcSpec) -> Vec<String> {
+    fn bwrap_args(&self, id: &str, process: &ProcSpec, spec: &SandboxSpec) -> Vec<String> {
         let dir = self.dir(id);
         let path = |p: &Path| p.to_string_lossy().into_owned();
         let mut args: Vec<String> = [
@@ -224,9 +232,13 @@ impl LocalBackend {
         }
         args.extend(["--ro-bind".into(), path(&self.config.snapshot), SNAPSHOT_MOUNT.into()]);
         args.extend(["--ro-bind".into(), path(&self.config.shim), SHIM_MOUNT.into()]);
-        args.extend(["--bind".into(), path(&dir.join("home")), HOME.into()]);
+        args.extend(["--ro-bind".into(), path(&dir.join("seed")), SEED_MOUNT.into()]);
+        // The agent writes only to a home and a /tmp of bounded size, in memory (within its
+        // cap), never to the host's disk.
+        args.extend(["--size".into(), (spec.home_mb << 20).to_string(), "--tmpfs".into(), HOME.into()]);
+        args.extend(["--size".into(), (spec.tmp_mb << 20).to_string(), "--tmpfs".into(), "/tmp".into()]);
         args.extend(["--bind".into(), path(&dir.join("run")), RUN_MOUNT.into()]);
-        args.extend(["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", HOME].map(str::to_owned));
+        args.extend(["--proc", "/proc", "--dev", "/dev", "--chdir", HOME].map(str::to_owned));
         args.extend([
             "--".into(),
             SHIM_MOUNT.into(),
@@ -239,6 +251,12 @@ impl LocalBackend {
             SVC_PORT.to_string(),
             "--grace-secs".into(),
             self.config.stop_grace.as_secs().max(1).to_string(),
+            "--seed".into(),
+            SEED_MOUNT.into(),
+            "--home".into(),
+            HOME.into(),
+            "--log-cap-mb".into(),
+            spec.log_cap_mb.to_string(),
             "--".into(),
         ]);
         args.extend(process.argv.iter().cloned());
@@ -325,7 +343,7 @@ impl Backend for LocalBackend {
     fn create<'a>(&'a self, id: &'a str, spec: SandboxSpec) -> BoxFuture<'a, Result<(), BackendError>> {
         async move {
             let dir = self.dir(id);
-            for sub in ["home", "run", "etc"] {
+            for sub in ["seed", "run", "etc"] {
                 tokio::fs::create_dir_all(dir.join(sub))
                     .await
                     .map_err(|e| BackendError::io("making the sandbox's directories", e))?;
@@ -343,6 +361,7 @@ impl Backend for LocalBackend {
             tokio::fs::write(dir.join("memory_mb"), spec.memory_mb.to_string())
                 .await
                 .map_err(|e| BackendError::io("recording the sandbox's cap", e))?;
+            self.slots().entry(id.to_owned()).or_default().spec = Some(spec);
             self.cgroups.create(id, spec)
         }
         .boxed()
@@ -350,7 +369,7 @@ impl Backend for LocalBackend {
 
     fn write_files<'a>(&'a self, id: &'a str, files: &'a [FileSpec]) -> BoxFuture<'a, Result<(), BackendError>> {
         async move {
-            let home = self.dir(id).join("home");
+            let home = self.dir(id).join("seed");
             for file in files {
                 let path = inside(&home, &file.path)?;
                 if let Some(parent) = path.parent() {
@@ -384,7 +403,10 @@ impl Backend for LocalBackend {
                 .open(self.log_path(id))
                 .map_err(|e| BackendError::io("opening the sandbox's log", e))?;
             let err_log = log.try_clone().map_err(|e| BackendError::io("opening the sandbox's log", e))?;
-            let bwrap_args = self.bwrap_args(id, process);
+            let spec = self.slots().get(id).and_then(|slot| slot.spec).ok_or_else(|| {
+                BackendError(format!("sandbox {id} was not made by this process; it cannot be started"))
+            })?;
+            let bwrap_args = self.bwrap_args(id, process, &spec);
             let groups = self.cgroups.groups(id);
             // The first process caps the size of any file the sandbox writes (its log too),
             // joins the sandbox's cgroups, then becomes bubblewrap: every process of the
@@ -549,6 +571,28 @@ impl Backend for LocalBackend {
                 ids.push(entry.file_name().to_string_lossy().into_owned());
             }
             Ok(ids)
+        }
+        .boxed()
+    }
+
+    fn sweep_logs<'a>(&'a self, keep: &'a std::collections::HashSet<String>, before_ms: i64) -> BoxFuture<'a, usize> {
+        async move {
+            let before = std::time::UNIX_EPOCH + Duration::from_millis(u64::try_from(before_ms).unwrap_or(0));
+            let Ok(mut entries) = tokio::fs::read_dir(self.config.root.join("logs")).await else { return 0 };
+            let mut removed = 0;
+            while let Ok(Some(entry)) = entries.next_entry().await {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let Some(id) = name.strip_suffix(".log") else { continue };
+                let written = entry.metadata().await.and_then(|m| m.modified());
+                if keep.contains(id) || self.dir(id).exists() || !written.is_ok_and(|at| at < before) {
+                    continue;
+                }
+                match tokio::fs::remove_file(entry.path()).await {
+                    Ok(()) => removed += 1,
+                    Err(e) => tracing::warn!(sandbox = id, error = %e, "could not remove an old sandbox log"),
+                }
+            }
+            removed
         }
         .boxed()
     }

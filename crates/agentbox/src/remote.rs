@@ -412,6 +412,11 @@ impl Backend for RemoteBackend {
         async move { Ok(self.list().await?.into_keys().collect()) }.boxed()
     }
 
+    /// A remote sandbox's log lives in it and goes with it.
+    fn sweep_logs<'a>(&'a self, _keep: &'a std::collections::HashSet<String>, _before_ms: i64) -> BoxFuture<'a, usize> {
+        async move { 0 }.boxed()
+    }
+
     fn note<'a>(&'a self, id: &'a str, line: &'a str) -> BoxFuture<'a, ()> {
         async move {
             let Ok(sandbox) = self.sandbox(id) else { return };

@@ -12,6 +12,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -37,9 +38,18 @@ pub struct ShimArgs {
     pub egress_port: u16,
     /// How long the gateway gets to exit after SIGTERM.
     pub grace: Duration,
+    /// The files svc wrote for the agent, copied into `home` before the gateway starts.
+    pub seed: Option<PathBuf>,
+    /// The agent's home (a size-capped tmpfs): watched for filling up.
+    pub home: Option<PathBuf>,
+    /// The most the gateway's log (the shim's standard output) keeps, bytes.
+    pub log_cap_bytes: u64,
     /// The gateway's program and arguments.
     pub command: Vec<String>,
 }
+
+/// How often the home and `/tmp` are looked at for filling up.
+const QUOTA_WATCH: Duration = Duration::from_secs(2);
 
 /// Runs the shim until the gateway exits; returns the exit code to end with.
 pub async fn run(args: ShimArgs) -> std::io::Result<i32> {
@@ -49,7 +59,20 @@ pub async fn run(args: ShimArgs) -> std::io::Result<i32> {
     let Some((program, rest)) = args.command.split_first() else {
         return Err(std::io::Error::other("no gateway command"));
     };
-    let mut child = Command::new(program).args(rest).spawn()?;
+    if let (Some(seed), Some(home)) = (&args.seed, &args.home) {
+        copy_tree(seed, home)?;
+    }
+    let mut child = Command::new(program)
+        .args(rest)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    let log = Arc::new(CappedLog::new(args.log_cap_bytes));
+    for output in [child.stdout.take().map(Output::Out), child.stderr.take().map(Output::Err)].into_iter().flatten() {
+        tokio::spawn(Arc::clone(&log).forward(output));
+    }
+    let watched: Vec<PathBuf> = args.home.iter().cloned().chain([PathBuf::from("/tmp")]).collect();
+    tokio::spawn(watch_quotas(watched, Arc::clone(&log)));
 
     let egress_socket = args.run_dir.join(EGRESS_SOCKET);
     tokio::spawn(async move {
@@ -93,6 +116,96 @@ pub async fn run(args: ShimArgs) -> std::io::Result<i32> {
         _ = terminate.recv() => stop(&mut child, args.grace).await?,
     };
     Ok(code(status))
+}
+
+/// Copies `from` into `to`, directories and files (links are not followed: the seed is svc's).
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let target = to.join(entry.file_name());
+        if kind.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// One of the gateway's outputs.
+enum Output {
+    Out(tokio::process::ChildStdout),
+    Err(tokio::process::ChildStderr),
+}
+
+/// The gateway's log: the shim's standard output (a file on the host, appended to), kept
+/// under a cap. Past the cap it is emptied and starts again with a line saying so, so a
+/// chatty agent can neither fill the host's disk nor be killed for writing.
+struct CappedLog {
+    cap: u64,
+    out: tokio::sync::Mutex<Option<std::fs::File>>,
+}
+
+impl CappedLog {
+    fn new(cap: u64) -> CappedLog {
+        use std::os::fd::AsFd as _;
+        let out = std::io::stdout().as_fd().try_clone_to_owned().map(std::fs::File::from).ok();
+        CappedLog { cap, out: tokio::sync::Mutex::new(out) }
+    }
+
+    /// Writes `bytes`, first emptying the log when they would take it past its cap.
+    async fn write(&self, bytes: &[u8]) {
+        use std::io::Write as _;
+        let mut out = self.out.lock().await;
+        let Some(out) = out.as_mut() else { return };
+        let len = out.metadata().map(|m| m.len()).unwrap_or(0);
+        if len + bytes.len() as u64 > self.cap && out.set_len(0).is_ok() {
+            let line =
+                format!("[svc] the log reached its cap of {} MiB; what came before is dropped\n", self.cap >> 20);
+            let _ = out.write_all(line.as_bytes());
+        }
+        let _ = out.write_all(bytes);
+    }
+
+    /// Copies one of the gateway's outputs into the log until it closes.
+    async fn forward(self: Arc<Self>, output: Output) {
+        use tokio::io::AsyncReadExt as _;
+        let mut reader: Box<dyn tokio::io::AsyncRead + Unpin + Send> = match output {
+            Output::Out(out) => Box::new(out),
+            Output::Err(err) => Box::new(err),
+        };
+        let mut buf = vec![0u8; 64 * 1024];
+        while let Ok(n) = reader.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+            self.write(&buf[..n]).await;
+        }
+    }
+}
+
+/// Says in the log when the home or `/tmp` fills up (writes there then fail with "No space
+/// left on device"), once each time.
+async fn watch_quotas(dirs: Vec<PathBuf>, log: Arc<CappedLog>) {
+    let mut full = vec![false; dirs.len()];
+    loop {
+        for (dir, was_full) in dirs.iter().zip(full.iter_mut()) {
+            let Ok(stats) = rustix::fs::statvfs(dir) else { continue };
+            let is_full = stats.f_bavail == 0;
+            if is_full && !*was_full {
+                let size = (stats.f_blocks * stats.f_frsize) >> 20;
+                let line = format!(
+                    "[svc] {} is full (its quota is {size} MiB): writes there fail with \"No space left on device\"\n",
+                    dir.display()
+                );
+                log.write(line.as_bytes()).await;
+            }
+            *was_full = is_full;
+        }
+        tokio::time::sleep(QUOTA_WATCH).await;
+    }
 }
 
 /// Binds a unix socket, replacing a stale one left by an earlier run.

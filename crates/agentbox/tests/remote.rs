@@ -20,7 +20,7 @@ fn config(base: &str, key: &str) -> RemoteConfig {
     }
 }
 
-const SPEC: SandboxSpec = SandboxSpec { memory_mb: 2048, pids_max: 512 };
+const SPEC: SandboxSpec = SandboxSpec { memory_mb: 2048, pids_max: 512, home_mb: 512, tmp_mb: 256, log_cap_mb: 16 };
 
 #[tokio::test]
 async fn a_remote_sandbox_lives_its_whole_life_through_the_service_and_is_found_again_after_a_restart() {

@@ -54,6 +54,20 @@ pub struct AgentboxFile {
     /// Seconds a gateway gets to exit after SIGTERM.
     #[schemars(extend("default" = defaults().stop_grace.as_secs()))]
     pub stop_grace_secs: Option<u64>,
+    /// What a sandbox's home holds at most, MiB: a tmpfs inside the memory cap, so what the
+    /// agent writes never reaches the host's disk. Past it, writes fail with "No space left on
+    /// device" and the log says so.
+    #[schemars(extend("default" = defaults().home_mb))]
+    pub home_mb: Option<u64>,
+    /// What a sandbox's `/tmp` holds at most, MiB, the same way.
+    #[schemars(extend("default" = defaults().tmp_mb))]
+    pub tmp_mb: Option<u64>,
+    /// The most a gateway's log keeps, MiB; past it the log starts again, saying so.
+    #[schemars(extend("default" = defaults().log_cap_mb))]
+    pub log_cap_mb: Option<u64>,
+    /// Hours a gateway's log is kept after the gateway ends; then it is removed.
+    #[schemars(extend("default" = defaults().log_retention.as_secs() / 3600))]
+    pub log_retention_hours: Option<u64>,
     /// `local` (bubblewrap on this machine) or `remote` (an E2B-compatible service; its key
     /// in `SVC_AGENTBOX_REMOTE_KEY`, svc's address in `SVC_PUBLIC_URL`).
     #[schemars(extend("default" = "local"))]
@@ -147,6 +161,10 @@ fn backend(
     config.health_timeout = secs(file.health_timeout_secs, config.health_timeout);
     config.probe_interval = secs(file.probe_interval_secs, config.probe_interval);
     config.stop_grace = secs(file.stop_grace_secs, config.stop_grace);
+    config.home_mb = file.home_mb.map_or(config.home_mb, |mb| mb.max(1));
+    config.tmp_mb = file.tmp_mb.map_or(config.tmp_mb, |mb| mb.max(1));
+    config.log_cap_mb = file.log_cap_mb.map_or(config.log_cap_mb, |mb| mb.max(1));
+    config.log_retention = file.log_retention_hours.map_or(config.log_retention, |h| Duration::from_secs(h * 3600));
     if file.enabled == Some(false) {
         return (config, Err("they are turned off in the config file ([agentbox] enabled = false)".into()));
     }
@@ -214,6 +232,15 @@ pub struct ShimArgs {
     /// Seconds the gateway gets to exit after SIGTERM.
     #[arg(long, default_value_t = 10)]
     pub grace_secs: u64,
+    /// The files svc wrote for the agent, copied into its home before the gateway starts.
+    #[arg(long)]
+    pub seed: Option<PathBuf>,
+    /// The agent's home.
+    #[arg(long)]
+    pub home: Option<PathBuf>,
+    /// The most the gateway's log keeps, MiB.
+    #[arg(long, default_value_t = 16)]
+    pub log_cap_mb: u64,
     /// The gateway's command.
     #[arg(last = true, required = true)]
     pub command: Vec<String>,
@@ -226,6 +253,9 @@ pub async fn shim(args: ShimArgs) -> anyhow::Result<()> {
         gateway_port: args.gateway_port,
         egress_port: args.egress_port,
         grace: Duration::from_secs(args.grace_secs),
+        seed: args.seed,
+        home: args.home,
+        log_cap_bytes: args.log_cap_mb.max(1) << 20,
         command: args.command,
     })
     .await?;

@@ -202,14 +202,14 @@ async fn inside(world: &World, gateway: &str, path: &str) -> Value {
 fn sandbox_contents(world: &World, id: &str) -> String {
     let marker = format!("SVC_GATEWAY_ID={id}");
     let mut seen = String::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().filter_map(|e| e.ok()) {
-        let environ =
-            String::from_utf8_lossy(&std::fs::read(entry.path().join("environ")).unwrap_or_default()).into_owned();
-        if environ.contains(&marker) {
-            seen.push_str(&environ);
-        }
+    for pid in pids_with_environ(&marker) {
+        seen.push_str(&String::from_utf8_lossy(&std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default()));
     }
-    let mut dirs = vec![world.data().join("agentbox/sandboxes").join(id).join("home")];
+    let pid = pids_with_environ(&marker).into_iter().next().expect("a process of the sandbox");
+    let mut dirs = vec![
+        world.data().join("agentbox/sandboxes").join(id).join("seed"),
+        PathBuf::from(format!("/proc/{pid}/root/home/agent")),
+    ];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(&dir).into_iter().flatten().filter_map(|e| e.ok()) {
             let path = entry.path();
@@ -238,13 +238,23 @@ async fn llm_chat(svc: &Svc, token: &str) -> u16 {
 
 /// Host processes whose command line names `needle`.
 fn pids_naming(needle: &str) -> Vec<u32> {
+    pids_whose("cmdline", needle)
+}
+
+/// Host processes whose environment holds `needle`.
+fn pids_with_environ(needle: &str) -> Vec<u32> {
+    pids_whose("environ", needle)
+}
+
+/// Host processes whose `/proc/<pid>/<file>` holds `needle`.
+fn pids_whose(file: &str, needle: &str) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
     entries
         .filter_map(|e| e.ok())
         .filter_map(|e| {
             let pid: u32 = e.file_name().to_string_lossy().parse().ok()?;
-            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
-            String::from_utf8_lossy(&cmdline).contains(needle).then_some(pid)
+            let text = std::fs::read(e.path().join(file)).ok()?;
+            String::from_utf8_lossy(&text).contains(needle).then_some(pid)
         })
         .collect()
 }
@@ -393,12 +403,9 @@ async fn accounts_each_run_their_own_gateway_on_port_18789_and_see_only_their_ow
     assert_eq!(through_alice["status"], 401, "{through_alice}");
     let through_bob = inside(&world, &bob_id, "/call?path=/api/agentbox/gateway").await;
     assert_eq!(through_bob["status"], 200, "{through_bob}");
-    assert!(
-        !std::fs::read_dir(world.data().join("agentbox/sandboxes").join(&bob_id).join("home"))
-            .expect("home")
-            .any(|e| e.is_ok_and(|e| e.file_name() == "placeholders.json")),
-        "the mapping is kept outside the sandbox"
-    );
+    assert!(world.data().join("agentbox/sandboxes").join(&bob_id).join("placeholders.json").is_file());
+    let found = inside(&world, &bob_id, "/find?name=placeholders.json").await;
+    assert_eq!(found["found"], serde_json::json!([]), "the mapping is kept outside the sandbox");
     // Each sees its own; an account without one gets the same 404 on every route.
     assert_eq!(svc.gateway(&bob).await["id"], bob_id.as_str());
     assert_eq!(svc.gateway(&alice).await["template"], alice_template.as_str());
@@ -617,6 +624,81 @@ async fn a_restart_re_attaches_running_gateways_and_ends_those_it_caught_startin
     assert!(world.sandboxes().is_empty());
     assert_eq!(processes_naming(&alice_id), 0);
     svc.kill().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sandbox_writes_within_its_quotas_its_log_keeps_under_its_cap_and_old_logs_go() {
+    if !has_bubblewrap() {
+        return;
+    }
+    let world = World::new("home_mb = 8\ntmp_mb = 4\nlog_cap_mb = 1");
+    let (_, alice) = world.account("alice", "1", "gateway");
+    let (_, bob) = world.account("bob", "1", "gateway");
+    let svc = world.serve().await;
+    let id = svc.start(&alice, "analyst").await.1["id"].as_str().expect("id").to_owned();
+    svc.wait_for(&alice, "running").await;
+
+    // The home and /tmp hold what their quotas allow; the write past it fails, and says why.
+    let home = inside(&world, &id, "/fill?path=/home/agent/big&mb=50").await;
+    assert!(home["written_mb"].as_u64().is_some_and(|mb| mb <= 8), "{home}");
+    assert!(home["error"].as_str().is_some_and(|e| e.contains("No space left on device")), "{home}");
+    let tmp = inside(&world, &id, "/fill?path=/tmp/big&mb=50").await;
+    assert!(tmp["written_mb"].as_u64().is_some_and(|mb| mb <= 4), "{tmp}");
+    svc.logs_until(&alice, None, "/home/agent is full (its quota is 8 MiB)").await;
+    // None of it reached the host's disk.
+    let on_host: u64 = walk_sizes(&world.data().join("agentbox/sandboxes").join(&id));
+    assert!(on_host < 1 << 20, "{on_host} bytes of the sandbox on the host");
+
+    // The log keeps under its cap, says it started again, and the gateway lives on.
+    let spewed = inside(&world, &id, "/spew?mb=3").await;
+    assert_eq!(spewed["spewed_mb"], 3, "{spewed}");
+    let log = world.data().join("agentbox/logs").join(format!("{id}.log"));
+    let size = std::fs::metadata(&log).expect("log").len();
+    assert!(size <= (1 << 20) + 4096, "the log holds {size} bytes");
+    let text = std::fs::read_to_string(&log).expect("log");
+    assert!(text.contains("the log reached its cap of 1 MiB"), "{}", &text[..200.min(text.len())]);
+    assert_eq!(svc.gateway(&alice).await["state"], "running");
+
+    // A log is kept after its gateway ends, and removed once older than the retention; a
+    // running gateway's stays whatever its age.
+    assert_eq!(svc.call("POST", "/api/agentbox/gateway/stop", &alice, None).await.0, 200);
+    svc.wait_for(&alice, "stopped").await;
+    let bob_id = svc.start(&bob, "analyst").await.1["id"].as_str().expect("id").to_owned();
+    svc.wait_for(&bob, "running").await;
+    let bob_log = world.data().join("agentbox/logs").join(format!("{bob_id}.log"));
+    assert!(log.is_file(), "kept after the stop");
+    for path in [&log, &bob_log] {
+        let aged = std::process::Command::new("touch").args(["-d", "4 days ago"]).arg(path).status();
+        assert!(aged.expect("touch").success());
+    }
+    svc.kill().await;
+    let svc = world.serve().await;
+    for _ in 0..50 {
+        if !log.exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(!log.exists(), "a log three days past its gateway's end is removed");
+    assert!(bob_log.is_file(), "a running gateway's log stays");
+    assert_eq!(svc.gateway(&bob).await["state"], "running");
+    svc.kill().await;
+}
+
+/// The bytes of every file under `dir`.
+fn walk_sizes(dir: &Path) -> u64 {
+    let mut total = 0;
+    let mut dirs = vec![dir.to_owned()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().filter_map(|e| e.ok()) {
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => dirs.push(entry.path()),
+                Ok(kind) if kind.is_file() => total += entry.metadata().map(|m| m.len()).unwrap_or(0),
+                _ => {}
+            }
+        }
+    }
+    total
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
