@@ -627,6 +627,39 @@ async fn a_restart_re_attaches_running_gateways_and_ends_those_it_caught_startin
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restarting_one_of_two_replicas_on_one_machine_leaves_the_others_gateway_running() {
+    if !has_bubblewrap() {
+        return;
+    }
+    let world = World::new("");
+    let (_, alice) = world.account("alice", "1", "gateway");
+    // A second replica on this machine: the same database, its own data directory (so its own
+    // node id and sandbox root).
+    let database = format!("sqlite://{}", world.data().join("svc.db").display());
+    let other_data = world.dir.path().join("data-b");
+    let config = world.dir.path().join("svc.toml");
+    let env = [("SVC_DATABASE_URL", database.as_str())];
+    let a = world.serve().await;
+    let b = support::serve(&other_data, &config, &env, &[]).await;
+
+    let id = a.start(&alice, "analyst").await.1["id"].as_str().expect("id").to_owned();
+    a.wait_for(&alice, "running").await;
+    let node_a = std::fs::read_to_string(world.data().join("node-id")).expect("a's node");
+    let node_b = std::fs::read_to_string(other_data.join("node-id")).expect("b's node");
+    assert_ne!(node_a, node_b, "each replica has its own node");
+
+    // B restarts, twice over (once killed, once as a new process reconciling its node).
+    drop(b);
+    let b = support::serve(&other_data, &config, &env, &[]).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(a.gateway(&alice).await["state"], "running", "B's restart did not end A's gateway");
+    assert_eq!(inside(&world, &id, "/health").await["status"], "live");
+    assert_eq!(world.sandboxes(), vec![id.clone()]);
+    drop(b);
+    a.kill().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sandbox_writes_within_its_quotas_its_log_keeps_under_its_cap_and_old_logs_go() {
     if !has_bubblewrap() {
         return;
