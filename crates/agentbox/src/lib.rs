@@ -24,6 +24,7 @@ pub mod files;
 pub mod layout;
 pub mod lifecycle;
 pub mod local;
+mod pool;
 pub mod remote;
 pub use svc_sealed as sealed;
 pub mod shim;
@@ -77,6 +78,8 @@ pub struct AgentboxConfig {
     pub log_cap_mb: u64,
     /// How long a gateway's log is kept after it ends.
     pub log_retention: Duration,
+    /// Warm gateways kept booted per template, for starts in about a second.
+    pub pool_size: usize,
 }
 
 impl AgentboxConfig {
@@ -84,7 +87,7 @@ impl AgentboxConfig {
     /// near 1 GiB and peaks near 1.4), 0.001 USD a minute, billed each minute, 90 s to
     /// become healthy, probed every 30 s, 10 s to stop; a 512 MiB home and a 256 MiB `/tmp`
     /// (inside the memory cap, with room left for the gateway), logs of at most 16 MiB kept
-    /// three days after their gateway ends.
+    /// three days after their gateway ends; one warm gateway per template.
     pub fn new(node: String, memory_budget_mb: u64) -> Self {
         AgentboxConfig {
             node,
@@ -100,6 +103,7 @@ impl AgentboxConfig {
             tmp_mb: 256,
             log_cap_mb: 16,
             log_retention: Duration::from_secs(3 * 24 * 3600),
+            pool_size: 1,
         }
     }
 
@@ -127,6 +131,13 @@ pub struct Agentbox {
     telegram: telegram::Telegram,
     /// Log streams open, by account.
     log_streams: slots::Slots,
+    /// Warm gateways, by template.
+    pool: pool::Pool,
+}
+
+/// A new gateway's id (its sandbox's too).
+pub(crate) fn new_gateway_id() -> String {
+    format!("gw_{}", &uuid::Uuid::new_v4().simple().to_string()[..20])
 }
 
 /// How often a followed log is looked at for new lines.
@@ -161,6 +172,7 @@ impl Agentbox {
             health: Mutex::default(),
             telegram,
             log_streams: slots::Slots::new(MAX_LOG_STREAMS),
+            pool: pool::Pool::default(),
         }
     }
 
@@ -188,6 +200,7 @@ impl Agentbox {
                     summary: t.summary.to_owned(),
                     trades: t.trades,
                     scopes: t.scopes().iter().map(|s| s.as_str().to_owned()).collect(),
+                    warm: u32::try_from(self.pool.warm(t.name)).unwrap_or(u32::MAX),
                 })
                 .collect(),
             credits_per_minute: self.config.credits_per_minute,
@@ -214,11 +227,21 @@ impl Agentbox {
             });
         }
         let (needed, budget) = (self.config.memory_mb, self.config.memory_budget_mb);
-        let reserved = self.store.reserved_gateway_memory(&self.config.node).await?;
-        if reserved + needed > budget {
-            return Err(AgentboxError::Capacity { reserved_mb: reserved, budget_mb: budget, needed_mb: needed });
+        let warm = if self.may_take_warm(account_id).await? { self.pool.take(template.name) } else { None };
+        if warm.is_none() {
+            // Warm gateways give way to a start that needs their room.
+            while !self.room_for(needed).await {
+                if !self.evict_one().await {
+                    let reserved = self.store.reserved_gateway_memory(&self.config.node).await?;
+                    return Err(AgentboxError::Capacity {
+                        reserved_mb: reserved,
+                        budget_mb: budget,
+                        needed_mb: needed,
+                    });
+                }
+            }
         }
-        let id = format!("gw_{}", &uuid::Uuid::new_v4().simple().to_string()[..20]);
+        let id = warm.as_ref().map_or_else(new_gateway_id, |member| member.id.clone());
         let now = self.clock.now_ms();
         let new = NewGateway {
             id: &id,
@@ -231,10 +254,18 @@ impl Agentbox {
         };
         let created = match self.store.create_gateway(&new).await {
             // The account's gateway ended between the refusal and the look at it: try once more.
-            Err(svc_store::StoreError::Contended(_)) => self.store.create_gateway(&new).await?,
-            other => other?,
+            Err(svc_store::StoreError::Contended(_)) => self.store.create_gateway(&new).await,
+            other => other,
+        };
+        let created = match created {
+            Ok(created) => created,
+            Err(e) => {
+                self.give_back(template.name, warm);
+                return Err(e.into());
+            }
         };
         if let GatewayCreated::Active(active) = created {
+            self.give_back(template.name, warm);
             return Err(already_active(*active));
         }
         // Two starts of different accounts may both have passed the check above; the one
@@ -250,8 +281,19 @@ impl Agentbox {
         }
         let record = self.store.gateway(&id).await?.ok_or(AgentboxError::NoGateway("the gateway vanished"))?;
         let notify = self.register(&id);
-        tokio::spawn(Arc::clone(self).drive(record.clone(), notify, true));
+        let how = match warm {
+            Some(member) => lifecycle::Bring::Warm(member),
+            None => lifecycle::Bring::Fresh,
+        };
+        tokio::spawn(Arc::clone(self).drive(record.clone(), notify, how));
         self.view(record).await
+    }
+
+    /// Puts back a warm gateway a start took but could not use.
+    fn give_back(&self, template: &'static str, warm: Option<pool::Member>) {
+        if let Some(member) = warm {
+            self.pool.put_back(template, member);
+        }
     }
 
     /// `GET /api/agentbox/gateway`: the account's active gateway, else its latest.

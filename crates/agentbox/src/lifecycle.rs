@@ -17,7 +17,7 @@ use std::time::Duration;
 use svc_store::{Debit, GatewayRecord};
 use tokio::sync::Notify;
 
-use crate::backend::{Credentials, ProcSpec, SandboxSpec, SandboxStatus};
+use crate::backend::{Credentials, ProcSpec, SandboxStatus};
 use crate::layout::{GATEWAY_PORT, HOME};
 use crate::snapshot::Snapshot;
 use crate::templates;
@@ -34,15 +34,29 @@ pub enum End {
     Failed(String),
 }
 
+/// How a driven gateway comes up.
+pub(crate) enum Bring {
+    /// Booted from nothing.
+    Fresh,
+    /// A warm gateway of the pool, armed with the account's credentials.
+    Warm(crate::pool::Member),
+    /// Already running: re-attached to after a restart.
+    Attached,
+}
+
 /// Consecutive failed probes that fail a running gateway.
 const PROBES_TO_FAIL: u32 = 3;
 /// How often a gateway's process is looked at.
 const WATCH_TICK: Duration = Duration::from_secs(1);
 
 impl Agentbox {
-    /// Brings a gateway up (when `fresh`), watches it, and ends it.
-    pub(crate) async fn drive(self: Arc<Self>, gateway: GatewayRecord, notify: Arc<Notify>, fresh: bool) {
-        let outcome = if fresh { self.bring_up(&gateway, &notify).await } else { Ok(()) };
+    /// Brings a gateway up as `how` says, watches it, and ends it.
+    pub(crate) async fn drive(self: Arc<Self>, gateway: GatewayRecord, notify: Arc<Notify>, how: Bring) {
+        let outcome = match how {
+            Bring::Fresh => self.bring_up(&gateway, &notify).await,
+            Bring::Warm(member) => self.adopt(&gateway, member).await,
+            Bring::Attached => Ok(()),
+        };
         let end = match outcome {
             Ok(()) => self.watch(&gateway, &notify).await,
             Err(end) => end,
@@ -60,13 +74,7 @@ impl Agentbox {
         let snapshot =
             backend.snapshot().map_err(|dir| End::Failed(format!("the agent snapshot is not prepared in {dir}")))?;
 
-        let spec = SandboxSpec {
-            memory_mb: gateway.memory_mb,
-            pids_max: self.config.pids_max,
-            home_mb: self.config.home_mb,
-            tmp_mb: self.config.tmp_mb,
-            log_cap_mb: self.config.log_cap_mb,
-        };
+        let spec = self.sandbox_spec(gateway.memory_mb);
         backend.create(id, spec).await.map_err(|e| failed("making the sandbox", e))?;
         let made = format!(
             "sandbox created for template {} ({} MiB of memory; home {} MiB, /tmp {} MiB within it)",
@@ -97,7 +105,7 @@ impl Agentbox {
         }
         self.advance(id, "configuring", "starting").await?;
 
-        let env = environment(gateway, &snapshot, &svc_url, &given);
+        let env = environment(&gateway.id, &gateway.template, &snapshot, &svc_url, &given);
         if given.bot_token.is_some() {
             backend.note(id, "chat bot wired: the agent long-polls svc for its messages").await;
         }
@@ -126,15 +134,48 @@ impl Agentbox {
             }
             let _ = tokio::time::timeout(Duration::from_millis(250), notify.notified()).await;
         }
-        self.health().insert(id.to_owned(), true);
         backend.note(id, &format!("healthy after {} ms", started.elapsed().as_millis())).await;
+        self.begin_running(gateway).await
+    }
+
+    /// Takes a warm gateway for `gateway`: its way out armed with the account's credentials,
+    /// then the same states a fresh one goes through, each at once.
+    async fn adopt(&self, gateway: &GatewayRecord, member: crate::pool::Member) -> Result<(), End> {
+        let backend = self.backend().map_err(|e| End::Failed(e.to_string()))?;
+        let id = gateway.id.as_str();
+        let template = templates::template(&gateway.template)
+            .ok_or_else(|| End::Failed(format!("unknown template {}", gateway.template)))?;
+        backend.note(id, "taken from the warm pool").await;
+        self.advance(id, "provisioning", "configuring").await?;
+        let api_key = self.mint_key(gateway, template).await?;
+        let llm_token = self.llm.token(&gateway.account_id).await.map_err(|e| failed("the LLM token", e))?;
+        let real = Credentials { api_key, llm_token, bot_token: None };
+        backend.credentials(id, real).await.map_err(|e| failed("arming the sandbox's way out", e))?;
+        backend.note(id, "credentials: the sandbox holds placeholders; svc puts the real ones on its calls").await;
+        self.advance(id, "configuring", "starting").await?;
+        if let Some(pid) = member.pid {
+            self.store.set_gateway_pid(id, Some(pid)).await.map_err(|e| failed("recording the process", e))?;
+        }
+        self.advance(id, "starting", "health_check").await?;
+        if !matches!(backend.get(id, GATEWAY_PORT, "/health").await, Ok(200)) {
+            return Err(End::Failed("the warm gateway did not answer its health check".into()));
+        }
+        self.begin_running(gateway).await
+    }
+
+    /// A healthy gateway's first period billed, and it runs.
+    async fn begin_running(&self, gateway: &GatewayRecord) -> Result<(), End> {
+        let id = gateway.id.as_str();
+        self.health().insert(id.to_owned(), true);
         match self.bill(gateway, 0).await {
             Ok(Debit::Taken) => {}
             Ok(Debit::Insufficient { .. }) => return Err(End::StoppedBecause(CREDITS_RAN_OUT.into())),
             Err(e) => return Err(failed("billing", e)),
         }
         self.advance(id, "health_check", "running").await?;
-        backend.note(id, "running").await;
+        if let Ok(backend) = self.backend() {
+            backend.note(id, "running").await;
+        }
         Ok(())
     }
 
@@ -269,7 +310,7 @@ impl Agentbox {
                     backend.note(&gateway.id, "svc restarted; watching again").await;
                     kept.insert(gateway.id.clone());
                     let notify = self.register(&gateway.id);
-                    tokio::spawn(Arc::clone(self).drive(gateway, notify, false));
+                    tokio::spawn(Arc::clone(self).drive(gateway, notify, Bring::Attached));
                 }
                 Some(end) => {
                     kept.insert(gateway.id.clone());
@@ -397,8 +438,9 @@ fn failed(what: &str, err: impl std::fmt::Display) -> End {
 /// The gateway's whole environment: svc's address, its credentials (placeholders where the
 /// backend swaps them on the way out; by environment only), the agent gateway's own settings.
 /// Nothing of svc's environment.
-fn environment(
-    gateway: &GatewayRecord,
+pub(crate) fn environment(
+    id: &str,
+    template: &str,
     snapshot: &Snapshot,
     svc_url: &str,
     credentials: &Credentials,
@@ -415,10 +457,10 @@ fn environment(
         (svc_catalogue::skills::API_TOKEN_ENV, credentials.api_key.clone()),
         ("SVC_LLM_TOKEN", credentials.llm_token.clone()),
         ("SVC_LLM_BASE_URL", format!("{svc_url}/api/v1/llm")),
-        ("SVC_GATEWAY_ID", gateway.id.clone()),
+        ("SVC_GATEWAY_ID", id.to_owned()),
         // The gateway's own operator token: only svc (through the sandbox's socket) uses it.
         ("SVC_GATEWAY_TOKEN", format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple())),
-        ("SVC_TEMPLATE", gateway.template.clone()),
+        ("SVC_TEMPLATE", template.to_owned()),
         ("OPENCLAW_STATE_DIR", state.clone()),
         ("OPENCLAW_CONFIG_PATH", format!("{state}/openclaw.json")),
         ("OPENCLAW_DISABLE_BONJOUR", "1".to_owned()),

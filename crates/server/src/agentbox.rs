@@ -68,6 +68,11 @@ pub struct AgentboxFile {
     /// Hours a gateway's log is kept after the gateway ends; then it is removed.
     #[schemars(extend("default" = defaults().log_retention.as_secs() / 3600))]
     pub log_retention_hours: Option<u64>,
+    /// Warm gateways kept booted per template (when the snapshot is prepared), so a start
+    /// runs in about a second; each reserves `memory_mb` from the budget and gives way to a
+    /// start that needs the room. 0 turns the pool off.
+    #[schemars(extend("default" = defaults().pool_size))]
+    pub pool_size: Option<usize>,
     /// `local` (bubblewrap on this machine) or `remote` (an E2B-compatible service; its key
     /// in `SVC_AGENTBOX_REMOTE_KEY`, svc's address in `SVC_PUBLIC_URL`).
     #[schemars(extend("default" = "local"))]
@@ -164,6 +169,7 @@ fn backend(
     config.home_mb = file.home_mb.map_or(config.home_mb, |mb| mb.max(1));
     config.tmp_mb = file.tmp_mb.map_or(config.tmp_mb, |mb| mb.max(1));
     config.log_cap_mb = file.log_cap_mb.map_or(config.log_cap_mb, |mb| mb.max(1));
+    config.pool_size = file.pool_size.unwrap_or(config.pool_size);
     config.log_retention = file.log_retention_hours.map_or(config.log_retention, |h| Duration::from_secs(h * 3600));
     if file.enabled == Some(false) {
         return (config, Err("they are turned off in the config file ([agentbox] enabled = false)".into()));

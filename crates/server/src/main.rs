@@ -258,6 +258,8 @@ async fn start_background_work(state: &AppState) {
     if let Err(e) = state.agentbox.reconcile().await {
         tracing::error!(error = %e, "could not reconcile agent sandboxes");
     }
+    // Warm gateways, booted after the reconcile removed the last process's.
+    tokio::spawn(state.agentbox.clone().keep_pool_warm());
     // Logs of gateways that ended over the retention ago are removed, now and hourly.
     tokio::spawn(state.agentbox.clone().keep_logs_swept(std::time::Duration::from_secs(3600)));
     // Seller calls a stopped process left between the seller's answer and the earning are

@@ -27,7 +27,9 @@ async fn the_real_agent_gateway_starts_answers_through_the_llm_proxy_calls_svc_a
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
     let config = dir.path().join("svc.toml");
-    std::fs::write(&config, format!("[agentbox]\nsnapshot = \"{}\"\nhealth_timeout_secs = 240\n", snapshot.display()))
+    // Room for the first gateway and one warm one.
+    let settings = "health_timeout_secs = 240\npool_size = 1\nmemory_budget_mb = 4096";
+    std::fs::write(&config, format!("[agentbox]\nsnapshot = \"{}\"\n{settings}\n", snapshot.display()))
         .expect("config");
     let cli = |args: &[&str]| support::cli(&data, args);
     let account = cli(&["accounts", "create", "--name", "e2e"]);
@@ -53,28 +55,7 @@ async fn the_real_agent_gateway_starts_answers_through_the_llm_proxy_calls_svc_a
         .expect("config");
     assert_eq!(saved.status(), 200, "{}", saved.text().await.unwrap_or_default());
 
-    let asked = Instant::now();
-    let started = http
-        .post(format!("{base}/api/agentbox/gateway/start"))
-        .header("X-API-Key", &key)
-        .json(&json!({"template": "trader"}))
-        .send()
-        .await
-        .expect("start")
-        .json::<Value>()
-        .await
-        .expect("json");
-    let id = started["id"].as_str().expect("id").to_owned();
-    let view = loop {
-        let view = get("/api/agentbox/gateway").await;
-        if view["state"] == "running" || view["state"] == "failed" {
-            break view;
-        }
-        assert!(asked.elapsed() < Duration::from_secs(300), "not running after 300 s: {view}");
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    };
-    assert_eq!(view["state"], "running", "{view}");
-    let start_secs = asked.elapsed().as_secs_f64();
+    let (id, view, start_secs) = start_running(&http, &base, &key, "trader").await;
     let memory_mib = view["memory_bytes"].as_u64().unwrap_or(0) >> 20;
     eprintln!("agent gateway: running {start_secs:.1} s after the start request, {memory_mib} MiB");
 
@@ -97,25 +78,10 @@ async fn the_real_agent_gateway_starts_answers_through_the_llm_proxy_calls_svc_a
     assert!(!environ.contains(bot_token), "the bot token is not inside");
     assert!(!environ.contains(&llm_token), "the LLM token is not inside");
 
-    // The gateway's operator token is in its process environment.
-    let token = gateway_token(&id).expect("the gateway process and its token");
-    let socket = data.join("agentbox/sandboxes").join(&id).join("run/gateway.sock");
     // The simulated model acts as a model would: picks the skill by the words, reads its
     // SKILL.md, runs the route's curl line with the sandbox's key and quotes svc's answer.
-    let message = "What are the top picks right now?";
-    let body = json!({"model": "openclaw", "messages": [{"role": "user", "content": message}]});
-    let out = tokio::process::Command::new("curl")
-        .args(["-s", "--max-time", "180", "--unix-socket"])
-        .arg(&socket)
-        .args(["-H", &format!("Authorization: Bearer {token}"), "-H", "Content-Type: application/json"])
-        .args(["-d", &body.to_string(), "http://sandbox/v1/chat/completions"])
-        .output()
-        .await
-        .expect("curl");
-    let answer: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|_| panic!("the gateway's answer: {}", String::from_utf8_lossy(&out.stdout)));
-    let said = answer["choices"][0]["message"]["content"].as_str().unwrap_or_default().to_owned();
-    assert!(said.contains("The tool answered:"), "the agent ran the tool and the model quoted it: {answer}");
+    let said = ask(&data, &id, "What are the top picks right now?").await;
+    assert!(said.contains("The tool answered:"), "the agent ran the tool and the model quoted it: {said}");
     assert!(
         said.contains("picks: {") && said.contains(r#""rank":1"#),
         "the tool was svc's Top Picks, called with the sandbox's key: {said}"
@@ -174,9 +140,68 @@ async fn the_real_agent_gateway_starts_answers_through_the_llm_proxy_calls_svc_a
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
     eprintln!("agent gateway: stopped {:.1} s after the stop request", stopped_at.elapsed().as_secs_f64());
-    assert!(std::fs::read_dir(data.join("agentbox/sandboxes")).expect("dir").next().is_none(), "no sandbox left");
+    assert!(!data.join("agentbox/sandboxes").join(&id).exists(), "its sandbox is removed");
     assert!(gateway_token(&id).is_none(), "no gateway process left");
+
+    // An account without a chat bot gets a warm trader, booted while the first one ran: it
+    // runs at once and answers with its owner's credentials.
+    let owner = cli(&["accounts", "create", "--name", "warm"]);
+    cli(&["credits", "grant", &owner, "5"]);
+    let warm_key = cli(&["keys", "create", &owner, "--scopes", "gateway"]);
+    let waited = Instant::now();
+    loop {
+        let templates = get("/api/agentbox/templates").await;
+        let trader = templates["templates"].as_array().into_iter().flatten().find(|t| t["name"] == "trader");
+        if trader.is_some_and(|t| t["warm"] == 1) {
+            break;
+        }
+        assert!(waited.elapsed() < Duration::from_secs(300), "no warm trader after 300 s: {templates}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let (warm_id, _, warm_secs) = start_running(&http, &base, &warm_key, "trader").await;
+    eprintln!("agent gateway: a warm one running {warm_secs:.2} s after the start request");
+    let said = ask(&data, &warm_id, "Any whale alerts?").await;
+    assert!(said.contains("The tool answered:") && said.contains("alerts"), "svc's whale alerts: {said}");
     svc.kill().await.expect("kill");
+}
+
+/// Starts a gateway of `template` with `key` and waits until it runs: its id, its view and the
+/// seconds from the request to running.
+async fn start_running(http: &reqwest::Client, base: &str, key: &str, template: &str) -> (String, Value, f64) {
+    let asked = Instant::now();
+    let call = |request: reqwest::RequestBuilder| async move {
+        request.header("X-API-Key", key).send().await.expect("send").json::<Value>().await.expect("json")
+    };
+    let started =
+        call(http.post(format!("{base}/api/agentbox/gateway/start")).json(&json!({"template": template}))).await;
+    let id = started["id"].as_str().unwrap_or_else(|| panic!("a gateway: {started}")).to_owned();
+    loop {
+        let view = call(http.get(format!("{base}/api/agentbox/gateway"))).await;
+        if view["state"] == "running" {
+            return (id, view, asked.elapsed().as_secs_f64());
+        }
+        assert!(view["state"] != "failed" && asked.elapsed() < Duration::from_secs(300), "not running: {view}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Asks gateway `id` through its own chat endpoint (with its operator token, from its process
+/// environment: the test runs as root); the agent's answer.
+async fn ask(data: &std::path::Path, id: &str, question: &str) -> String {
+    let token = gateway_token(id).expect("the gateway process and its token");
+    let socket = data.join("agentbox/sandboxes").join(id).join("run/gateway.sock");
+    let body = json!({"model": "openclaw", "messages": [{"role": "user", "content": question}]});
+    let out = tokio::process::Command::new("curl")
+        .args(["-s", "--max-time", "180", "--unix-socket"])
+        .arg(&socket)
+        .args(["-H", &format!("Authorization: Bearer {token}"), "-H", "Content-Type: application/json"])
+        .args(["-d", &body.to_string(), "http://sandbox/v1/chat/completions"])
+        .output()
+        .await
+        .expect("curl");
+    let answer: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("the gateway's answer: {}", String::from_utf8_lossy(&out.stdout)));
+    answer["choices"][0]["message"]["content"].as_str().unwrap_or_default().to_owned()
 }
 
 /// The environments of every process of gateway `id`'s sandbox, joined.

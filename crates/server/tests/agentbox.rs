@@ -28,6 +28,9 @@ impl World {
         let manifest = serde_json::json!({"command": ["/usr/bin/python3", "/opt/agent/gateway.py"]});
         std::fs::write(snapshot.join("snapshot.json"), manifest.to_string()).expect("manifest");
         let memory = if agentbox.contains("memory_mb =") { "" } else { "memory_mb = 128\n" };
+        // No warm gateways unless the test is about them: they would take sandboxes and budget.
+        let memory =
+            if agentbox.contains("pool_size") { memory.to_owned() } else { format!("{memory}pool_size = 0\n") };
         let config = format!(
             "[agentbox]\nsnapshot = \"{}\"\n{memory}probe_interval_secs = 1\nstop_grace_secs = 2\n{agentbox}\n",
             snapshot.display()
@@ -623,6 +626,81 @@ async fn a_restart_re_attaches_running_gateways_and_ends_those_it_caught_startin
     assert_eq!(svc.call("GET", "/api/agentbox/gateway", key, None).await.0, 401);
     assert!(world.sandboxes().is_empty());
     assert_eq!(processes_naming(&alice_id), 0);
+    svc.kill().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_takes_a_warm_gateway_armed_with_its_credentials_and_warm_ones_give_way_to_cold_starts() {
+    if !has_bubblewrap() {
+        return;
+    }
+    // Room for two warm 128 MiB gateways and no more: trader's and shitcoin-trader's.
+    let world = World::new("pool_size = 1\nmemory_budget_mb = 300\nbilling_interval_secs = 60");
+    let (_, alice) = world.account("alice", "1", "gateway");
+    let (_, bob) = world.account("bob", "1", "gateway");
+    let (_, carol) = world.account("carol", "1", "gateway");
+    let svc = world.serve().await;
+    let warm = |view: &Value, name: &str| {
+        view["templates"].as_array().into_iter().flatten().find(|t| t["name"] == name).map(|t| t["warm"].clone())
+    };
+    for _ in 0..300 {
+        let view = svc.call("GET", "/api/agentbox/templates", &alice, None).await.1;
+        if warm(&view, "shitcoin-trader") == Some(serde_json::json!(1)) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let view = svc.call("GET", "/api/agentbox/templates", &alice, None).await.1;
+    let warmth: Vec<Value> =
+        ["trader", "shitcoin-trader", "degen", "analyst"].iter().filter_map(|t| warm(&view, t)).collect();
+    assert_eq!(warmth, [1, 1, 0, 0].map(|n| serde_json::json!(n)), "the budget holds two: {view}");
+    let warm_ids = world.sandboxes();
+    assert_eq!(warm_ids.len(), 2);
+    // A warm gateway's way out works for nobody until a start takes it.
+    let before = inside(&world, &warm_ids[0], "/call?path=/api/agentbox/gateway").await;
+    assert_eq!(before["status"], 401, "{before}");
+    assert_eq!(svc.call("GET", "/api/account/credits", &alice, None).await.1["balance"], "1", "nothing billed");
+
+    // Alice's trader is a warm one: running at once, with her credentials on its way out.
+    let started = svc.start(&alice, "trader").await.1;
+    let id = started["id"].as_str().expect("id").to_owned();
+    assert!(warm_ids.contains(&id), "{id} was warm: {warm_ids:?}");
+    let running = svc.wait_for(&alice, "running").await;
+    assert!(running["credits_burnt"] != "0", "billed from its start: {running}");
+    svc.logs_until(&alice, None, "taken from the warm pool").await;
+    let call = inside(&world, &id, "/call?path=/api/agentbox/gateway").await;
+    assert_eq!(call["status"], 200, "{call}");
+    assert!(call["body"].as_str().is_some_and(|b| b.contains(&id)), "it reads its own gateway: {call}");
+
+    // Bob's analyst has no warm one and no room: the warm shitcoin-trader gives way.
+    let bob_id = svc.start(&bob, "analyst").await.1["id"].as_str().expect("id").to_owned();
+    assert!(!warm_ids.contains(&bob_id));
+    svc.wait_for(&bob, "running").await;
+    let mut left = world.sandboxes();
+    left.sort();
+    let mut expected = vec![id.clone(), bob_id.clone()];
+    expected.sort();
+    assert_eq!(left, expected, "the warm one was removed for the room");
+
+    // An account with a chat bot boots its own: the bot's groups are in the gateway's config.
+    assert_eq!(svc.call("POST", "/api/agentbox/gateway/stop", &bob, None).await.0, 200);
+    svc.wait_for(&bob, "stopped").await;
+    let saved = svc
+        .call(
+            "PUT",
+            "/api/agentbox/telegram/config",
+            &carol,
+            Some(
+                serde_json::json!({"bot_token": "7001234567:AAHsimulatedTokenOfThePoolTest_xyz", "dm_policy": "open", "group_policy": "allowlist"}),
+            ),
+        )
+        .await;
+    assert_eq!(saved.0, 200, "{saved:?}");
+    let carol_id = svc.start(&carol, "trader").await.1["id"].as_str().expect("id").to_owned();
+    svc.wait_for(&carol, "running").await;
+    assert!(!warm_ids.contains(&carol_id));
+    let events = svc.logs_until(&carol, None, "running").await;
+    assert!(!events.iter().any(|(_, l)| l.contains("warm pool")), "{events:?}");
     svc.kill().await;
 }
 
