@@ -153,6 +153,20 @@ pub trait Backend: Send + Sync + 'static {
     /// The sandboxes that exist, by id: what a restart reconciles.
     fn sandboxes(&self) -> BoxFuture<'_, Result<Vec<String>, BackendError>>;
 
+    /// Freezes the sandbox's processes while its gateway sleeps; false where this backend
+    /// cannot (then gateways never sleep).
+    fn sleep<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, BackendError>>;
+
+    /// Thaws a sleeping sandbox.
+    fn wake<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), BackendError>>;
+
+    /// Whether the sandbox is asleep (frozen).
+    fn asleep(&self, id: &str) -> bool;
+
+    /// How long the sandbox has done nothing svc sees (a call out other than waiting for chat
+    /// messages, a log line); `None` where the backend cannot tell.
+    fn idle_for(&self, id: &str) -> Option<Duration>;
+
     /// Removes the logs of sandboxes not in `keep` that were last written before `before` (unix
     /// ms); how many it removed.
     fn sweep_logs<'a>(&'a self, keep: &'a std::collections::HashSet<String>, before_ms: i64) -> BoxFuture<'a, usize>;

@@ -1,6 +1,6 @@
 //! Memory and process caps for local sandboxes, on whichever cgroup version the machine has:
 //! v2 (one tree: `memory.max`, `memory.swap.max`, `pids.max`), v1 (a tree per controller:
-//! `memory.limit_in_bytes`, `pids.max`), or none, with a warning at start. A sandbox's first
+//! `memory.limit_in_bytes`, `pids.max`, and the freezer), or none, with a warning at start. A sandbox's first
 //! process joins its groups before it execs the sandbox, so nothing inside runs uncapped.
 
 use std::path::{Path, PathBuf};
@@ -21,6 +21,8 @@ pub enum Cgroups {
         memory: PathBuf,
         /// Under the pids controller.
         pids: Option<PathBuf>,
+        /// Under the freezer controller: what puts an idle sandbox to sleep.
+        freezer: Option<PathBuf>,
     },
     /// No caps can be set here; why.
     Unavailable(String),
@@ -47,9 +49,11 @@ impl Cgroups {
             if let Err(e) = std::fs::create_dir_all(&base) {
                 return Cgroups::Unavailable(format!("cannot make a cgroup v1 memory group: {e}"));
             }
-            let pids = root.join("pids").join(GROUP);
-            let pids = std::fs::create_dir_all(&pids).ok().map(|()| pids);
-            return Cgroups::V1 { memory: base, pids };
+            let optional = |controller: &str| {
+                let dir = root.join(controller).join(GROUP);
+                std::fs::create_dir_all(&dir).ok().map(|()| dir)
+            };
+            return Cgroups::V1 { memory: base, pids: optional("pids"), freezer: optional("freezer") };
         }
         Cgroups::Unavailable("no cgroup memory controller is mounted".into())
     }
@@ -66,9 +70,10 @@ impl Cgroups {
     pub fn groups(&self, id: &str) -> Vec<PathBuf> {
         match self {
             Cgroups::V2(base) => vec![base.join(id)],
-            Cgroups::V1 { memory, pids } => {
+            Cgroups::V1 { memory, pids, freezer } => {
                 let mut groups = vec![memory.join(id)];
                 groups.extend(pids.as_ref().map(|p| p.join(id)));
+                groups.extend(freezer.as_ref().map(|f| f.join(id)));
                 groups
             }
             Cgroups::Unavailable(_) => Vec::new(),
@@ -90,7 +95,7 @@ impl Cgroups {
                 let _ = write(&dir, "memory.swap.max", "0");
                 write(&dir, "pids.max", &pids)?;
             }
-            Cgroups::V1 { memory, pids: pid_group } => {
+            Cgroups::V1 { memory, pids: pid_group, freezer } => {
                 let dir = memory.join(id);
                 std::fs::create_dir_all(&dir).map_err(|e| BackendError::io("making the sandbox's cgroup", e))?;
                 write(&dir, "memory.limit_in_bytes", &bytes)?;
@@ -100,6 +105,10 @@ impl Cgroups {
                     let dir = pid_group.join(id);
                     std::fs::create_dir_all(&dir).map_err(|e| BackendError::io("making the sandbox's cgroup", e))?;
                     write(&dir, "pids.max", &pids)?;
+                }
+                if let Some(freezer) = freezer {
+                    std::fs::create_dir_all(freezer.join(id))
+                        .map_err(|e| BackendError::io("making the sandbox's cgroup", e))?;
                 }
             }
             Cgroups::Unavailable(_) => {}
@@ -132,6 +141,37 @@ impl Cgroups {
         })
     }
 
+    /// Whether sandboxes can be frozen here.
+    pub fn can_freeze(&self) -> bool {
+        matches!(self, Cgroups::V2(_) | Cgroups::V1 { freezer: Some(_), .. })
+    }
+
+    /// Freezes (or thaws) every process of the sandbox at once: a frozen one uses no CPU and
+    /// keeps its memory, sockets and state, and carries on where it was when thawed.
+    pub fn freeze(&self, id: &str, frozen: bool) -> Result<(), BackendError> {
+        let (file, value) = match self {
+            Cgroups::V2(base) => (base.join(id).join("cgroup.freeze"), if frozen { "1" } else { "0" }),
+            Cgroups::V1 { freezer: Some(freezer), .. } => {
+                (freezer.join(id).join("freezer.state"), if frozen { "FROZEN" } else { "THAWED" })
+            }
+            _ => return Err(BackendError("this machine has no cgroup freezer".into())),
+        };
+        std::fs::write(&file, value).map_err(|e| BackendError::io("freezing the sandbox", e))
+    }
+
+    /// Whether the sandbox is frozen (or freezing).
+    pub fn frozen(&self, id: &str) -> bool {
+        match self {
+            Cgroups::V2(base) => std::fs::read_to_string(base.join(id).join("cgroup.events"))
+                .is_ok_and(|events| events.lines().any(|l| l.trim() == "frozen 1")),
+            Cgroups::V1 { freezer: Some(freezer), .. } => {
+                std::fs::read_to_string(freezer.join(id).join("freezer.state"))
+                    .is_ok_and(|state| state.trim() != "THAWED")
+            }
+            _ => false,
+        }
+    }
+
     /// The processes in the sandbox's groups.
     pub fn processes(&self, id: &str) -> Vec<i32> {
         let mut pids: Vec<i32> = self
@@ -147,6 +187,10 @@ impl Cgroups {
 
     /// Kills every process in the sandbox's groups and removes the groups.
     pub async fn remove(&self, id: &str) {
+        // A frozen process dies only once thawed.
+        if self.frozen(id) {
+            let _ = self.freeze(id, false);
+        }
         for _ in 0..50 {
             let pids = self.processes(id);
             if pids.is_empty() {

@@ -10,6 +10,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 use bytes::Bytes;
 use http::header::{AUTHORIZATION, HeaderName, HeaderValue};
@@ -100,9 +101,38 @@ pub(crate) fn placeholders_for(real: &Credentials) -> Credentials {
     }
 }
 
+/// When the sandbox last called out (unix ms), waiting for chat messages aside: what tells an
+/// idle gateway.
+#[derive(Debug, Default)]
+pub(crate) struct Activity(AtomicI64);
+
+impl Activity {
+    /// Now.
+    pub(crate) fn touch(&self) {
+        self.0.fetch_max(unix_ms(), Ordering::Relaxed);
+    }
+
+    /// The last call out, unix ms.
+    pub(crate) fn last_ms(&self) -> i64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+fn unix_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
 /// Serves the sandbox's connections until the listener is dropped: each is HTTP/1, forwarded
 /// to svc at `target` with the credentials swapped, at most `open` at once.
-pub(crate) async fn serve(listener: UnixListener, target: SocketAddr, swap: Arc<Swap>, open: Arc<Semaphore>) {
+pub(crate) async fn serve(
+    listener: UnixListener,
+    target: SocketAddr,
+    swap: Arc<Swap>,
+    open: Arc<Semaphore>,
+    activity: Arc<Activity>,
+) {
     while let Ok((inside, _)) = listener.accept().await {
         // A cap on the sandbox's open connections to svc, so one agent cannot use up svc's
         // descriptors and connection slots for everyone.
@@ -110,9 +140,9 @@ pub(crate) async fn serve(listener: UnixListener, target: SocketAddr, swap: Arc<
             drop(inside);
             continue;
         };
-        let swap = Arc::clone(&swap);
+        let (swap, activity) = (Arc::clone(&swap), Arc::clone(&activity));
         tokio::spawn(async move {
-            bridge(inside, target, swap).await;
+            bridge(inside, target, swap, activity).await;
             drop(permit);
         });
     }
@@ -122,10 +152,14 @@ type Answer = Response<Either<Incoming, Full<Bytes>>>;
 
 /// One connection from inside: its requests in turn, over one connection to svc (made again
 /// when svc closes it).
-async fn bridge(inside: UnixStream, target: SocketAddr, swap: Arc<Swap>) {
+async fn bridge(inside: UnixStream, target: SocketAddr, swap: Arc<Swap>, activity: Arc<Activity>) {
     let svc: Arc<Mutex<Option<SendRequest<Incoming>>>> = Arc::default();
     let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
         let (svc, swap) = (Arc::clone(&svc), Arc::clone(&swap));
+        // A chat bot's long poll is waiting, not working.
+        if !request.uri().path().ends_with("/getUpdates") {
+            activity.touch();
+        }
         async move {
             swap.rewrite(&mut request);
             Ok::<Answer, std::convert::Infallible>(forward(&svc, target, request).await)

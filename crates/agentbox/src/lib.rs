@@ -80,6 +80,8 @@ pub struct AgentboxConfig {
     pub log_retention: Duration,
     /// Warm gateways kept booted per template, for starts in about a second.
     pub pool_size: usize,
+    /// A running gateway with nothing to do for this long is put to sleep; zero: never.
+    pub idle_sleep: Duration,
 }
 
 impl AgentboxConfig {
@@ -87,7 +89,8 @@ impl AgentboxConfig {
     /// near 1 GiB and peaks near 1.4), 0.001 USD a minute, billed each minute, 90 s to
     /// become healthy, probed every 30 s, 10 s to stop; a 512 MiB home and a 256 MiB `/tmp`
     /// (inside the memory cap, with room left for the gateway), logs of at most 16 MiB kept
-    /// three days after their gateway ends; one warm gateway per template.
+    /// three days after their gateway ends; one warm gateway per template; asleep after 15
+    /// idle minutes.
     pub fn new(node: String, memory_budget_mb: u64) -> Self {
         AgentboxConfig {
             node,
@@ -104,6 +107,7 @@ impl AgentboxConfig {
             log_cap_mb: 16,
             log_retention: Duration::from_secs(3 * 24 * 3600),
             pool_size: 1,
+            idle_sleep: Duration::from_secs(15 * 60),
         }
     }
 
@@ -403,6 +407,8 @@ impl Agentbox {
             Some(false) if running => "unhealthy",
             _ => "unknown",
         };
+        let here = record.node == self.config.node && record.is_active();
+        let asleep = here && self.backend.as_ref().is_ok_and(|backend| backend.asleep(&record.id));
         let memory_bytes = match (&self.backend, record.is_active()) {
             (Ok(backend), true) if record.node == self.config.node => match backend.status(&record.id).await {
                 backend::SandboxStatus::Running { memory_bytes } => memory_bytes,
@@ -415,6 +421,7 @@ impl Agentbox {
             state: record.state,
             reason: record.reason,
             health: health.to_owned(),
+            asleep,
             created_at: Timestamp(rfc3339(record.created_at)),
             started_at: record.started_at.map(|t| Timestamp(rfc3339(t))),
             ended_at: record.ended_at.map(|t| Timestamp(rfc3339(t))),

@@ -186,6 +186,8 @@ impl Agentbox {
         let mut failures = 0u32;
         let mut next_probe = tokio::time::Instant::now() + self.config.probe_interval;
         let mut billed: Option<u64> = None;
+        // Asleep when svc (re)starts watching it: what it slept through is not billed.
+        let mut asleep = backend.asleep(id);
         loop {
             let record = match self.store.gateway(id).await {
                 Ok(Some(record)) => record,
@@ -204,6 +206,39 @@ impl Agentbox {
                 SandboxStatus::Exited(why) => return End::Failed(why),
                 SandboxStatus::Missing => return End::Failed("the gateway's sandbox disappeared".into()),
             }
+            let interval = i64::try_from(self.config.billing_interval.as_millis()).unwrap_or(i64::MAX).max(1);
+            let started = record.started_at.unwrap_or(record.updated_at);
+            let due = u64::try_from((self.clock.now_ms() - started).max(0) / interval).unwrap_or(0);
+            if asleep {
+                if !self.wakes(gateway).await {
+                    let _ = tokio::time::timeout(WATCH_TICK, notify.notified()).await;
+                    continue;
+                }
+                if let Err(e) = backend.wake(id).await {
+                    return End::Failed(format!("the gateway could not be woken: {e}"));
+                }
+                asleep = false;
+                // The periods it slept through are not billed; the one it wakes in is.
+                billed = Some(billed.map_or(due.saturating_sub(1), |b| b.max(due.saturating_sub(1))));
+                next_probe = tokio::time::Instant::now() + self.config.probe_interval;
+                backend.note(id, "woke up for a chat message").await;
+            } else if !self.config.idle_sleep.is_zero()
+                && backend.idle_for(id).is_some_and(|idle| idle >= self.config.idle_sleep)
+            {
+                match backend.sleep(id).await {
+                    Ok(true) => {
+                        asleep = true;
+                        self.health().remove(id);
+                        let minutes = self.config.idle_sleep.as_secs() / 60;
+                        backend
+                            .note(id, &format!("asleep after {minutes} idle minutes; not billed until it wakes"))
+                            .await;
+                        continue;
+                    }
+                    Ok(false) => {}
+                    Err(e) => tracing::warn!(gateway = id, error = %e, "could not put an idle gateway to sleep"),
+                }
+            }
             if tokio::time::Instant::now() >= next_probe {
                 next_probe = tokio::time::Instant::now() + self.config.probe_interval;
                 let healthy = matches!(backend.get(id, GATEWAY_PORT, "/health").await, Ok(200));
@@ -217,9 +252,6 @@ impl Agentbox {
             }
             // Every period up to now, each in advance; one missed while svc was down is
             // billed on return, and one billed before is not taken again.
-            let started = record.started_at.unwrap_or(record.updated_at);
-            let interval = i64::try_from(self.config.billing_interval.as_millis()).unwrap_or(i64::MAX).max(1);
-            let due = u64::try_from((self.clock.now_ms() - started).max(0) / interval).unwrap_or(0);
             let from = billed.map_or(0, |b| b + 1);
             for period in from..=due {
                 match self.bill(gateway, period).await {
@@ -387,6 +419,14 @@ impl Agentbox {
                 tracing::warn!(error = %e, "could not sweep old sandbox logs");
             }
             tokio::time::sleep(every).await;
+        }
+    }
+
+    /// Whether a sleeping gateway has a reason to wake: a chat message waiting for it.
+    async fn wakes(&self, gateway: &GatewayRecord) -> bool {
+        match self.store.telegram_bot(&gateway.account_id).await {
+            Ok(Some(bot)) => self.store.pending_telegram_updates(&bot.token_hash).await.is_ok_and(|n| n > 0),
+            _ => false,
         }
     }
 

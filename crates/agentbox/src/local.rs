@@ -98,6 +98,8 @@ struct Slot {
     egress: Option<JoinHandle<()>>,
     /// Its caps, from its creation.
     spec: Option<SandboxSpec>,
+    /// When it last called out.
+    activity: Arc<crate::egress::Activity>,
 }
 
 impl LocalBackend {
@@ -151,8 +153,12 @@ impl LocalBackend {
         let _ = std::fs::remove_file(&path);
         let listener = UnixListener::bind(&path).map_err(|e| BackendError::io("opening the sandbox's way out", e))?;
         let open = Arc::new(tokio::sync::Semaphore::new(MAX_EGRESS_CONNECTIONS));
-        let task = tokio::spawn(crate::egress::serve(listener, self.config.api_addr, Arc::new(swap), open));
-        if let Some(old) = self.slots().entry(id.to_owned()).or_default().egress.replace(task) {
+        let mut slots = self.slots();
+        let slot = slots.entry(id.to_owned()).or_default();
+        slot.activity.touch();
+        let activity = Arc::clone(&slot.activity);
+        let task = tokio::spawn(crate::egress::serve(listener, self.config.api_addr, Arc::new(swap), open, activity));
+        if let Some(old) = slot.egress.replace(task) {
             old.abort();
         }
         Ok(())
@@ -451,6 +457,10 @@ impl Backend for LocalBackend {
             if !self.dir(id).exists() {
                 return Ok(SandboxStatus::Missing);
             }
+            // Asleep, it cannot answer; it is there all the same.
+            if self.cgroups.frozen(id) && self.recorded_process(id).is_some() {
+                return Ok(SandboxStatus::Running { memory_bytes: self.cgroups.memory_bytes(id) });
+            }
             if self.control(id, "ping", Duration::from_secs(2)).await.as_deref() != Some("pong") {
                 return Ok(SandboxStatus::Exited("the sandbox ended while svc was not running".into()));
             }
@@ -506,8 +516,11 @@ impl Backend for LocalBackend {
             match exited {
                 Some(Some(why)) => SandboxStatus::Exited(why),
                 Some(None) => SandboxStatus::Running { memory_bytes: self.cgroups.memory_bytes(id) },
-                // Not started by this process: ask the shim.
+                // Not started by this process: ask the shim, unless it sleeps.
                 None if !self.dir(id).exists() => SandboxStatus::Missing,
+                None if self.cgroups.frozen(id) && self.recorded_process(id).is_some() => {
+                    SandboxStatus::Running { memory_bytes: self.cgroups.memory_bytes(id) }
+                }
                 None => match self.control(id, "ping", Duration::from_secs(2)).await.as_deref() {
                     Some("pong") => SandboxStatus::Running { memory_bytes: self.cgroups.memory_bytes(id) },
                     _ => SandboxStatus::Exited("the gateway's sandbox ended".into()),
@@ -519,6 +532,10 @@ impl Backend for LocalBackend {
 
     fn terminate<'a>(&'a self, id: &'a str, grace: Duration) -> BoxFuture<'a, Result<(), BackendError>> {
         async move {
+            // Asleep, it could neither hear the stop nor die.
+            if self.cgroups.frozen(id) {
+                self.cgroups.freeze(id, false)?;
+            }
             // The shim sends SIGTERM, waits the grace period, then kills; it answers when the
             // gateway is gone.
             let answered = self.control(id, "stop", grace + Duration::from_secs(5)).await;
@@ -573,6 +590,45 @@ impl Backend for LocalBackend {
             Ok(ids)
         }
         .boxed()
+    }
+
+    fn sleep<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, BackendError>> {
+        async move {
+            if !self.cgroups.can_freeze() {
+                return Ok(false);
+            }
+            self.cgroups.freeze(id, true)?;
+            Ok(true)
+        }
+        .boxed()
+    }
+
+    fn wake<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), BackendError>> {
+        async move {
+            self.cgroups.freeze(id, false)?;
+            if let Some(slot) = self.slots().get(id) {
+                slot.activity.touch();
+            }
+            Ok(())
+        }
+        .boxed()
+    }
+
+    fn asleep(&self, id: &str) -> bool {
+        self.cgroups.frozen(id)
+    }
+
+    fn idle_for(&self, id: &str) -> Option<Duration> {
+        let called = self.slots().get(id).map_or(0, |slot| slot.activity.last_ms());
+        let logged = std::fs::metadata(self.log_path(id))
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|at| at.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).ok()?;
+        let now = i64::try_from(now.as_millis()).ok()?;
+        let last = called.max(logged);
+        (last > 0).then(|| Duration::from_millis(u64::try_from(now - last).unwrap_or(0)))
     }
 
     fn sweep_logs<'a>(&'a self, keep: &'a std::collections::HashSet<String>, before_ms: i64) -> BoxFuture<'a, usize> {

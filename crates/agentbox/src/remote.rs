@@ -412,6 +412,23 @@ impl Backend for RemoteBackend {
         async move { Ok(self.list().await?.into_keys().collect()) }.boxed()
     }
 
+    /// Remote sandboxes do not sleep: the service bills and pauses them on its own terms.
+    fn sleep<'a>(&'a self, _id: &'a str) -> BoxFuture<'a, Result<bool, BackendError>> {
+        async move { Ok(false) }.boxed()
+    }
+
+    fn wake<'a>(&'a self, _id: &'a str) -> BoxFuture<'a, Result<(), BackendError>> {
+        async move { Ok(()) }.boxed()
+    }
+
+    fn asleep(&self, _id: &str) -> bool {
+        false
+    }
+
+    fn idle_for(&self, _id: &str) -> Option<Duration> {
+        None
+    }
+
     /// A remote sandbox's log lives in it and goes with it.
     fn sweep_logs<'a>(&'a self, _keep: &'a std::collections::HashSet<String>, _before_ms: i64) -> BoxFuture<'a, usize> {
         async move { 0 }.boxed()

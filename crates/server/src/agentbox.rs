@@ -73,6 +73,11 @@ pub struct AgentboxFile {
     /// start that needs the room. 0 turns the pool off.
     #[schemars(extend("default" = defaults().pool_size))]
     pub pool_size: Option<usize>,
+    /// Seconds a running gateway may have nothing to do (no call out but waiting for chat
+    /// messages, no log line) before it is frozen: asleep, not billed, woken by its next chat
+    /// message. 0 keeps gateways awake. Where the machine has no cgroup freezer they never sleep.
+    #[schemars(extend("default" = defaults().idle_sleep.as_secs()))]
+    pub idle_sleep_secs: Option<u64>,
     /// `local` (bubblewrap on this machine) or `remote` (an E2B-compatible service; its key
     /// in `SVC_AGENTBOX_REMOTE_KEY`, svc's address in `SVC_PUBLIC_URL`).
     #[schemars(extend("default" = "local"))]
@@ -170,6 +175,7 @@ fn backend(
     config.tmp_mb = file.tmp_mb.map_or(config.tmp_mb, |mb| mb.max(1));
     config.log_cap_mb = file.log_cap_mb.map_or(config.log_cap_mb, |mb| mb.max(1));
     config.pool_size = file.pool_size.unwrap_or(config.pool_size);
+    config.idle_sleep = file.idle_sleep_secs.map_or(config.idle_sleep, Duration::from_secs);
     config.log_retention = file.log_retention_hours.map_or(config.log_retention, |h| Duration::from_secs(h * 3600));
     if file.enabled == Some(false) {
         return (config, Err("they are turned off in the config file ([agentbox] enabled = false)".into()));

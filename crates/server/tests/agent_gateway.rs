@@ -28,7 +28,7 @@ async fn the_real_agent_gateway_starts_answers_through_the_llm_proxy_calls_svc_a
     let data = dir.path().join("data");
     let config = dir.path().join("svc.toml");
     // Room for the first gateway and one warm one.
-    let settings = "health_timeout_secs = 240\npool_size = 1\nmemory_budget_mb = 4096";
+    let settings = "health_timeout_secs = 240\npool_size = 1\nmemory_budget_mb = 4096\nidle_sleep_secs = 6";
     std::fs::write(&config, format!("[agentbox]\nsnapshot = \"{}\"\n{settings}\n", snapshot.display()))
         .expect("config");
     let cli = |args: &[&str]| support::cli(&data, args);
@@ -97,37 +97,23 @@ async fn the_real_agent_gateway_starts_answers_through_the_llm_proxy_calls_svc_a
 
     // A user's direct message through the chat platform reaches the agent through svc's relay
     // and shim; the agent answers through the LLM proxy, and the answer comes back out.
-    let said = http
-        .post(format!("{simulator}/telegram/simulate/{bot_token}/message"))
-        .json(&json!({"chat_id": 555, "text": "hello, agent"}))
-        .send()
-        .await
-        .expect("simulated user")
-        .json::<Value>()
-        .await
-        .expect("json");
-    assert_eq!(said["delivered"], 200, "the relay took it: {said}");
-    let chat_started = Instant::now();
-    let answer = loop {
-        let sent: Value = http
-            .get(format!("{simulator}/telegram/simulate/{bot_token}/sent"))
-            .send()
-            .await
-            .expect("sent")
-            .json()
-            .await
-            .expect("json");
-        let from_agent =
-            sent.as_array().into_iter().flatten().find(|m| m["chat"]["id"] == 555 || m["chat"]["id"] == "555");
-        if let Some(message) = from_agent {
-            break message["text"].as_str().unwrap_or_default().to_owned();
-        }
-        assert!(chat_started.elapsed() < Duration::from_secs(120), "no answer in the chat after 120 s: {sent}");
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    };
-    eprintln!("agent gateway: answered in the chat {:.1} s after the message", chat_started.elapsed().as_secs_f64());
+    let (answer, secs) = chat(&http, &simulator, bot_token, "hello, agent").await;
+    eprintln!("agent gateway: answered in the chat {secs:.1} s after the message");
     assert!(!answer.contains("not running"), "the agent answered, not svc's automatic reply: {answer}");
     assert!(answer.contains("svc-alpha"), "a greeting gets what the agent can do, no failed tool call: {answer}");
+
+    // The same question awake, then once idle sent it to sleep: the message wakes it, and the
+    // answer comes about as fast.
+    let (awake, awake_secs) = chat(&http, &simulator, bot_token, "Any whale alerts?").await;
+    assert!(awake.contains("alerts"), "{awake}");
+    let slept = Instant::now();
+    while get("/api/agentbox/gateway").await["asleep"] != true {
+        assert!(slept.elapsed() < Duration::from_secs(120), "never asleep: {}", get("/api/agentbox/gateway").await);
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let (woken, woken_secs) = chat(&http, &simulator, bot_token, "Any whale alerts?").await;
+    assert!(woken.contains("alerts"), "{woken}");
+    eprintln!("agent gateway: answered {awake_secs:.1} s awake, {woken_secs:.1} s when the message woke it");
 
     let stopped_at = Instant::now();
     http.post(format!("{base}/api/agentbox/gateway/stop")).header("X-API-Key", &key).send().await.expect("stop");
@@ -163,6 +149,39 @@ async fn the_real_agent_gateway_starts_answers_through_the_llm_proxy_calls_svc_a
     let said = ask(&data, &warm_id, "Any whale alerts?").await;
     assert!(said.contains("The tool answered:") && said.contains("alerts"), "svc's whale alerts: {said}");
     svc.kill().await.expect("kill");
+}
+
+/// Plays a user's direct message to the bot on the simulated chat platform; the agent's answer
+/// (the next message it sends to that chat) and the seconds it took.
+async fn chat(http: &reqwest::Client, simulator: &str, bot: &str, text: &str) -> (String, f64) {
+    let sent = || async {
+        let sent: Value = http
+            .get(format!("{simulator}/telegram/simulate/{bot}/sent"))
+            .send()
+            .await
+            .expect("sent")
+            .json()
+            .await
+            .expect("json");
+        let to_user: Vec<String> = sent
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["chat"]["id"] == 555 || m["chat"]["id"] == "555")
+            .map(|m| m["text"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        to_user
+    };
+    let before = sent().await.len();
+    support::play_user_message(http, simulator, bot, text).await;
+    let asked = Instant::now();
+    loop {
+        if let Some(answer) = sent().await.get(before) {
+            return (answer.clone(), asked.elapsed().as_secs_f64());
+        }
+        assert!(asked.elapsed() < Duration::from_secs(120), "no answer to {text:?} in the chat after 120 s");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// Starts a gateway of `template` with `key` and waits until it runs: its id, its view and the

@@ -80,7 +80,7 @@ impl World {
         let mut env = env.to_vec();
         env.push(("SVC_HOST_ONLY_SECRET", "host-secret-value"));
         let serving = support::serve(&self.data(), &self.dir.path().join("svc.toml"), &env, args).await;
-        Svc { child: serving.child, base: serving.base, http: reqwest::Client::new() }
+        Svc { child: serving.child, base: serving.base, http: reqwest::Client::new(), simulator: serving.simulator }
     }
 }
 
@@ -113,6 +113,8 @@ struct Svc {
     child: tokio::process::Child,
     base: String,
     http: reqwest::Client,
+    /// The simulated market, whose chat platform plays users.
+    simulator: Option<String>,
 }
 
 impl Svc {
@@ -702,6 +704,68 @@ async fn a_start_takes_a_warm_gateway_armed_with_its_credentials_and_warm_ones_g
     let events = svc.logs_until(&carol, None, "running").await;
     assert!(!events.iter().any(|(_, l)| l.contains("warm pool")), "{events:?}");
     svc.kill().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_gateway_sleeps_unbilled_and_a_chat_message_wakes_it() {
+    if !has_bubblewrap() || !std::path::Path::new("/sys/fs/cgroup/freezer").exists() && !cgroup_v2() {
+        return;
+    }
+    let world = World::new("idle_sleep_secs = 2\nbilling_interval_secs = 1\ncredits_per_minute = \"0.06\"");
+    let (_, alice) = world.account("alice", "1", "gateway");
+    let svc = world.serve().await;
+    let bot = "7001234567:AAHsimulatedTokenOfTheSleepTest_xyz";
+    let body = serde_json::json!({"bot_token": bot, "dm_policy": "open", "group_policy": "allowlist"});
+    let saved = svc.call("PUT", "/api/agentbox/telegram/config", &alice, Some(body)).await;
+    assert_eq!(saved.0, 200, "{saved:?}");
+    let id = svc.start(&alice, "analyst").await.1["id"].as_str().expect("id").to_owned();
+    svc.wait_for(&alice, "running").await;
+
+    // Nothing to do but wait for chat messages: asleep, frozen, and not billed.
+    let asleep = wait_until(&svc, &alice, |view| view["asleep"] == true).await;
+    assert_eq!(asleep["state"], "running", "{asleep}");
+    svc.logs_until(&alice, None, "asleep after").await;
+    let burnt = svc.gateway(&alice).await["credits_burnt"].clone();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let still = svc.gateway(&alice).await;
+    assert_eq!(still["credits_burnt"], burnt, "three periods asleep, none billed: {still}");
+    assert_eq!(still["asleep"], true);
+
+    // A user's message wakes it, and it gets the message.
+    let simulator = svc.simulator.clone().expect("the simulated market");
+    support::play_user_message(&svc.http, &simulator, bot, "wake up").await;
+    svc.logs_until(&alice, None, "stand-in got a chat message: wake up").await;
+    let events = svc.logs_until(&alice, None, "woke up for a chat message").await;
+    assert!(!events.is_empty());
+    assert_eq!(inside(&world, &id, "/health").await["status"], "live");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let awake = svc.gateway(&alice).await;
+    assert!(awake["credits_burnt"] != burnt, "billed again once awake: {awake}");
+
+    // Asleep again, it still stops cleanly.
+    wait_until(&svc, &alice, |view| view["asleep"] == true).await;
+    assert_eq!(svc.call("POST", "/api/agentbox/gateway/stop", &alice, None).await.0, 200);
+    svc.wait_for(&alice, "stopped").await;
+    assert!(world.sandboxes().is_empty());
+    assert_eq!(processes_naming(&id), 0);
+    svc.kill().await;
+}
+
+/// Whether the machine has the unified cgroup hierarchy (whose groups all freeze).
+fn cgroup_v2() -> bool {
+    std::path::Path::new("/sys/fs/cgroup/cgroup.controllers").exists()
+}
+
+/// Polls the account's gateway until `done` holds; its view.
+async fn wait_until(svc: &Svc, key: &str, done: impl Fn(&Value) -> bool) -> Value {
+    for _ in 0..300 {
+        let view = svc.gateway(key).await;
+        if done(&view) {
+            return view;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the gateway never got there: {}", svc.gateway(key).await);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -273,6 +273,9 @@ pub struct GatewayView {
     pub reason: Option<String>,
     /// `healthy` or `unhealthy` by its last probe while running; `unknown` otherwise.
     pub health: String,
+    /// Whether it sleeps: frozen after a spell with nothing to do, not billed, woken by the
+    /// next chat message (its state stays `running`).
+    pub asleep: bool,
     /// When it was asked for.
     pub created_at: Timestamp,
     /// When it became healthy.

@@ -85,3 +85,18 @@ pub async fn serve(data: &Path, config: &Path, env: &[(&str, &str)], args: &[&st
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     Serving { child, base, simulator }
 }
+
+/// Plays a user's direct message (chat 555) to `bot` on the simulated chat platform, which
+/// delivers it to svc's relay; asserts svc took it.
+pub async fn play_user_message(http: &reqwest::Client, simulator: &str, bot: &str, text: &str) {
+    let said = http
+        .post(format!("{simulator}/telegram/simulate/{bot}/message"))
+        .json(&serde_json::json!({"chat_id": 555, "text": text}))
+        .send()
+        .await
+        .expect("simulated user")
+        .json::<serde_json::Value>()
+        .await
+        .expect("json");
+    assert_eq!(said["delivered"], 200, "the relay took it: {said}");
+}
