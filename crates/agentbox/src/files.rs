@@ -1,12 +1,13 @@
 //! What a sandbox is given: the agent gateway's config, the template's workspace files and
-//! the skills generated from the catalogue. No secret is written into any file: the config
+//! the skills generated from the catalogue, and the gateway's environment. No secret is written into any file: the config
 //! names the API key and the LLM token by environment variable, and the gateway reads them
 //! from its process environment.
 
 use serde_json::json;
 
-use crate::backend::FileSpec;
+use crate::backend::{Credentials, FileSpec};
 use crate::layout::{GATEWAY_PORT, HOME, SVC_PORT};
+use crate::snapshot::Snapshot;
 use crate::templates::{TOOLS_SECTION, Template};
 
 /// The provider name the gateway's config gives svc's LLM proxy.
@@ -116,6 +117,46 @@ fn gateway_config(
         config["plugins"]["allow"] = json!(["memory-core", "telegram"]);
     }
     serde_json::to_string_pretty(&config).unwrap_or_default()
+}
+
+/// The gateway's whole environment: svc's address, its credentials (placeholders where the
+/// backend swaps them on the way out; by environment only), the agent gateway's own settings.
+/// Nothing of svc's environment.
+pub(crate) fn environment(
+    id: &str,
+    template: &str,
+    snapshot: &Snapshot,
+    svc_url: &str,
+    credentials: &Credentials,
+) -> Vec<(String, String)> {
+    let mut path = snapshot.path.clone();
+    path.extend(["/usr/local/bin", "/usr/bin", "/bin"].map(str::to_owned));
+    let state = format!("{HOME}/.openclaw");
+    [
+        ("HOME", HOME.to_owned()),
+        ("PATH", path.join(":")),
+        ("LANG", "C.UTF-8".to_owned()),
+        ("TZ", "UTC".to_owned()),
+        ("SVC_API_URL", svc_url.to_owned()),
+        (svc_catalogue::skills::API_TOKEN_ENV, credentials.api_key.clone()),
+        ("SVC_LLM_TOKEN", credentials.llm_token.clone()),
+        ("SVC_LLM_BASE_URL", format!("{svc_url}/api/v1/llm")),
+        ("SVC_GATEWAY_ID", id.to_owned()),
+        // The gateway's own operator token: only svc (through the sandbox's socket) uses it.
+        ("SVC_GATEWAY_TOKEN", format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple())),
+        ("SVC_TEMPLATE", template.to_owned()),
+        ("OPENCLAW_STATE_DIR", state.clone()),
+        ("OPENCLAW_CONFIG_PATH", format!("{state}/openclaw.json")),
+        ("OPENCLAW_DISABLE_BONJOUR", "1".to_owned()),
+        ("OPENCLAW_NO_AUTO_UPDATE", "1".to_owned()),
+        ("OPENCLAW_OFFLINE", "1".to_owned()),
+        ("OPENCLAW_CONFIG_READONLY", "1".to_owned()),
+        ("NO_PROXY", "127.0.0.1,localhost".to_owned()),
+    ]
+    .into_iter()
+    .chain(credentials.bot_token.clone().map(|token| ("TELEGRAM_BOT_TOKEN", token)))
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect()
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@ pub mod lifecycle;
 pub mod local;
 mod pool;
 pub mod remote;
+mod warm;
 pub use svc_sealed as sealed;
 pub mod shim;
 pub mod slots;
@@ -286,8 +287,8 @@ impl Agentbox {
         let record = self.store.gateway(&id).await?.ok_or(AgentboxError::NoGateway("the gateway vanished"))?;
         let notify = self.register(&id);
         let how = match warm {
-            Some(member) => lifecycle::Bring::Warm(member),
-            None => lifecycle::Bring::Fresh,
+            Some(member) => pool::Bring::Warm(member),
+            None => pool::Bring::Fresh,
         };
         tokio::spawn(Arc::clone(self).drive(record.clone(), notify, how));
         self.view(record).await

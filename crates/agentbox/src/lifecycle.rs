@@ -18,8 +18,8 @@ use svc_store::{Debit, GatewayRecord};
 use tokio::sync::Notify;
 
 use crate::backend::{Credentials, ProcSpec, SandboxStatus};
-use crate::layout::{GATEWAY_PORT, HOME};
-use crate::snapshot::Snapshot;
+use crate::layout::GATEWAY_PORT;
+use crate::pool::Bring;
 use crate::templates;
 use crate::{Agentbox, AgentboxError};
 
@@ -32,16 +32,6 @@ pub enum End {
     StoppedBecause(String),
     /// Failed, for this reason.
     Failed(String),
-}
-
-/// How a driven gateway comes up.
-pub(crate) enum Bring {
-    /// Booted from nothing.
-    Fresh,
-    /// A warm gateway of the pool, armed with the account's credentials.
-    Warm(crate::pool::Member),
-    /// Already running: re-attached to after a restart.
-    Attached,
 }
 
 /// Consecutive failed probes that fail a running gateway.
@@ -105,7 +95,7 @@ impl Agentbox {
         }
         self.advance(id, "configuring", "starting").await?;
 
-        let env = environment(&gateway.id, &gateway.template, &snapshot, &svc_url, &given);
+        let env = crate::files::environment(&gateway.id, &gateway.template, &snapshot, &svc_url, &given);
         if given.bot_token.is_some() {
             backend.note(id, "chat bot wired: the agent long-polls svc for its messages").await;
         }
@@ -473,44 +463,4 @@ pub const CREDITS_RAN_OUT: &str = "the account's credits ran out";
 fn failed(what: &str, err: impl std::fmt::Display) -> End {
     tracing::warn!(error = %err, "gateway start failed: {what}");
     End::Failed(format!("{what} failed"))
-}
-
-/// The gateway's whole environment: svc's address, its credentials (placeholders where the
-/// backend swaps them on the way out; by environment only), the agent gateway's own settings.
-/// Nothing of svc's environment.
-pub(crate) fn environment(
-    id: &str,
-    template: &str,
-    snapshot: &Snapshot,
-    svc_url: &str,
-    credentials: &Credentials,
-) -> Vec<(String, String)> {
-    let mut path = snapshot.path.clone();
-    path.extend(["/usr/local/bin", "/usr/bin", "/bin"].map(str::to_owned));
-    let state = format!("{HOME}/.openclaw");
-    [
-        ("HOME", HOME.to_owned()),
-        ("PATH", path.join(":")),
-        ("LANG", "C.UTF-8".to_owned()),
-        ("TZ", "UTC".to_owned()),
-        ("SVC_API_URL", svc_url.to_owned()),
-        (svc_catalogue::skills::API_TOKEN_ENV, credentials.api_key.clone()),
-        ("SVC_LLM_TOKEN", credentials.llm_token.clone()),
-        ("SVC_LLM_BASE_URL", format!("{svc_url}/api/v1/llm")),
-        ("SVC_GATEWAY_ID", id.to_owned()),
-        // The gateway's own operator token: only svc (through the sandbox's socket) uses it.
-        ("SVC_GATEWAY_TOKEN", format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple())),
-        ("SVC_TEMPLATE", template.to_owned()),
-        ("OPENCLAW_STATE_DIR", state.clone()),
-        ("OPENCLAW_CONFIG_PATH", format!("{state}/openclaw.json")),
-        ("OPENCLAW_DISABLE_BONJOUR", "1".to_owned()),
-        ("OPENCLAW_NO_AUTO_UPDATE", "1".to_owned()),
-        ("OPENCLAW_OFFLINE", "1".to_owned()),
-        ("OPENCLAW_CONFIG_READONLY", "1".to_owned()),
-        ("NO_PROXY", "127.0.0.1,localhost".to_owned()),
-    ]
-    .into_iter()
-    .chain(credentials.bot_token.clone().map(|token| ("TELEGRAM_BOT_TOKEN", token)))
-    .map(|(k, v)| (k.to_owned(), v))
-    .collect()
 }

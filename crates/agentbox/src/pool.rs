@@ -12,16 +12,17 @@
 //! Starts of accounts with a chat bot boot cold: the bot's groups are in the gateway's config.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Mutex;
 
-use crate::backend::{Credentials, ProcSpec, SandboxSpec, SandboxStatus};
-use crate::layout::GATEWAY_PORT;
-use crate::templates::{self, Template};
-use crate::{Agentbox, AgentboxError};
-
-/// How often the pool is looked at: members gone are replaced, missing ones booted.
-const TICK: Duration = Duration::from_secs(2);
+/// How a driven gateway comes up.
+pub(crate) enum Bring {
+    /// Booted from nothing.
+    Fresh,
+    /// A warm gateway of the pool, armed with the account's credentials.
+    Warm(Member),
+    /// Already running: re-attached to after a restart.
+    Attached,
+}
 
 /// A healthy gateway waiting for a start.
 #[derive(Debug, Clone)]
@@ -41,11 +42,11 @@ pub(crate) struct Pool {
 }
 
 impl Pool {
-    fn ready(&self) -> std::sync::MutexGuard<'_, HashMap<&'static str, Vec<Member>>> {
+    pub(crate) fn ready(&self) -> std::sync::MutexGuard<'_, HashMap<&'static str, Vec<Member>>> {
         self.ready.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn booting(&self) -> std::sync::MutexGuard<'_, usize> {
+    pub(crate) fn booting(&self) -> std::sync::MutexGuard<'_, usize> {
         self.booting.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
@@ -60,7 +61,7 @@ impl Pool {
     }
 
     /// Takes the warm gateway of whichever template has the most, to free its room.
-    fn take_any(&self) -> Option<Member> {
+    pub(crate) fn take_any(&self) -> Option<Member> {
         let mut ready = self.ready();
         let fullest = ready.iter_mut().max_by_key(|(_, members)| members.len())?;
         fullest.1.pop()
@@ -76,135 +77,3 @@ impl Pool {
         self.ready().values().map(Vec::len).sum::<usize>() + *self.booting()
     }
 }
-
-impl Agentbox {
-    /// Keeps every template's pool filled to `pool_size`, one boot at a time, within the memory
-    /// budget; replaces members that died waiting.
-    pub async fn keep_pool_warm(self: Arc<Self>) {
-        if self.config.pool_size == 0 {
-            return;
-        }
-        loop {
-            self.tend_pool().await;
-            tokio::time::sleep(TICK).await;
-        }
-    }
-
-    async fn tend_pool(&self) {
-        let Ok(backend) = self.backend() else { return };
-        if backend.holds_real_credentials() || backend.snapshot().is_err() {
-            return;
-        }
-        let members: Vec<Member> = self.pool.ready().values().flatten().cloned().collect();
-        for member in members {
-            if !matches!(backend.status(&member.id).await, SandboxStatus::Running { .. }) {
-                tracing::warn!(sandbox = %member.id, "a warm gateway ended while it waited; replacing it");
-                self.pool.ready().values_mut().for_each(|list| list.retain(|m| m.id != member.id));
-                let _ = backend.destroy(&member.id).await;
-            }
-        }
-        for template in &templates::TEMPLATES {
-            if self.pool.warm(template.name) >= self.config.pool_size {
-                continue;
-            }
-            if !self.room_for(self.config.memory_mb).await {
-                return;
-            }
-            *self.pool.booting() += 1;
-            let booted = self.boot_warm(template).await;
-            *self.pool.booting() -= 1;
-            match booted {
-                Ok(member) => {
-                    tracing::info!(sandbox = %member.id, template = template.name, "a warm gateway is ready");
-                    self.pool.ready().entry(template.name).or_default().push(member);
-                }
-                Err((id, why)) => {
-                    tracing::warn!(sandbox = %id, template = template.name, error = %why, "a warm gateway failed to boot");
-                    let _ = backend.terminate(&id, Duration::from_secs(1)).await;
-                    let _ = backend.destroy(&id).await;
-                    return;
-                }
-            }
-        }
-    }
-
-    /// Whether `needed` MiB more fit this machine's budget, beside its gateways and the pool.
-    pub(crate) async fn room_for(&self, needed: u64) -> bool {
-        let Ok(reserved) = self.store.reserved_gateway_memory(&self.config.node).await else { return false };
-        let pooled = self.pool.held() as u64 * self.config.memory_mb;
-        reserved + pooled + needed <= self.config.memory_budget_mb
-    }
-
-    /// Frees a warm gateway's room for a start that needs it; whether there was one.
-    pub(crate) async fn evict_one(&self) -> bool {
-        let Some(member) = self.pool.take_any() else { return false };
-        if let Ok(backend) = self.backend() {
-            let _ = backend.terminate(&member.id, Duration::from_secs(1)).await;
-            let _ = backend.destroy(&member.id).await;
-        }
-        true
-    }
-
-    /// Boots one warm gateway of `template`: made, configured and healthy, its way out armed
-    /// with nothing that works; on failure its id (to remove) and why.
-    async fn boot_warm(&self, template: &'static Template) -> Result<Member, (String, String)> {
-        let id = crate::new_gateway_id();
-        let fail = |why: String| (id.clone(), why);
-        let backend = self.backend().map_err(|e| fail(e.to_string()))?;
-        let snapshot = backend.snapshot().map_err(|dir| fail(format!("no snapshot in {dir}")))?;
-        backend.create(&id, self.sandbox_spec(self.config.memory_mb)).await.map_err(|e| fail(e.to_string()))?;
-        backend.note(&id, &format!("warm gateway booting for template {}", template.name)).await;
-        let models: Vec<&str> = self.llm.models().iter().map(|(alias, _)| alias).collect();
-        let svc_url = backend.svc_url();
-        let files = crate::files::sandbox_files(template, &models, svc_catalogue::catalogue(), &svc_url, None);
-        backend.write_files(&id, &files).await.map_err(|e| fail(e.to_string()))?;
-        let nobody = Credentials { api_key: NOBODY_KEY.into(), llm_token: NOBODY_TOKEN.into(), bot_token: None };
-        let given = backend.credentials(&id, nobody).await.map_err(|e| fail(e.to_string()))?;
-        let env = crate::lifecycle::environment(&id, template.name, &snapshot, &svc_url, &given);
-        let pid = backend
-            .spawn(&id, &ProcSpec { argv: snapshot.command.clone(), env })
-            .await
-            .map_err(|e| fail(e.to_string()))?;
-        let started = tokio::time::Instant::now();
-        loop {
-            if let SandboxStatus::Exited(why) = backend.status(&id).await {
-                return Err(fail(why));
-            }
-            if matches!(backend.get(&id, GATEWAY_PORT, "/health").await, Ok(200)) {
-                break;
-            }
-            if started.elapsed() >= self.config.health_timeout {
-                return Err(fail("no health answer in time".into()));
-            }
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
-        backend
-            .note(&id, &format!("warm and healthy after {} ms, waiting for a start", started.elapsed().as_millis()))
-            .await;
-        Ok(Member { id, pid })
-    }
-
-    /// A sandbox's caps from the settings.
-    pub(crate) fn sandbox_spec(&self, memory_mb: u64) -> SandboxSpec {
-        SandboxSpec {
-            memory_mb,
-            pids_max: self.config.pids_max,
-            home_mb: self.config.home_mb,
-            tmp_mb: self.config.tmp_mb,
-            log_cap_mb: self.config.log_cap_mb,
-        }
-    }
-
-    /// Whether a start of `account_id` may take a warm gateway: not when it has a chat bot
-    /// (wired into the gateway's config at boot).
-    pub(crate) async fn may_take_warm(&self, account_id: &str) -> Result<bool, AgentboxError> {
-        if self.config.pool_size == 0 {
-            return Ok(false);
-        }
-        Ok(self.telegram.sandbox_channel(account_id).await?.is_none())
-    }
-}
-
-/// What a warm gateway's way out is armed with until a start takes it: nothing svc accepts.
-const NOBODY_KEY: &str = "svck_";
-const NOBODY_TOKEN: &str = "svc_";
