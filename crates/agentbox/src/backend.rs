@@ -62,6 +62,18 @@ pub struct Credentials {
     pub bot_token: Option<String>,
 }
 
+impl Credentials {
+    /// What a warm sandbox's way out is armed with until a start takes it: nothing svc accepts.
+    pub fn nobody() -> Credentials {
+        Credentials { api_key: String::new(), llm_token: String::new(), bot_token: None }
+    }
+
+    /// Whether these are [`Credentials::nobody`].
+    pub fn is_nobody(&self) -> bool {
+        self.api_key.is_empty() && self.llm_token.is_empty()
+    }
+}
+
 impl std::fmt::Debug for Credentials {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Credentials").field("bot_token", &self.bot_token.is_some()).finish_non_exhaustive()
@@ -140,6 +152,11 @@ pub trait Backend: Send + Sync + 'static {
 
     /// `GET path` on `port` inside the sandbox; the status code.
     fn get<'a>(&'a self, id: &'a str, port: u16, path: &'a str) -> BoxFuture<'a, Result<u16, BackendError>>;
+
+    /// Sends one turn to the gateway's own chat endpoint (`POST /v1/chat/completions` with its
+    /// operator token) and waits for the answer; its status. What warms a gateway's agent
+    /// runtime, which it loads on its first turn.
+    fn chat<'a>(&'a self, id: &'a str, token: &'a str, body: &'a str) -> BoxFuture<'a, Result<u16, BackendError>>;
 
     /// Whether the gateway still runs, and what it uses.
     fn status<'a>(&'a self, id: &'a str) -> BoxFuture<'a, SandboxStatus>;

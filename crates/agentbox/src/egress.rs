@@ -35,6 +35,10 @@ const BOT_SECRET_LEN: usize = 35;
 /// Each placeholder a sandbox holds and the secret it stands for.
 pub(crate) struct Swap {
     pairs: Vec<(String, String)>,
+    /// Armed for nobody (a warm sandbox): its model calls are answered here, so the gateway's
+    /// warm-up turn completes without reaching svc (where a refusal would put the gateway's
+    /// provider in a cooldown that outlasts its arming).
+    warming: bool,
 }
 
 impl Swap {
@@ -46,7 +50,7 @@ impl Swap {
         if let (Some(given), Some(real)) = (&given.bot_token, &real.bot_token) {
             pairs.push((given.clone(), real.clone()));
         }
-        Swap { pairs }
+        Swap { pairs, warming: real.is_nobody() }
     }
 
     /// `text` with every placeholder replaced, or `None` when it holds none.
@@ -86,19 +90,31 @@ pub(crate) fn placeholders_for(real: &Credentials) -> Credentials {
         let _ = random.fill(&mut bytes);
         hex::encode(bytes)[..len].to_owned()
     };
-    let keep_before = |secret: &str, mark: char| secret.rfind(mark).map_or("", |at| &secret[..=at]).to_owned();
+    let keep_before = |secret: &str, mark: char, otherwise: &str| {
+        secret.rfind(mark).map_or(otherwise, |at| &secret[..=at]).to_owned()
+    };
     let bot_token = real.bot_token.as_deref().map(|token| {
         const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
         let mut bytes = [0u8; BOT_SECRET_LEN];
         let _ = random.fill(&mut bytes);
         let secret: String = bytes.iter().map(|b| char::from(ALPHABET[usize::from(*b) % ALPHABET.len()])).collect();
-        format!("{}{secret}", keep_before(token, ':'))
+        format!("{}{secret}", keep_before(token, ':', ""))
     });
     Credentials {
-        api_key: format!("{}{}", keep_before(&real.api_key, '_'), hex(SECRET_HEX)),
-        llm_token: format!("{}{}", keep_before(&real.llm_token, '_'), hex(SECRET_HEX)),
+        api_key: format!("{}{}", keep_before(&real.api_key, '_', "svck_"), hex(SECRET_HEX)),
+        llm_token: format!("{}{}", keep_before(&real.llm_token, '_', "svc_"), hex(SECRET_HEX)),
         bot_token,
     }
+}
+
+/// A sandbox's swap, replaced in place when its way out is armed anew (a warm sandbox taken,
+/// a key minted after a restart): connections the gateway keeps open take the new one on
+/// their next request.
+pub(crate) type SharedSwap = Arc<std::sync::RwLock<Arc<Swap>>>;
+
+/// The swap now.
+fn current(shared: &SharedSwap) -> Arc<Swap> {
+    Arc::clone(&shared.read().unwrap_or_else(std::sync::PoisonError::into_inner))
 }
 
 /// When the sandbox last called out (unix ms), waiting for chat messages aside: what tells an
@@ -129,7 +145,7 @@ fn unix_ms() -> i64 {
 pub(crate) async fn serve(
     listener: UnixListener,
     target: SocketAddr,
-    swap: Arc<Swap>,
+    swap: SharedSwap,
     open: Arc<Semaphore>,
     activity: Arc<Activity>,
 ) {
@@ -152,17 +168,24 @@ type Answer = Response<Either<Incoming, Full<Bytes>>>;
 
 /// One connection from inside: its requests in turn, over one connection to svc (made again
 /// when svc closes it).
-async fn bridge(inside: UnixStream, target: SocketAddr, swap: Arc<Swap>, activity: Arc<Activity>) {
+async fn bridge(inside: UnixStream, target: SocketAddr, swap: SharedSwap, activity: Arc<Activity>) {
     let svc: Arc<Mutex<Option<SendRequest<Incoming>>>> = Arc::default();
     let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
-        let (svc, swap) = (Arc::clone(&svc), Arc::clone(&swap));
+        let (svc, swap) = (Arc::clone(&svc), current(&swap));
         // A chat bot's long poll is waiting, not working.
         if !request.uri().path().ends_with("/getUpdates") {
             activity.touch();
         }
         async move {
+            if swap.warming && request.uri().path().ends_with("/chat/completions") {
+                use http_body_util::BodyExt as _;
+                let body = request.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+                let streamed = serde_json::from_slice::<serde_json::Value>(&body)
+                    .is_ok_and(|asked| asked["stream"] == serde_json::Value::Bool(true));
+                return Ok::<Answer, std::convert::Infallible>(warm_up_answer(streamed));
+            }
             swap.rewrite(&mut request);
-            Ok::<Answer, std::convert::Infallible>(forward(&svc, target, request).await)
+            Ok(forward(&svc, target, request).await)
         }
     });
     let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(inside), service).await;
@@ -194,6 +217,26 @@ async fn connect(target: SocketAddr) -> Option<SendRequest<Incoming>> {
     let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.ok()?;
     tokio::spawn(connection);
     Some(sender)
+}
+
+/// The model's answer to a warm sandbox's warm-up turn: one word, streamed when asked so.
+fn warm_up_answer(streamed: bool) -> Answer {
+    let chunk = |delta: &str, finish: &str| {
+        format!(
+            r#"data: {{"id":"warm-up","object":"chat.completion.chunk","created":0,"model":"warm-up","choices":[{{"index":0,"delta":{delta},"finish_reason":{finish}}}],"usage":{{"prompt_tokens":0,"completion_tokens":1,"total_tokens":1}}}}"#
+        ) + "\n\n"
+    };
+    let (body, kind) = if streamed {
+        let body =
+            chunk(r#"{"role":"assistant","content":"ready"}"#, "null") + &chunk("{}", r#""stop""#) + "data: [DONE]\n\n";
+        (body, "text/event-stream")
+    } else {
+        let body = r#"{"id":"warm-up","object":"chat.completion","created":0,"model":"warm-up","choices":[{"index":0,"message":{"role":"assistant","content":"ready"},"finish_reason":"stop"}],"usage":{"prompt_tokens":0,"completion_tokens":1,"total_tokens":1}}"#;
+        (body.to_owned(), "application/json")
+    };
+    let mut answer = Response::new(Either::Right(Full::new(Bytes::from(body))));
+    answer.headers_mut().insert(http::header::CONTENT_TYPE, HeaderValue::from_static(kind));
+    answer
 }
 
 /// What the agent sees when svc cannot be reached from its sandbox.

@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
-use http_body_util::Empty;
+use http_body_util::Full;
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncSeekExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
@@ -100,6 +100,8 @@ struct Slot {
     spec: Option<SandboxSpec>,
     /// When it last called out.
     activity: Arc<crate::egress::Activity>,
+    /// What its way out swaps, once armed.
+    swap: Option<crate::egress::SharedSwap>,
 }
 
 impl LocalBackend {
@@ -149,6 +151,14 @@ impl LocalBackend {
     /// Serves the sandbox's `egress.sock`: its requests go on to svc with the real
     /// credentials in place of its placeholders.
     fn open_egress(&self, id: &str, swap: crate::egress::Swap) -> Result<(), BackendError> {
+        // Armed before by this process: the swap changes in place, for open connections too.
+        if let Some(slot) = self.slots().get(id)
+            && let (Some(shared), Some(task)) = (&slot.swap, &slot.egress)
+            && !task.is_finished()
+        {
+            *shared.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(swap);
+            return Ok(());
+        }
         let path = self.dir(id).join("run").join(EGRESS_SOCKET);
         let _ = std::fs::remove_file(&path);
         let listener = UnixListener::bind(&path).map_err(|e| BackendError::io("opening the sandbox's way out", e))?;
@@ -157,7 +167,9 @@ impl LocalBackend {
         let slot = slots.entry(id.to_owned()).or_default();
         slot.activity.touch();
         let activity = Arc::clone(&slot.activity);
-        let task = tokio::spawn(crate::egress::serve(listener, self.config.api_addr, Arc::new(swap), open, activity));
+        let shared: crate::egress::SharedSwap = Arc::new(std::sync::RwLock::new(Arc::new(swap)));
+        slot.swap = Some(Arc::clone(&shared));
+        let task = tokio::spawn(crate::egress::serve(listener, self.config.api_addr, shared, open, activity));
         if let Some(old) = slot.egress.replace(task) {
             old.abort();
         }
@@ -296,6 +308,32 @@ impl LocalBackend {
         } else {
             how
         }
+    }
+
+    /// Sends `request` to the gateway through its socket and reads the whole answer, within
+    /// `wait`; the status.
+    async fn to_gateway(
+        &self,
+        id: &str,
+        request: http::Request<Full<bytes::Bytes>>,
+        wait: Duration,
+    ) -> Result<u16, BackendError> {
+        use http_body_util::BodyExt as _;
+        let socket = self.dir(id).join("run").join(GATEWAY_SOCKET);
+        let exchange = async {
+            let stream = connect_socket(&socket).await.map_err(|e| BackendError::io("reaching the gateway", e))?;
+            let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+                .await
+                .map_err(|e| BackendError::io("reaching the gateway", e))?;
+            tokio::spawn(conn);
+            let response = sender.send_request(request).await.map_err(|e| BackendError::io("asking the gateway", e))?;
+            let status = response.status().as_u16();
+            let _ = response.into_body().collect().await;
+            Ok(status)
+        };
+        tokio::time::timeout(wait, exchange)
+            .await
+            .map_err(|_| BackendError(format!("the gateway did not answer within {} s", wait.as_secs())))?
     }
 
     fn memory_cap(&self, id: &str) -> Option<u64> {
@@ -474,23 +512,24 @@ impl Backend for LocalBackend {
             if port != GATEWAY_PORT {
                 return Err(BackendError(format!("only the gateway's port {GATEWAY_PORT} is reachable")));
             }
-            let socket = self.dir(id).join("run").join(GATEWAY_SOCKET);
-            let exchange = async {
-                let stream = connect_socket(&socket).await.map_err(|e| BackendError::io("reaching the gateway", e))?;
-                let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-                    .await
-                    .map_err(|e| BackendError::io("reaching the gateway", e))?;
-                tokio::spawn(conn);
-                let request = http::Request::get(path)
-                    .header(http::header::HOST, format!("127.0.0.1:{port}"))
-                    .body(Empty::<bytes::Bytes>::new())
-                    .map_err(|e| BackendError::io("building the probe", e))?;
-                let response = sender.send_request(request).await.map_err(|e| BackendError::io("probing", e))?;
-                Ok(response.status().as_u16())
-            };
-            tokio::time::timeout(Duration::from_secs(5), exchange)
-                .await
-                .map_err(|_| BackendError("the gateway did not answer within 5 s".into()))?
+            let request = http::Request::get(path)
+                .header(http::header::HOST, format!("127.0.0.1:{port}"))
+                .body(Full::new(bytes::Bytes::new()))
+                .map_err(|e| BackendError::io("building the probe", e))?;
+            self.to_gateway(id, request, Duration::from_secs(5)).await
+        }
+        .boxed()
+    }
+
+    fn chat<'a>(&'a self, id: &'a str, token: &'a str, body: &'a str) -> BoxFuture<'a, Result<u16, BackendError>> {
+        async move {
+            let request = http::Request::post("/v1/chat/completions")
+                .header(http::header::HOST, format!("127.0.0.1:{GATEWAY_PORT}"))
+                .header(http::header::AUTHORIZATION, format!("Bearer {token}"))
+                .header(http::header::CONTENT_TYPE, "application/json")
+                .body(Full::new(bytes::Bytes::copy_from_slice(body.as_bytes())))
+                .map_err(|e| BackendError::io("building the chat", e))?;
+            self.to_gateway(id, request, Duration::from_secs(180)).await
         }
         .boxed()
     }

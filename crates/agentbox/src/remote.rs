@@ -412,6 +412,11 @@ impl Backend for RemoteBackend {
         async move { Ok(self.list().await?.into_keys().collect()) }.boxed()
     }
 
+    /// Remote gateways are not warmed (they are not pooled).
+    fn chat<'a>(&'a self, _id: &'a str, _token: &'a str, _body: &'a str) -> BoxFuture<'a, Result<u16, BackendError>> {
+        async move { Err(BackendError("remote gateways are not spoken to through svc".into())) }.boxed()
+    }
+
     /// Remote sandboxes do not sleep: the service bills and pauses them on its own terms.
     fn sleep<'a>(&'a self, _id: &'a str) -> BoxFuture<'a, Result<bool, BackendError>> {
         async move { Ok(false) }.boxed()

@@ -94,11 +94,10 @@ impl Agentbox {
         let svc_url = backend.svc_url();
         let files = crate::files::sandbox_files(template, &models, svc_catalogue::catalogue(), &svc_url, None);
         backend.write_files(&id, &files).await.map_err(|e| fail(e.to_string()))?;
-        let nobody = Credentials { api_key: NOBODY_KEY.into(), llm_token: NOBODY_TOKEN.into(), bot_token: None };
-        let given = backend.credentials(&id, nobody).await.map_err(|e| fail(e.to_string()))?;
+        let given = backend.credentials(&id, Credentials::nobody()).await.map_err(|e| fail(e.to_string()))?;
         let env = crate::files::environment(&id, template.name, &snapshot, &svc_url, &given);
         let pid = backend
-            .spawn(&id, &ProcSpec { argv: snapshot.command.clone(), env })
+            .spawn(&id, &ProcSpec { argv: snapshot.command.clone(), env: env.clone() })
             .await
             .map_err(|e| fail(e.to_string()))?;
         let started = tokio::time::Instant::now();
@@ -114,9 +113,23 @@ impl Agentbox {
             }
             tokio::time::sleep(Duration::from_millis(250)).await;
         }
-        backend
-            .note(&id, &format!("warm and healthy after {} ms, waiting for a start", started.elapsed().as_millis()))
-            .await;
+        // Its agent runtime loads on its first turn (seconds): a turn now, so the owner's first
+        // message is answered as fast as the next. Its way out answers the turn's model call
+        // itself (it works for nobody yet); what the runtime loads stays.
+        let token = env.iter().find(|(name, _)| name == "SVC_GATEWAY_TOKEN").map_or("", |(_, v)| v.as_str());
+        let turn = serde_json::json!({
+            "model": "openclaw",
+            "user": "svc-warm-up",
+            "messages": [{"role": "user", "content": "warm-up"}],
+        });
+        let healthy = started.elapsed().as_millis();
+        let warming = tokio::time::Instant::now();
+        let status = backend.chat(&id, token, &turn.to_string()).await.map_err(|e| fail(e.to_string()))?;
+        let warmed = warming.elapsed().as_millis();
+        let line = format!(
+            "warm: healthy after {healthy} ms, its runtime loaded in {warmed} ms ({status}); waiting for a start"
+        );
+        backend.note(&id, &line).await;
         Ok(Member { id, pid })
     }
 
@@ -140,7 +153,3 @@ impl Agentbox {
         Ok(self.telegram.sandbox_channel(account_id).await?.is_none())
     }
 }
-
-/// What a warm gateway's way out is armed with until a start takes it: nothing svc accepts.
-const NOBODY_KEY: &str = "svck_";
-const NOBODY_TOKEN: &str = "svc_";

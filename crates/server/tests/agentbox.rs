@@ -659,8 +659,10 @@ async fn a_start_takes_a_warm_gateway_armed_with_its_credentials_and_warm_ones_g
     let warm_ids = world.sandboxes();
     assert_eq!(warm_ids.len(), 2);
     // A warm gateway's way out works for nobody until a start takes it.
-    let before = inside(&world, &warm_ids[0], "/call?path=/api/agentbox/gateway").await;
-    assert_eq!(before["status"], 401, "{before}");
+    for id in &warm_ids {
+        let before = inside(&world, id, "/call-kept?path=/api/agentbox/gateway").await;
+        assert_eq!(before["status"], 401, "{before}");
+    }
     assert_eq!(svc.call("GET", "/api/account/credits", &alice, None).await.1["balance"], "1", "nothing billed");
 
     // Alice's trader is a warm one: running at once, with her credentials on its way out.
@@ -673,6 +675,8 @@ async fn a_start_takes_a_warm_gateway_armed_with_its_credentials_and_warm_ones_g
     let call = inside(&world, &id, "/call?path=/api/agentbox/gateway").await;
     assert_eq!(call["status"], 200, "{call}");
     assert!(call["body"].as_str().is_some_and(|b| b.contains(&id)), "it reads its own gateway: {call}");
+    let kept = inside(&world, &id, "/call-kept?path=/api/agentbox/gateway").await;
+    assert_eq!(kept["status"], 200, "a connection kept from before it was taken carries the credentials: {kept}");
 
     // Bob's analyst has no warm one and no room: the warm shitcoin-trader gives way.
     let bob_id = svc.start(&bob, "analyst").await.1["id"].as_str().expect("id").to_owned();
