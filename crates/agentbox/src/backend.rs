@@ -158,6 +158,10 @@ pub trait Backend: Send + Sync + 'static {
     /// runtime, which it loads on its first turn.
     fn chat<'a>(&'a self, id: &'a str, token: &'a str, body: &'a str) -> BoxFuture<'a, Result<u16, BackendError>>;
 
+    /// While `on`, the gateway's model calls are answered by its way out (one word, no model
+    /// reached, nothing billed): what its warm-up turn goes through.
+    fn set_warming(&self, id: &str, on: bool);
+
     /// Whether the gateway still runs, and what it uses.
     fn status<'a>(&'a self, id: &'a str) -> BoxFuture<'a, SandboxStatus>;
 

@@ -33,11 +33,13 @@ const SECRET_HEX: usize = 64;
 const BOT_SECRET_LEN: usize = 35;
 
 /// Each placeholder a sandbox holds and the secret it stands for.
+#[derive(Clone)]
 pub(crate) struct Swap {
     pairs: Vec<(String, String)>,
-    /// Armed for nobody (a warm sandbox): its model calls are answered here, so the gateway's
-    /// warm-up turn completes without reaching svc (where a refusal would put the gateway's
-    /// provider in a cooldown that outlasts its arming).
+    /// While the gateway warms up (and while a warm sandbox is armed for nobody): its model
+    /// calls are answered here, so the warm-up turn reaches no model, costs nothing, and is
+    /// never refused (a refusal would put the gateway's provider in a cooldown that outlasts
+    /// the warm-up).
     warming: bool,
 }
 
@@ -51,6 +53,11 @@ impl Swap {
             pairs.push((given.clone(), real.clone()));
         }
         Swap { pairs, warming: real.is_nobody() }
+    }
+
+    /// The same swap, warming or not.
+    pub(crate) fn warming(&self, on: bool) -> Swap {
+        Swap { warming: on, ..self.clone() }
     }
 
     /// `text` with every placeholder replaced, or `None` when it holds none.

@@ -125,6 +125,15 @@ impl Agentbox {
             let _ = tokio::time::timeout(Duration::from_millis(250), notify.notified()).await;
         }
         backend.note(id, &format!("healthy after {} ms", started.elapsed().as_millis())).await;
+        if !backend.holds_real_credentials() {
+            backend.set_warming(id, true);
+            let warmed = self.warm_up(backend.as_ref(), id, &process.env).await;
+            backend.set_warming(id, false);
+            match warmed {
+                Ok((status, ms)) => backend.note(id, &format!("its runtime loaded in {ms} ms ({status})")).await,
+                Err(e) => tracing::warn!(gateway = id, error = %e, "could not warm a gateway up; starting it cold"),
+            }
+        }
         self.begin_running(gateway).await
     }
 

@@ -631,6 +631,13 @@ impl Backend for LocalBackend {
         .boxed()
     }
 
+    fn set_warming(&self, id: &str, on: bool) {
+        if let Some(shared) = self.slots().get(id).and_then(|slot| slot.swap.clone()) {
+            let mut swap = shared.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+            *swap = Arc::new(swap.warming(on));
+        }
+    }
+
     fn sleep<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, BackendError>> {
         async move {
             if !self.cgroups.can_freeze() {

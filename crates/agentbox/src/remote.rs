@@ -417,6 +417,8 @@ impl Backend for RemoteBackend {
         async move { Err(BackendError("remote gateways are not spoken to through svc".into())) }.boxed()
     }
 
+    fn set_warming(&self, _id: &str, _on: bool) {}
+
     /// Remote sandboxes do not sleep: the service bills and pauses them on its own terms.
     fn sleep<'a>(&'a self, _id: &'a str) -> BoxFuture<'a, Result<bool, BackendError>> {
         async move { Ok(false) }.boxed()

@@ -113,24 +113,34 @@ impl Agentbox {
             }
             tokio::time::sleep(Duration::from_millis(250)).await;
         }
-        // Its agent runtime loads on its first turn (seconds): a turn now, so the owner's first
-        // message is answered as fast as the next. Its way out answers the turn's model call
-        // itself (it works for nobody yet); what the runtime loads stays.
+        let healthy = started.elapsed().as_millis();
+        let (status, warmed) = self.warm_up(backend.as_ref(), &id, &env).await.map_err(fail)?;
+        let line = format!(
+            "warm: healthy after {healthy} ms, its runtime loaded in {warmed} ms ({status}); waiting for a start"
+        );
+        backend.note(&id, &line).await;
+        Ok(Member { id, pid })
+    }
+
+    /// Runs a first turn through the gateway's own chat endpoint, its model call answered by
+    /// its way out (the caller has it warming): the gateway loads its agent runtime on its first turn (seconds), so the
+    /// owner's first message is then answered as fast as the next. The status and how long it
+    /// took, ms.
+    pub(crate) async fn warm_up(
+        &self,
+        backend: &dyn crate::Backend,
+        id: &str,
+        env: &[(String, String)],
+    ) -> Result<(u16, u128), String> {
         let token = env.iter().find(|(name, _)| name == "SVC_GATEWAY_TOKEN").map_or("", |(_, v)| v.as_str());
         let turn = serde_json::json!({
             "model": "openclaw",
             "user": "svc-warm-up",
             "messages": [{"role": "user", "content": "warm-up"}],
         });
-        let healthy = started.elapsed().as_millis();
         let warming = tokio::time::Instant::now();
-        let status = backend.chat(&id, token, &turn.to_string()).await.map_err(|e| fail(e.to_string()))?;
-        let warmed = warming.elapsed().as_millis();
-        let line = format!(
-            "warm: healthy after {healthy} ms, its runtime loaded in {warmed} ms ({status}); waiting for a start"
-        );
-        backend.note(&id, &line).await;
-        Ok(Member { id, pid })
+        let status = backend.chat(id, token, &turn.to_string()).await.map_err(|e| e.to_string())?;
+        Ok((status, warming.elapsed().as_millis()))
     }
 
     /// A sandbox's caps from the settings.
