@@ -43,7 +43,7 @@ impl Agentbox {
             if self.pool.warm(template.name) >= self.config.pool_size {
                 continue;
             }
-            if !self.room_for(self.config.memory_mb).await {
+            if !self.room_for(self.config.memory_mb).await || self.anyone_booting().await {
                 return;
             }
             *self.pool.booting() += 1;
@@ -61,6 +61,15 @@ impl Agentbox {
                     return;
                 }
             }
+        }
+    }
+
+    /// Whether a gateway of this node is booting for someone: the pool waits, so its own boot
+    /// (CPU-heavy) does not slow the start someone is waiting for.
+    async fn anyone_booting(&self) -> bool {
+        match self.store.active_gateways_on(&self.config.node).await {
+            Ok(gateways) => gateways.iter().any(|g| g.state != "running"),
+            Err(_) => true,
         }
     }
 
