@@ -14,6 +14,7 @@ default 10]. Builds the release svc unless SVC names a binary. Needs bubblewrap 
 reads each gateway's operator token from its process environment (the sandboxes run as the
 caller's user).
 """
+import glob
 import json
 import os
 import re
@@ -93,9 +94,16 @@ class Svc:
         return next(t["warm"] for t in view["templates"] if t["name"] == template)
 
     def close(self):
+        # Stopped, svc ends its warm gateways; running ones outlive it by design: end this run's
+        # (thawed first: a frozen process cannot die).
         self.proc.terminate()
         self.proc.wait()
-        # Sandboxes outlive svc by design: end this run's.
+        for state in glob.glob("/sys/fs/cgroup/freezer/svc-agentbox/*/freezer.state"):
+            try:
+                with open(state, "w") as out:
+                    out.write("THAWED")
+            except OSError:
+                pass
         for pid in pids_with(f"{self.dir}"):
             subprocess.run(["kill", "-9", str(pid)], check=False)
         shutil.rmtree(self.dir, ignore_errors=True)

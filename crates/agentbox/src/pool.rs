@@ -38,7 +38,7 @@ pub(crate) struct Member {
 pub(crate) struct Pool {
     ready: Mutex<HashMap<&'static str, Vec<Member>>>,
     /// Sandboxes booting for the pool, counted against the budget as members are.
-    booting: Mutex<usize>,
+    booting: Mutex<Vec<String>>,
 }
 
 impl Pool {
@@ -46,7 +46,7 @@ impl Pool {
         self.ready.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    pub(crate) fn booting(&self) -> std::sync::MutexGuard<'_, usize> {
+    pub(crate) fn booting(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
         self.booting.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
@@ -74,6 +74,6 @@ impl Pool {
 
     /// Sandboxes the pool holds or is booting.
     pub(crate) fn held(&self) -> usize {
-        self.ready().values().map(Vec::len).sum::<usize>() + *self.booting()
+        self.ready().values().map(Vec::len).sum::<usize>() + self.booting().len()
     }
 }

@@ -46,9 +46,10 @@ impl Agentbox {
             if !self.room_for(self.config.memory_mb).await || self.anyone_booting().await {
                 return;
             }
-            *self.pool.booting() += 1;
-            let booted = self.boot_warm(template).await;
-            *self.pool.booting() -= 1;
+            let id = crate::new_gateway_id();
+            self.pool.booting().push(id.clone());
+            let booted = self.boot_warm(template, id.clone()).await;
+            self.pool.booting().retain(|booting| *booting != id);
             match booted {
                 Ok(member) => {
                     tracing::info!(sandbox = %member.id, template = template.name, "a warm gateway is ready");
@@ -80,6 +81,18 @@ impl Agentbox {
         reserved + pooled + needed <= self.config.memory_budget_mb
     }
 
+    /// Ends every warm gateway: when svc stops, as they are not carried across a restart.
+    pub async fn drain_pool(&self) {
+        while self.evict_one().await {}
+        let booting: Vec<String> = self.pool.booting().drain(..).collect();
+        if let Ok(backend) = self.backend() {
+            for id in booting {
+                let _ = backend.terminate(&id, Duration::from_secs(1)).await;
+                let _ = backend.destroy(&id).await;
+            }
+        }
+    }
+
     /// Frees a warm gateway's room for a start that needs it; whether there was one.
     pub(crate) async fn evict_one(&self) -> bool {
         let Some(member) = self.pool.take_any() else { return false };
@@ -92,8 +105,7 @@ impl Agentbox {
 
     /// Boots one warm gateway of `template`: made, configured and healthy, its way out armed
     /// with nothing that works; on failure its id (to remove) and why.
-    async fn boot_warm(&self, template: &'static Template) -> Result<Member, (String, String)> {
-        let id = crate::new_gateway_id();
+    async fn boot_warm(&self, template: &'static Template, id: String) -> Result<Member, (String, String)> {
         let fail = |why: String| (id.clone(), why);
         let backend = self.backend().map_err(|e| fail(e.to_string()))?;
         let snapshot = backend.snapshot().map_err(|dir| fail(format!("no snapshot in {dir}")))?;

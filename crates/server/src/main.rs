@@ -160,9 +160,12 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let services = build_services(&args, file, store.clone(), config, &site, local).await?;
     let state = AppState::new(services).context("configuring the LLM proxy and sellers")?;
     start_background_work(&state).await;
+    let agentbox = state.agentbox.clone();
     let app = svc_api::app(state, svc_api::handlers::all())?;
     tracing::info!(listen = %local, store = %store.backend(), "svc listening on http://{local}");
     serve_until_signal(listener, app, connection_limits(&args)).await?;
+    // Warm gateways are this process's alone (a restart would remove them): not left running.
+    agentbox.drain_pool().await;
     tracing::info!("stopped");
     Ok(())
 }

@@ -25,6 +25,7 @@ async fn the_real_agent_gateway_starts_answers_through_the_llm_proxy_calls_svc_a
     let snapshot = PathBuf::from(std::env::var("SVC_TEST_AGENT_SNAPSHOT").expect("SVC_TEST_AGENT_SNAPSHOT"));
     assert!(snapshot.join("snapshot.json").is_file(), "run `svc agentbox prepare --dir {}` first", snapshot.display());
     let dir = tempfile::tempdir().expect("tempdir");
+    let _leftovers = Leftovers(dir.path().to_string_lossy().into_owned());
     let data = dir.path().join("data");
     let config = dir.path().join("svc.toml");
     // Room for the first gateway and one warm one.
@@ -221,6 +222,25 @@ async fn ask(data: &std::path::Path, id: &str, question: &str) -> String {
     let answer: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|_| panic!("the gateway's answer: {}", String::from_utf8_lossy(&out.stdout)));
     answer["choices"][0]["message"]["content"].as_str().unwrap_or_default().to_owned()
+}
+
+/// Ends the processes of sandboxes left under a test's directory when the test ends (svc is
+/// killed, not stopped, and sandboxes outlive it by design): the warm pool's, or any a failed
+/// test left.
+struct Leftovers(String);
+
+impl Drop for Leftovers {
+    fn drop(&mut self) {
+        for group in std::fs::read_dir("/sys/fs/cgroup/freezer/svc-agentbox").into_iter().flatten().flatten() {
+            let _ = std::fs::write(group.path().join("freezer.state"), "THAWED");
+        }
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            if String::from_utf8_lossy(&cmdline).contains(&self.0) {
+                let _ = std::process::Command::new("kill").args(["-9", &entry.file_name().to_string_lossy()]).status();
+            }
+        }
+    }
 }
 
 /// The environments of every process of gateway `id`'s sandbox, joined.
