@@ -59,8 +59,7 @@ impl Agentbox {
     async fn bring_up(&self, gateway: &GatewayRecord, notify: &Notify) -> Result<(), End> {
         let backend = self.backend().map_err(|e| End::Failed(e.to_string()))?;
         let id = gateway.id.as_str();
-        let template = templates::template(&gateway.template)
-            .ok_or_else(|| End::Failed(format!("unknown template {}", gateway.template)))?;
+        let template = template_of(gateway)?;
         let snapshot =
             backend.snapshot().map_err(|dir| End::Failed(format!("the agent snapshot is not prepared in {dir}")))?;
 
@@ -142,8 +141,7 @@ impl Agentbox {
     async fn adopt(&self, gateway: &GatewayRecord, member: crate::pool::Member) -> Result<(), End> {
         let backend = self.backend().map_err(|e| End::Failed(e.to_string()))?;
         let id = gateway.id.as_str();
-        let template = templates::template(&gateway.template)
-            .ok_or_else(|| End::Failed(format!("unknown template {}", gateway.template)))?;
+        let template = template_of(gateway)?;
         backend.note(id, "taken from the warm pool").await;
         self.advance(id, "provisioning", "configuring").await?;
         let api_key = self.mint_key(gateway, template).await?;
@@ -375,8 +373,7 @@ impl Agentbox {
                 .await
                 .map_err(|e| failed("revoking its key", e))?;
         }
-        let template = templates::template(&gateway.template)
-            .ok_or_else(|| End::Failed(format!("unknown template {}", gateway.template)))?;
+        let template = template_of(gateway)?;
         let api_key = self.mint_key(gateway, template).await?;
         let llm_token = self.llm.token(&gateway.account_id).await.map_err(|e| failed("the LLM token", e))?;
         let bot_token = self.telegram.sandbox_channel(&gateway.account_id).await.ok().flatten().map(|(token, _)| token);
@@ -468,6 +465,11 @@ impl Agentbox {
 
 /// Why a gateway is stopped when its account cannot pay the next period.
 pub const CREDITS_RAN_OUT: &str = "the account's credits ran out";
+
+/// The gateway's template, or why it cannot run.
+fn template_of(gateway: &GatewayRecord) -> Result<&'static templates::Template, End> {
+    templates::template(&gateway.template).ok_or_else(|| End::Failed(format!("unknown template {}", gateway.template)))
+}
 
 fn failed(what: &str, err: impl std::fmt::Display) -> End {
     tracing::warn!(error = %err, "gateway start failed: {what}");
