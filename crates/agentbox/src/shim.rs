@@ -50,6 +50,8 @@ pub struct ShimArgs {
 
 /// How often the home and `/tmp` are looked at for filling up.
 const QUOTA_WATCH: Duration = Duration::from_secs(2);
+/// How long the shim waits, once the gateway has exited, for its last output to reach the log.
+const LAST_WORDS: Duration = Duration::from_secs(2);
 
 /// Runs the shim until the gateway exits; returns the exit code to end with.
 pub async fn run(args: ShimArgs) -> std::io::Result<i32> {
@@ -68,9 +70,11 @@ pub async fn run(args: ShimArgs) -> std::io::Result<i32> {
         .stderr(std::process::Stdio::piped())
         .spawn()?;
     let log = Arc::new(CappedLog::new(args.log_cap_bytes));
-    for output in [child.stdout.take().map(Output::Out), child.stderr.take().map(Output::Err)].into_iter().flatten() {
-        tokio::spawn(Arc::clone(&log).forward(output));
-    }
+    let forwarding: Vec<_> = [child.stdout.take().map(Output::Out), child.stderr.take().map(Output::Err)]
+        .into_iter()
+        .flatten()
+        .map(|output| tokio::spawn(Arc::clone(&log).forward(output)))
+        .collect();
     let watched: Vec<PathBuf> = args.home.iter().cloned().chain([PathBuf::from("/tmp")]).collect();
     tokio::spawn(watch_quotas(watched, Arc::clone(&log)));
 
@@ -104,17 +108,18 @@ pub async fn run(args: ShimArgs) -> std::io::Result<i32> {
     });
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
 
-    let status = tokio::select! {
-        status = child.wait() => status?,
-        conn = stop_rx.recv() => {
-            let status = stop(&mut child, args.grace).await?;
-            if let Some(mut conn) = conn {
-                let _ = conn.write_all(format!("stopped {}\n", code(status)).as_bytes()).await;
-            }
-            status
-        }
-        _ = terminate.recv() => stop(&mut child, args.grace).await?,
+    let (status, asked) = tokio::select! {
+        status = child.wait() => (status?, None),
+        conn = stop_rx.recv() => (stop(&mut child, args.grace).await?, conn),
+        _ = terminate.recv() => (stop(&mut child, args.grace).await?, None),
     };
+    // What the gateway wrote last (its goodbye, a panic) may still be in the pipes: it goes
+    // into the log before the shim says it stopped. A process the gateway left behind may
+    // hold the pipes open, hence the bound.
+    let _ = tokio::time::timeout(LAST_WORDS, futures::future::join_all(forwarding)).await;
+    if let Some(mut conn) = asked {
+        let _ = conn.write_all(format!("stopped {}\n", code(status)).as_bytes()).await;
+    }
     Ok(code(status))
 }
 

@@ -353,7 +353,9 @@ async fn a_gateway_starts_runs_in_its_sandbox_streams_its_logs_and_stops_leaving
     let stopped = svc.wait_for(&key, "stopped").await;
     assert_eq!(stopped["reason"], "stopped by its owner");
     let events = svc.logs_until(&key, None, "the gateway has ended").await;
-    assert!(events.iter().any(|(_, l)| l == "stand-in gateway stopping"), "SIGTERM reached it: {events:?}");
+    let last = &events[events.len().saturating_sub(4)..];
+    assert!(events.iter().any(|(_, l)| l == "stand-in gateway stopping"), "SIGTERM reached it: {last:?}");
+    assert!(events.iter().any(|(_, l)| l == "stand-in helper done"), "its last words are logged: {last:?}");
     assert_eq!(events.last().map(|e| e.0.as_str()), Some("end"));
 
     // The gateway's key is revoked; the owner's LLM token, never inside, keeps working; the
