@@ -172,6 +172,17 @@ pub fn message_template(domain: &str, uri: &str, nonce: &str) -> String {
     )
 }
 
+/// The message the wallet at `address` (hex, any case) signs for `nonce`, issued at `now_ms`:
+/// the template filled in, the address written as EIP-55 asks. `None` for an address that is
+/// not 20 bytes of hex. For browsers, which have no Keccak at hand to write the address so.
+pub fn message_for(config: &SignInConfig, address: &str, nonce: &str, now_ms: i64) -> Option<String> {
+    let mut bytes = [0u8; 20];
+    let digits = address.trim().strip_prefix("0x").unwrap_or(address.trim());
+    hex::decode_to_slice(digits, &mut bytes).ok()?;
+    let template = message_template(config.site.domain(), config.site.uri(), nonce);
+    Some(template.replace("{address}", &siwe::eip55(&bytes)).replace("{issued_at}", &svc_domain::rfc3339(now_ms)))
+}
+
 /// Checks a signed message and opens or finds the wallet's account. The nonce is used up
 /// only when everything else holds, so a message refused for its signature cannot burn
 /// someone else's nonce.

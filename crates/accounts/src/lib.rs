@@ -7,6 +7,7 @@
 //! - [`auth`]: sign-in with a wallet, and the tokens it gives.
 //! - [`credits`]: charging a call's price to an account's credits.
 //! - [`siwx`]: sign-in-with-x, a payer proving its wallet before it pays, to be quoted its price.
+//! - [`sessions`]: the console's sessions, signed in with the wallet or a key.
 //! - [`views`]: the account routes' answers, as the catalogue defines them.
 //!
 //! A key is `svck_` and 64 hex digits (256 random bits); only its SHA-256 and its first
@@ -17,6 +18,7 @@
 pub mod auth;
 pub mod credits;
 mod opening;
+pub mod sessions;
 pub mod siwx;
 pub mod views;
 
@@ -226,26 +228,101 @@ pub async fn authenticate(
 ) -> Result<Result<KeyHolder, Refusal>, StoreError> {
     let Some(key) = key else { return Ok(Err(Refusal::Missing)) };
     // Hashed whatever it looks like, so a malformed key costs the same as a wrong one.
-    let hash = key_hash(key);
-    let Some(record) = store.api_key_by_hash(&hash).await? else { return Ok(Err(Refusal::Invalid)) };
+    let Some(record) = store.api_key_by_hash(&key_hash(key)).await? else { return Ok(Err(Refusal::Invalid)) };
+    let Some(holder) = live_holder(store, record, now_ms).await? else { return Ok(Err(Refusal::Invalid)) };
+    Ok(holder.may_use(accepted).map(|()| holder))
+}
+
+/// The holder of the key `record`, if the key is live and its account exists.
+async fn live_holder(store: &Store, record: ApiKeyRecord, now_ms: i64) -> Result<Option<KeyHolder>, StoreError> {
     let live = record.revoked_at.is_none() && record.expires_at.is_none_or(|at| at > now_ms);
-    let Some(account) = store.account(&record.account_id).await?.filter(|_| live) else {
-        return Ok(Err(Refusal::Invalid));
-    };
-    let held: Vec<Option<Scope>> = record.scopes.split_whitespace().map(Scope::parse).collect();
-    if !accepted.iter().any(|scope| held.contains(&Some(*scope))) {
-        return Ok(Err(Refusal::Scope(Scopes::of(accepted))));
+    if !live {
+        return Ok(None);
     }
-    Ok(Ok(KeyHolder { account, key: record }))
+    Ok(store.account(&record.account_id).await?.map(|account| KeyHolder { account, key: record }))
+}
+
+impl KeyHolder {
+    /// Whether the key carries one of `accepted` scopes.
+    pub fn may_use(&self, accepted: &[Scope]) -> Result<(), Refusal> {
+        let held: Vec<Option<Scope>> = self.key.scopes.split_whitespace().map(Scope::parse).collect();
+        if accepted.iter().any(|scope| held.contains(&Some(*scope))) {
+            Ok(())
+        } else {
+            Err(Refusal::Scope(Scopes::of(accepted)))
+        }
+    }
+}
+
+/// Who acts on an account: someone signed in with its wallet, or the holder of one of its
+/// keys. The one rule of what each may call is [`Holder::may_call`].
+#[derive(Debug, Clone)]
+pub enum Holder {
+    /// Signed in with the account's wallet: every account route.
+    SignedIn(Account),
+    /// Holding a live key: the routes that take keys with one of its scopes.
+    Key(KeyHolder),
+}
+
+impl Holder {
+    /// The account acted on.
+    pub fn account(&self) -> &Account {
+        match self {
+            Holder::SignedIn(account) => account,
+            Holder::Key(holder) => &holder.account,
+        }
+    }
+
+    /// Whether this holder may call `route`: any route not for accounts; an account route
+    /// when signed in, or with a key holding one of the scopes the route takes keys with.
+    pub fn may_call(&self, route: &svc_catalogue::RouteSpec) -> Result<(), Refusal> {
+        if !route.access.needs_account() {
+            return Ok(());
+        }
+        match self {
+            Holder::SignedIn(_) => Ok(()),
+            Holder::Key(holder) => match keys_accepted(route) {
+                KeysAccepted::No => Err(Refusal::NotSignedIn),
+                KeysAccepted::WithScope(scopes) => holder.may_use(&scopes),
+            },
+        }
+    }
+}
+
+/// The holder of `key`, if it is a live key, whatever its scopes: who signs in to the console
+/// with it (and may then do only what its scopes allow).
+pub async fn live_key(store: &Store, key: &str, now_ms: i64) -> Result<Option<KeyHolder>, StoreError> {
+    let Some(record) = store.api_key_by_hash(&key_hash(key.trim())).await? else { return Ok(None) };
+    live_holder(store, record, now_ms).await
+}
+
+/// The holder of key `key_id` of `account_id`, if that key is still live.
+pub async fn key_holder(
+    store: &Store,
+    account_id: &str,
+    key_id: &str,
+    now_ms: i64,
+) -> Result<Option<KeyHolder>, StoreError> {
+    let Some(record) = store.api_key(key_id).await?.filter(|k| k.account_id == account_id) else { return Ok(None) };
+    live_holder(store, record, now_ms).await
+}
+
+/// The keys `route` takes besides a sign-in token.
+fn keys_accepted(route: &svc_catalogue::RouteSpec) -> KeysAccepted<Vec<Scope>> {
+    let scopes = Scope::named(route.key_scopes);
+    match route.access {
+        svc_catalogue::Access::Account if !scopes.is_empty() => KeysAccepted::WithScope(scopes),
+        _ => KeysAccepted::No,
+    }
 }
 
 /// Which API keys an account route takes besides a sign-in token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeysAccepted<'a> {
+pub enum KeysAccepted<S> {
     /// None: sign-in tokens only.
     No,
     /// Keys holding one of these scopes.
-    WithScope(&'a [Scope]),
+    WithScope(S),
 }
 
 /// The account calling an account route: by sign-in token, or by a live key of the account
@@ -255,7 +332,7 @@ pub async fn calling_account(
     sign_in: &crate::auth::SignInConfig,
     api_key: Option<&str>,
     authorization: Option<&str>,
-    keys: KeysAccepted<'_>,
+    keys: KeysAccepted<&[Scope]>,
     now_ms: i64,
 ) -> Result<Result<Account, Refusal>, StoreError> {
     if let Some(key) = presented_key(api_key, authorization) {
@@ -285,10 +362,10 @@ pub async fn route_account(
     if !route.access.needs_account() {
         return Ok(Ok(None));
     }
-    let scopes = Scope::named(route.key_scopes);
-    let keys = match route.access {
-        svc_catalogue::Access::Account if !scopes.is_empty() => KeysAccepted::WithScope(&scopes),
-        _ => KeysAccepted::No,
+    let keys = keys_accepted(route);
+    let keys = match &keys {
+        KeysAccepted::No => KeysAccepted::No,
+        KeysAccepted::WithScope(scopes) => KeysAccepted::WithScope(scopes.as_slice()),
     };
     let found = calling_account(store, sign_in, api_key, authorization, keys, now_ms).await?;
     Ok(found.map(Some))

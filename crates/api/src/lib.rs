@@ -16,6 +16,7 @@
 //! - `seller_invoke`: a seller's agent, sold through the routes' preview and x402 branches.
 //! - `llm`: the LLM proxy's routes, and the one mapping of its errors to OpenAI's error body.
 //! - `mcp`: the MCP server, every route a tool, paid through the same path as its HTTP call.
+//! - `console`: the console's pages for people, over the same services and routes.
 //! - `agentbox_logs`: a sandboxed gateway's log, as server-sent events; `agentbox_telegram`:
 //!   the chat-bot relay and the Bot-API shim the sandboxed agent polls.
 //! - `answer`: what routes answer with (JSON encoded ahead of time, 402 challenges).
@@ -32,6 +33,7 @@ mod answer;
 mod call;
 mod challenge;
 mod config;
+mod console;
 mod credits;
 mod edge;
 mod encoding;
@@ -182,6 +184,7 @@ pub fn app_with(state: AppState, handlers: Handlers, extra: Router<AppState>) ->
         .merge(agentbox_telegram::router())
         .merge(seller_invoke::router())
         .merge(mcp::router(&state, &handlers))
+        .merge(console::router(&handlers))
         .merge(extra)
         .fallback(|| async { ApiError::NotFound })
         // Every route above that takes another method sets its own; what is left are the

@@ -19,10 +19,11 @@
 //!   `bazaar` extension of a route.
 //! - [`challenge`]: what a 402 challenge offers, and the `bazaar` extension it advertises.
 //! - [`operational`]: the free operational routes' paths; [`skills`]: the agents' skill files;
-//!   [`tools`]: every route as an MCP tool.
+//!   [`tools`]: every route as an MCP tool; [`forms`]: every route's input as a form for people.
 
 pub mod challenge;
 pub mod discovery;
+pub mod forms;
 pub mod ids;
 pub mod input;
 pub mod openapi;

@@ -204,6 +204,12 @@ impl Store {
         Ok(with_pool!(&self.db, |p| sqlx::query_as(SQL).bind(hash).fetch_optional(p).await)?)
     }
 
+    /// The key `id`, live or not.
+    pub async fn api_key(&self, id: &str) -> Result<Option<ApiKeyRecord>, StoreError> {
+        const SQL: &str = select_key!("WHERE id = $1");
+        Ok(with_pool!(&self.db, |p| sqlx::query_as(SQL).bind(id).fetch_optional(p).await)?)
+    }
+
     /// An account's keys, newest first.
     pub async fn api_keys(&self, account_id: &str) -> Result<Vec<ApiKeyRecord>, StoreError> {
         const SQL: &str = select_key!("WHERE account_id = $1 ORDER BY created_at DESC, id");

@@ -19,12 +19,14 @@
 //! - [`signals`]: snapshots of the signal engine.
 //! - [`llm`]: the LLM proxy's token versions, top-up settings and calls.
 //! - [`sellers`]: sellers' agents, their paid calls, payouts and daily counts.
+//! - [`console`]: the console's signed-in sessions.
 //! - `testing` (feature `testing`): a store per test on either backend, for test suites.
 
 pub mod accounts;
 pub mod agentbox;
 mod batch;
 mod checkpoint;
+pub mod console;
 mod error;
 pub mod llm;
 pub mod payments;
@@ -47,6 +49,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePo
 
 pub use accounts::{Account, ApiKeyRecord, Debit, LedgerEntry, NewApiKey, NewCredit};
 pub use agentbox::{GatewayCreated, GatewayRecord, NewGateway};
+pub use console::{ConsoleSession, DailySpend, NewConsoleSession};
 pub use error::StoreError;
 pub use llm::{FinishedLlmCall, LlmAccount, LlmCallRecord, LlmCap, LlmHold, LlmUsage, NewLlmCall};
 pub use payments::{ANSWER_WITHHELD, NewPayment, PaymentRecord, PaymentStatus, Reservation};

@@ -1082,3 +1082,62 @@ async fn a_call_earns_in_the_statement_that_records_its_payment_once(store: Stor
     let agent = store.seller_agent("agt_p").await.expect("read").expect("agent");
     assert_eq!((agent.balance, agent.unsettled, agent.total_earned, agent.paid_calls), (49_000, 49_000, 98_000, 2));
 }
+
+conformance!(a_console_session_lives_until_it_ends_or_expires);
+async fn a_console_session_lives_until_it_ends_or_expires(store: Store) {
+    use svc_store::NewConsoleSession;
+    store.create_account("acc-s", "Sam", None, 1_000).await.expect("account");
+    let new = |hash: &'static str, expires_at| NewConsoleSession {
+        hash,
+        account_id: "acc-s",
+        key_id: None,
+        csrf: "token",
+        now_ms: 1_000,
+        expires_at,
+    };
+    store.create_console_session(&new("h1", 5_000)).await.expect("session");
+    store.create_console_session(&new("h2", 5_000)).await.expect("session");
+    let found = store.console_session("h1", 4_999).await.expect("read").expect("live");
+    assert_eq!((found.account_id.as_str(), found.key_id, found.csrf.as_str()), ("acc-s", None, "token"));
+    assert!(store.console_session("h1", 5_000).await.expect("read").is_none(), "expired");
+    assert!(store.end_console_session("h2").await.expect("end"));
+    assert!(!store.end_console_session("h2").await.expect("end"), "ends once");
+    assert!(store.console_session("h2", 1_001).await.expect("read").is_none());
+    assert!(store.console_session("unknown", 1_001).await.expect("read").is_none());
+}
+
+conformance!(daily_spend_sums_credits_and_settled_payments_by_day_product_and_rail);
+async fn daily_spend_sums_credits_and_settled_payments_by_day_product_and_rail(store: Store) {
+    const DAY: i64 = 86_400_000;
+    store.create_account("acc-d", "Dee", Some(PAYER), 0).await.expect("account");
+    let credit = |id: &'static str, amount, kind, now_ms| NewCredit {
+        id,
+        account_id: "acc-d",
+        amount,
+        kind,
+        route_id: None,
+        reference: Some(id),
+        now_ms,
+    };
+    store.add_credits(&credit("g", 1_000_000, "grant", 10)).await.expect("grant");
+    store.debit_credits("c1", "acc-d", 3_000, "alpha.top_picks", DAY + 5).await.expect("debit");
+    store.debit_credits("c2", "acc-d", 2_000, "agentbox.gateway", DAY + 6).await.expect("debit");
+    store.add_credits(&credit("r1", 1_000, "refund", DAY + 7)).await.expect("refund");
+    store.reserve_payment(&payment("p1", "0x01", 2 * DAY + 1)).await.expect("reserve");
+    store.finish_payment("p1", PaymentStatus::Settled, Some("0xtx"), None, 2 * DAY + 2).await.expect("settle");
+    store.reserve_payment(&payment("p2", "0x02", 2 * DAY + 3)).await.expect("reserve");
+    store.finish_payment("p2", PaymentStatus::Failed, None, Some("no"), 2 * DAY + 4).await.expect("fail");
+    let mut purchase = payment("p3", "0x03", 2 * DAY + 5);
+    purchase.route_id = "credits.purchase".into();
+    store.reserve_payment(&purchase).await.expect("reserve");
+    store.finish_payment("p3", PaymentStatus::Settled, None, None, 2 * DAY + 6).await.expect("settle");
+
+    let spent = store.daily_spend("acc-d", Some(PAYER), "credits.purchase", 0).await.expect("spend");
+    let rows: Vec<(i64, &str, &str, i64)> =
+        spent.iter().map(|s| (s.day, s.rail.as_str(), s.product.as_str(), s.amount)).collect();
+    assert_eq!(rows, [(1, "credits", "data", 2_000), (1, "credits", "sandbox", 2_000), (2, "x402", "data", 500_000)]);
+    let later = store.daily_spend("acc-d", Some(PAYER), "credits.purchase", 2 * DAY).await.expect("spend");
+    assert_eq!(later.len(), 1, "the window starts where asked: {later:?}");
+    let other = store.daily_spend("acc-d", None, "credits.purchase", 0).await.expect("spend");
+    assert_eq!(other.len(), 2, "without a wallet, no payments: {other:?}");
+}

@@ -5,6 +5,7 @@ mod agentbox;
 mod catalogue;
 mod chaindata;
 mod connections;
+mod console;
 mod credits;
 mod defi;
 mod errors;

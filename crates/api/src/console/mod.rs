@@ -1,0 +1,190 @@
+//! The console (`/console`): pages where the people behind the agents see their money and
+//! manage their account, server-rendered from templates compiled into the binary.
+//!
+//! It adds no rule of its own. What a page shows comes from the services the API's routes
+//! use; what a form changes goes through the route that changes it over the API, its input
+//! read from the form the catalogue derives from that route ([`svc_catalogue::forms`]) and
+//! judged by the route's own validation, its access by the same rule as over the API
+//! ([`svc_accounts::Holder::may_call`]): a session signed in with a key may do what the key
+//! may, and no more.
+//!
+//! Pages work without JavaScript; the one script (`console.js`, served by svc, no inline
+//! script anywhere) signs in with a browser wallet. Every answer carries a strict
+//! Content-Security-Policy and may not be framed.
+//!
+//! # Layout
+//! - `session`: the cookie, CSRF tokens and the origin check, sign-in attempts.
+//! - `pages`: the pages and their forms.
+//! - `chart`: the spend chart, as SVG.
+
+mod chart;
+mod pages;
+mod session;
+
+use std::sync::Arc;
+
+use askama::Template;
+use axum::Router;
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use svc_catalogue::forms::{FieldKind, FormField};
+
+use crate::error::ApiError;
+use crate::handlers::Handlers;
+use crate::state::AppState;
+
+/// The console's routes.
+pub(crate) fn router(handlers: &Arc<Handlers>) -> Router<AppState> {
+    Router::new()
+        .route("/console", get(pages::overview))
+        .route("/console/sign-in", get(pages::sign_in_page).post(pages::sign_in_with_key))
+        .route("/console/sign-in/message", post(pages::wallet_message))
+        .route("/console/sign-in/wallet", post(pages::sign_in_with_wallet))
+        .route("/console/sign-out", post(pages::sign_out))
+        .route("/console/keys", get(pages::keys).post(pages::create_key))
+        .route("/console/keys/{key_id}/revoke", post(pages::revoke_key))
+        .route("/console/assets/console.css", get(stylesheet))
+        .route("/console/assets/console.js", get(script))
+        .route("/console/{*rest}", axum::routing::any(not_found))
+        .layer(axum::Extension(Arc::clone(handlers)))
+        .layer(axum::middleware::map_response(guarded))
+}
+
+/// What every console answer carries: no script but svc's own, no framing, no sniffing, no
+/// caching of pages that show an account.
+async fn guarded(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    let set = |headers: &mut HeaderMap, name: &'static str, value: &'static str| {
+        headers.insert(name, HeaderValue::from_static(value));
+    };
+    set(
+        headers,
+        "content-security-policy",
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; \
+         form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    );
+    set(headers, "x-frame-options", "DENY");
+    set(headers, "x-content-type-options", "nosniff");
+    set(headers, "referrer-policy", "same-origin");
+    set(headers, "cross-origin-opener-policy", "same-origin");
+    if !headers.contains_key(header::CACHE_CONTROL) {
+        set(headers, "cache-control", "no-store");
+    }
+    response
+}
+
+const STYLESHEET: &str = include_str!("../../assets/console.css");
+const SCRIPT: &str = include_str!("../../assets/console.js");
+
+async fn stylesheet() -> Response {
+    asset("text/css; charset=utf-8", STYLESHEET)
+}
+
+async fn script() -> Response {
+    asset("text/javascript; charset=utf-8", SCRIPT)
+}
+
+fn asset(kind: &'static str, body: &'static str) -> Response {
+    let mut response = Response::new(Body::from(body));
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=300"));
+    response
+}
+
+async fn not_found(request: Request) -> Response {
+    let _ = request;
+    page(StatusCode::NOT_FOUND, &pages::Problem::not_found())
+}
+
+/// A rendered page with `status`.
+fn page(status: StatusCode, template: &impl Template) -> Response {
+    match template.render() {
+        Ok(html) => {
+            let mut response = (status, html).into_response();
+            response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+            response
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "a console page did not render");
+            ApiError::Internal("a console page did not render".into()).into_response()
+        }
+    }
+}
+
+/// A redirect after a form (303, so the browser follows with GET).
+fn see_other(to: &str) -> Response {
+    let mut response = StatusCode::SEE_OTHER.into_response();
+    if let Ok(location) = HeaderValue::from_str(to) {
+        response.headers_mut().insert(header::LOCATION, location);
+    }
+    response
+}
+
+/// The largest form body read.
+const FORM_LIMIT: usize = 16 * 1024;
+
+/// A submitted form's pairs, in order: a body of at most [`FORM_LIMIT`] bytes, form-encoded.
+async fn form(headers: &HeaderMap, body: Body) -> Result<Vec<(String, String)>, ApiError> {
+    let kind = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    if !kind.trim_start().to_ascii_lowercase().starts_with("application/x-www-form-urlencoded") {
+        return Err(ApiError::field(
+            vec!["header".into(), "content-type".into()],
+            "forms are form-encoded",
+            "type_error",
+        ));
+    }
+    let bytes =
+        axum::body::to_bytes(body, FORM_LIMIT).await.map_err(|_| ApiError::PayloadTooLarge { limit: FORM_LIMIT })?;
+    Ok(form_urlencoded::parse(&bytes).into_owned().collect())
+}
+
+/// The value of field `name` in a form.
+fn field<'a>(pairs: &'a [(String, String)], name: &str) -> &'a str {
+    pairs.iter().find(|(k, _)| k == name).map_or("", |(_, v)| v.as_str())
+}
+
+/// A form field as a page shows it.
+#[derive(Debug)]
+pub(crate) struct Control {
+    name: String,
+    label: String,
+    description: String,
+    required: bool,
+    /// `text`, `number`, `checkbox`, `checkboxes`, `select` or `json`.
+    kind: &'static str,
+    min: Option<i64>,
+    max: Option<i64>,
+    options: Vec<svc_catalogue::forms::Choice>,
+}
+
+impl Control {
+    fn of(field: &FormField) -> Self {
+        let label = field.name.replace('_', " ");
+        let label = label[..1].to_uppercase() + &label[1..];
+        let (kind, min, max, options) = match &field.kind {
+            FieldKind::Text { min, max } => {
+                ("text", min.and_then(|m| i64::try_from(m).ok()), max.and_then(|m| i64::try_from(m).ok()), Vec::new())
+            }
+            FieldKind::Integer { min, max } => ("number", *min, *max, Vec::new()),
+            FieldKind::Boolean => ("checkbox", None, None, Vec::new()),
+            FieldKind::Choice { options, many } => {
+                (if *many { "checkboxes" } else { "select" }, None, None, options.clone())
+            }
+            FieldKind::Json => ("json", None, None, Vec::new()),
+        };
+        Control {
+            name: field.name.clone(),
+            label,
+            description: field.description.clone(),
+            required: field.required,
+            kind,
+            min,
+            max,
+            options,
+        }
+    }
+}

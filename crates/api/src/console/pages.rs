@@ -1,0 +1,464 @@
+//! The console's pages and the forms they post.
+
+use askama::Template;
+use axum::Extension;
+use axum::extract::{Path, Request, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+use std::sync::Arc;
+use svc_accounts::sessions::{self, Session};
+use svc_accounts::{Holder, Refusal};
+use svc_catalogue::ids;
+use svc_catalogue::input::RawInput;
+use svc_catalogue::routes::account::{KeyView, LedgerEntryView};
+use svc_domain::Money;
+
+use super::chart::SpendChart;
+use super::session;
+use super::{Control, field, form, page, see_other};
+use crate::error::ApiError;
+use crate::handlers::{Caller, Handlers};
+use crate::state::AppState;
+
+/// What every signed-in page shows around its content.
+pub(crate) struct Frame {
+    /// The account's name.
+    account: String,
+    /// How the session signed in: the wallet, or the key's visible prefix.
+    signed_in_as: String,
+    /// The session's CSRF token, for the forms.
+    csrf: String,
+    /// The page's place in the navigation.
+    here: &'static str,
+}
+
+impl Frame {
+    fn of(session: &Session, here: &'static str) -> Self {
+        let signed_in_as = match &session.holder {
+            Holder::SignedIn(account) => account.wallet.clone().unwrap_or_default(),
+            Holder::Key(key) => format!("key {}…", key.key.prefix),
+        };
+        Frame { account: session.holder.account().name.clone(), signed_in_as, csrf: session.csrf.clone(), here }
+    }
+}
+
+/// A page saying what went wrong, signed in or not.
+#[derive(Template)]
+#[template(path = "console/problem.html")]
+pub(crate) struct Problem {
+    frame: Option<Frame>,
+    title: String,
+    message: String,
+}
+
+impl Problem {
+    pub(crate) fn not_found() -> Self {
+        Problem { frame: None, title: "Not found".into(), message: "There is nothing here.".into() }
+    }
+}
+
+/// The page for `err`, in the console's shape: its status, its words.
+fn problem(frame: Option<Frame>, err: &ApiError) -> Response {
+    let status = err.status();
+    let message = match err {
+        ApiError::Validation(input) => {
+            input.errors.iter().map(|e| format!("{}: {}", place(&e.loc), e.msg)).collect::<Vec<_>>().join("; ")
+        }
+        other => other.to_string(),
+    };
+    let title = status.canonical_reason().unwrap_or("Error").to_owned();
+    page(status, &Problem { frame, title, message })
+}
+
+fn place(loc: &[svc_catalogue::Loc]) -> String {
+    match loc.last() {
+        Some(svc_catalogue::Loc::Key(key)) => key.replace('_', " "),
+        Some(svc_catalogue::Loc::Index(i)) => format!("item {i}"),
+        None => "input".into(),
+    }
+}
+
+/// The signed-in session, or the answer to give instead: the sign-in page for a browser
+/// without a live session.
+async fn signed_in(state: &AppState, headers: &HeaderMap) -> Result<Session, Response> {
+    match session::current(state, headers).await {
+        Ok(Some(session)) => Ok(session),
+        Ok(None) => Err(see_other("/console/sign-in")),
+        Err(e) => Err(problem(None, &e)),
+    }
+}
+
+/// A form posted in a session: the session and the form's fields, once its CSRF token and
+/// origin check out.
+async fn posted(state: &AppState, request: Request) -> Result<(Session, Vec<(String, String)>), Response> {
+    let (parts, body) = request.into_parts();
+    let headers = &parts.headers;
+    let session = signed_in(state, headers).await?;
+    let pairs = form(headers, body).await.map_err(|e| problem(Some(Frame::of(&session, "")), &e))?;
+    if !session::same_origin(state, headers) || !sessions::csrf_matches(&session, field(&pairs, "csrf")) {
+        return Err(forbidden(
+            Some(Frame::of(&session, "")),
+            "This form is out of date or came from another site; reload the page and try again.",
+        ));
+    }
+    Ok((session, pairs))
+}
+
+fn forbidden(frame: Option<Frame>, message: &str) -> Response {
+    page(StatusCode::FORBIDDEN, &Problem { frame, title: "Forbidden".into(), message: message.into() })
+}
+
+/// Whether the session may call route `id`, as over the API.
+fn may(state: &AppState, session: &Session, id: &str) -> Result<(), ApiError> {
+    let route = state.catalogue.get(id).ok_or_else(|| ApiError::Internal(format!("no route {id}")))?;
+    session.holder.may_call(route).map_err(|refusal| match refusal {
+        Refusal::NotSignedIn => ApiError::SignIn("this needs the account's wallet: a key cannot do it".into()),
+        other => ApiError::from(other),
+    })
+}
+
+/// Calls route `id` for the session with `path` parameters and a `body` built from a form:
+/// the route's own access rule, validation and handler, as over the API. Its answer, as JSON.
+async fn act(
+    state: &AppState,
+    handlers: &Handlers,
+    session: &Session,
+    id: &str,
+    path: &[(&str, &str)],
+    body: Option<&Value>,
+) -> Result<Value, ApiError> {
+    may(state, session, id)?;
+    let route = state.catalogue.get(id).ok_or_else(|| ApiError::Internal(format!("no route {id}")))?;
+    let bytes = body.map(|b| b.to_string());
+    let raw = RawInput { path, query: None, body: bytes.as_deref().map(str::as_bytes) };
+    let input = route.parse_input(&raw)?;
+    let caller = Caller { account: Some(session.holder.account().clone()), ..Caller::default() };
+    let answer = handlers.call_as(route.id, state.clone(), caller, input).await?;
+    serde_json::from_slice(&answer.json).map_err(|e| ApiError::Internal(format!("a route answered non-JSON: {e}")))
+}
+
+// ---- sign-in ----------------------------------------------------------------------------
+
+#[derive(Template)]
+#[template(path = "console/sign_in.html")]
+struct SignIn {
+    frame: Option<Frame>,
+    token: String,
+    error: Option<String>,
+}
+
+fn sign_in_form(state: &AppState, status: StatusCode, error: Option<String>) -> Response {
+    let (token, cookie) = session::sign_in_token(state);
+    let mut response = page(status, &SignIn { frame: None, token, error });
+    session::with_cookie(response.headers_mut(), cookie);
+    response
+}
+
+/// `GET /console/sign-in`.
+pub(super) async fn sign_in_page(State(state): State<AppState>) -> Response {
+    sign_in_form(&state, StatusCode::OK, None)
+}
+
+/// A sign-in form's fields, once checked before anything is looked up: its token, its
+/// origin, the client's attempts. The refusal is the form again, saying why.
+async fn sign_in_posted(state: &AppState, request: Request) -> Result<Vec<(String, String)>, Response> {
+    let (parts, body) = request.into_parts();
+    let pairs = form(&parts.headers, body).await.map_err(|e| problem(None, &e))?;
+    if !session::same_origin(state, &parts.headers)
+        || !session::sign_in_token_matches(&parts.headers, field(&pairs, "token"))
+    {
+        let why = "This sign-in form is out of date or came from another site; try again.";
+        return Err(sign_in_form(state, StatusCode::FORBIDDEN, Some(why.into())));
+    }
+    let client = crate::limits::client_label(&parts, &state.config.trusted_proxies);
+    let key = format!("console-sign-in:{client}");
+    let now = state.clock.now_ms();
+    let decision = state.limiter.hit(&key, session::SIGN_IN_ATTEMPTS, session::SIGN_IN_WINDOW_MS, now).await;
+    if !decision.allowed {
+        let why = format!("Too many sign-in attempts; try again in {} s.", decision.reset_secs(now));
+        return Err(sign_in_form(state, StatusCode::TOO_MANY_REQUESTS, Some(why)));
+    }
+    Ok(pairs)
+}
+
+/// Signs in as `holder`: a new session, and on to the overview.
+async fn begin(state: &AppState, holder: &Holder) -> Response {
+    match session::begin(state, holder).await {
+        Ok(cookie) => {
+            let mut response = see_other("/console");
+            session::with_cookie(response.headers_mut(), cookie);
+            response
+        }
+        Err(e) => problem(None, &e),
+    }
+}
+
+/// `POST /console/sign-in`: with an API key.
+pub(super) async fn sign_in_with_key(State(state): State<AppState>, request: Request) -> Response {
+    let pairs = match sign_in_posted(&state, request).await {
+        Ok(pairs) => pairs,
+        Err(refused) => return refused,
+    };
+    match svc_accounts::live_key(&state.store, field(&pairs, "key"), state.clock.now_ms()).await {
+        Ok(Some(holder)) => begin(&state, &Holder::Key(holder)).await,
+        Ok(None) => {
+            let why = "This API key is not valid (unknown, revoked or expired).";
+            sign_in_form(&state, StatusCode::UNAUTHORIZED, Some(why.into()))
+        }
+        Err(e) => problem(None, &e.into()),
+    }
+}
+
+/// `POST /console/sign-in/message`: the sign-in message for the wallet at `address`, with a
+/// fresh nonce, as plain text for the page's script to have the wallet sign.
+pub(super) async fn wallet_message(State(state): State<AppState>, request: Request) -> Response {
+    let pairs = match sign_in_posted(&state, request).await {
+        Ok(pairs) => pairs,
+        Err(refused) => return refused,
+    };
+    let now = state.clock.now_ms();
+    let made = async {
+        let (nonce, _) = svc_accounts::auth::new_nonce(&state.store, &state.config.sign_in, now).await?;
+        svc_accounts::auth::message_for(&state.config.sign_in, field(&pairs, "address"), &nonce, now).ok_or_else(|| {
+            ApiError::field(vec!["body".into(), "address".into()], "an address is 0x and 40 hex digits", "value_error")
+        })
+    };
+    match made.await {
+        Ok(message) => ([(axum::http::header::CONTENT_TYPE, "text/plain; charset=utf-8")], message).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// `POST /console/sign-in/wallet`: with a message the browser wallet signed.
+pub(super) async fn sign_in_with_wallet(State(state): State<AppState>, request: Request) -> Response {
+    let pairs = match sign_in_posted(&state, request).await {
+        Ok(pairs) => pairs,
+        Err(refused) => return refused,
+    };
+    let (message, signature) = (field(&pairs, "message"), field(&pairs, "signature"));
+    let now = state.clock.now_ms();
+    match svc_accounts::auth::sign_in(&state.store, &state.config.sign_in, message, signature, now).await {
+        Ok(Ok(account)) => begin(&state, &Holder::SignedIn(account)).await,
+        Ok(Err(e)) => sign_in_form(&state, StatusCode::UNAUTHORIZED, Some(format!("The wallet sign-in failed: {e}."))),
+        Err(e) => problem(None, &e.into()),
+    }
+}
+
+/// `POST /console/sign-out`.
+pub(super) async fn sign_out(State(state): State<AppState>, request: Request) -> Response {
+    let headers = request.headers().clone();
+    if let Err(refused) = posted(&state, request).await {
+        return refused;
+    }
+    match session::end(&state, &headers).await {
+        Ok(cookie) => {
+            let mut response = see_other("/console/sign-in");
+            session::with_cookie(response.headers_mut(), cookie);
+            response
+        }
+        Err(e) => problem(None, &e),
+    }
+}
+
+// ---- overview ---------------------------------------------------------------------------
+
+#[derive(Template)]
+#[template(path = "console/overview.html")]
+struct Overview {
+    frame: Option<Frame>,
+    balance: String,
+    /// Spent today, in 7 and in 30 days, by rail and by product.
+    totals: Vec<Total>,
+    chart: SpendChart,
+    entries: Vec<LedgerEntryView>,
+}
+
+/// Spend over one window.
+struct Total {
+    window: &'static str,
+    all: String,
+    credits: String,
+    x402: String,
+    data: String,
+    llm: String,
+    sandbox: String,
+}
+
+const DAY_MS: i64 = 86_400_000;
+/// Days the overview's chart covers.
+const DAYS: i64 = 30;
+
+/// `GET /console`.
+pub(super) async fn overview(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let session = match signed_in(&state, &headers).await {
+        Ok(session) => session,
+        Err(answer) => return answer,
+    };
+    let frame = Frame::of(&session, "overview");
+    match overview_page(&state, &session).await {
+        Ok(mut overview) => {
+            overview.frame = Some(frame);
+            page(StatusCode::OK, &overview)
+        }
+        Err(e) => problem(Some(frame), &e),
+    }
+}
+
+async fn overview_page(state: &AppState, session: &Session) -> Result<Overview, ApiError> {
+    may(state, session, "account.credits")?;
+    let account = session.holder.account();
+    let now = state.clock.now_ms();
+    // Days are UTC days; the window starts at the beginning of the 30th day back.
+    let today = now.div_euclid(DAY_MS) * DAY_MS;
+    let since = today - (DAYS - 1) * DAY_MS;
+    let spent = state.store.daily_spend(&account.id, account.wallet.as_deref(), ids::credits::PURCHASE, since).await?;
+    let sum = |days: i64, keep: &dyn Fn(&svc_store::DailySpend) -> bool| {
+        let atomic: i64 = spent.iter().filter(|s| s.day >= DAYS - days && keep(s)).map(|s| s.amount).sum();
+        Money::from_atomic(u64::try_from(atomic).unwrap_or(0)).to_string()
+    };
+    let totals = [("Today", 1), ("7 days", 7), ("30 days", DAYS)]
+        .into_iter()
+        .map(|(window, days)| Total {
+            window,
+            all: sum(days, &|_| true),
+            credits: sum(days, &|s| s.rail == "credits"),
+            x402: sum(days, &|s| s.rail == "x402"),
+            data: sum(days, &|s| s.product == "data"),
+            llm: sum(days, &|s| s.product == "llm"),
+            sandbox: sum(days, &|s| s.product == "sandbox"),
+        })
+        .collect();
+    let credits = svc_accounts::views::credits(&state.store, account, Some(10)).await?;
+    Ok(Overview {
+        frame: None,
+        balance: Money::from_atomic(account.balance).to_string(),
+        totals,
+        chart: SpendChart::new(&spent, since, DAYS),
+        entries: credits.entries,
+    })
+}
+
+// ---- keys ---------------------------------------------------------------------------------
+
+#[derive(Template)]
+#[template(path = "console/keys.html")]
+struct Keys {
+    frame: Option<Frame>,
+    /// Why keys cannot be managed in this session, if they cannot.
+    barred: Option<String>,
+    keys: Vec<KeyRow>,
+    controls: Vec<Control>,
+    /// A key just made, shown this once.
+    made: Option<String>,
+    error: Option<String>,
+}
+
+async fn keys_page(state: &AppState, session: &Session, made: Option<String>, error: Option<String>) -> Keys {
+    let controls = state
+        .catalogue
+        .get(ids::account::KEY_CREATE)
+        .map(|route| svc_catalogue::forms::form_fields(route).iter().map(Control::of).collect())
+        .unwrap_or_default();
+    let (barred, keys) = match may(state, session, ids::account::KEYS) {
+        Err(e) => (Some(e.to_string()), Vec::new()),
+        Ok(()) => match svc_accounts::views::keys(&state.store, &session.holder.account().id).await {
+            Ok(list) => (None, list.keys.into_iter().map(KeyRow::of).collect()),
+            Err(e) => (Some(ApiError::from(e).to_string()), Vec::new()),
+        },
+    };
+    Keys { frame: Some(Frame::of(session, "keys")), barred, keys, controls, made, error }
+}
+
+/// A key as its row shows it.
+struct KeyRow {
+    id: String,
+    name: String,
+    prefix: String,
+    scopes: Vec<String>,
+    created_at: String,
+    expires_at: Option<String>,
+    revoked_at: Option<String>,
+}
+
+impl KeyRow {
+    fn of(key: KeyView) -> Self {
+        // Scopes by the names the API writes them with.
+        let scopes = serde_json::to_value(&key.scopes).ok().and_then(|v| serde_json::from_value(v).ok());
+        KeyRow {
+            id: key.id,
+            name: key.name,
+            prefix: key.prefix,
+            scopes: scopes.unwrap_or_default(),
+            created_at: key.created_at.0,
+            expires_at: key.expires_at.map(|t| t.0),
+            revoked_at: key.revoked_at.map(|t| t.0),
+        }
+    }
+}
+
+/// `GET /console/keys`.
+pub(super) async fn keys(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    match signed_in(&state, &headers).await {
+        Ok(session) => page(StatusCode::OK, &keys_page(&state, &session, None, None).await),
+        Err(answer) => answer,
+    }
+}
+
+/// `POST /console/keys`: makes a key through `POST /api/account/keys`.
+pub(super) async fn create_key(
+    State(state): State<AppState>,
+    Extension(handlers): Extension<Arc<Handlers>>,
+    request: Request,
+) -> Response {
+    let (session, pairs) = match posted(&state, request).await {
+        Ok(posted) => posted,
+        Err(refused) => return refused,
+    };
+    let made = async {
+        let route = state.catalogue.get(ids::account::KEY_CREATE).ok_or(ApiError::NotFound)?;
+        let fields = svc_catalogue::forms::form_fields(route);
+        let body = svc_catalogue::forms::form_to_json(&fields, &pairs)
+            .map_err(|e| ApiError::field(vec!["body".into(), e.field.as_str().into()], e.message, "type_error"))?;
+        act(&state, &handlers, &session, ids::account::KEY_CREATE, &[], Some(&body)).await
+    }
+    .await;
+    match made {
+        Ok(answer) => {
+            let key = answer.get("key").and_then(Value::as_str).map(str::to_owned);
+            page(StatusCode::CREATED, &keys_page(&state, &session, key, None).await)
+        }
+        Err(e) => {
+            let status = e.status();
+            page(status, &keys_page(&state, &session, None, Some(message_of(&e))).await)
+        }
+    }
+}
+
+/// `POST /console/keys/{key_id}/revoke`: through `DELETE /api/account/keys/{key_id}`.
+pub(super) async fn revoke_key(
+    State(state): State<AppState>,
+    Extension(handlers): Extension<Arc<Handlers>>,
+    Path(key_id): Path<String>,
+    request: Request,
+) -> Response {
+    let (session, _) = match posted(&state, request).await {
+        Ok(posted) => posted,
+        Err(refused) => return refused,
+    };
+    match act(&state, &handlers, &session, ids::account::KEY_REVOKE, &[("key_id", &key_id)], None).await {
+        Ok(_) => see_other("/console/keys"),
+        // Another account's key is the same 404 as one that does not exist.
+        Err(e) => problem(Some(Frame::of(&session, "keys")), &e),
+    }
+}
+
+/// An error's words for a form.
+fn message_of(err: &ApiError) -> String {
+    match err {
+        ApiError::Validation(input) => {
+            input.errors.iter().map(|e| format!("{}: {}", place(&e.loc), e.msg)).collect::<Vec<_>>().join("; ")
+        }
+        other => other.to_string(),
+    }
+}

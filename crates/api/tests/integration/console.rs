@@ -1,0 +1,315 @@
+//! The console through the HTTP app, as a browser uses it: cookies kept, forms posted with
+//! their tokens. Every page and form is also tried as an attacker would.
+
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode};
+use svc_accounts::Scope;
+use svc_chain_evm::Payer;
+
+use crate::support::{BASE_URL, PAYER_KEY, Reply, TestApp};
+
+/// A browser: its cookies, kept as the server sets them.
+struct Browser<'a> {
+    app: &'a TestApp,
+    cookies: Vec<(String, String)>,
+    origin: Option<&'static str>,
+}
+
+impl<'a> Browser<'a> {
+    fn new(app: &'a TestApp) -> Self {
+        Browser { app, cookies: Vec::new(), origin: Some(BASE_URL) }
+    }
+
+    fn cookie_header(&self) -> String {
+        self.cookies.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; ")
+    }
+
+    fn keep(&mut self, reply: &Reply) {
+        for set in reply.headers.get_all("set-cookie") {
+            let set = set.to_str().expect("ascii");
+            let (pair, _) = set.split_once(';').unwrap_or((set, ""));
+            let (name, value) = pair.split_once('=').expect("name=value");
+            self.cookies.retain(|(k, _)| k != name);
+            if !value.is_empty() {
+                self.cookies.push((name.to_owned(), value.to_owned()));
+            }
+        }
+    }
+
+    async fn get(&mut self, uri: &str) -> Reply {
+        let request = Request::get(uri).header("cookie", self.cookie_header()).body(Body::empty()).expect("request");
+        let reply = self.app.send(request).await;
+        self.keep(&reply);
+        reply
+    }
+
+    async fn post(&mut self, uri: &str, fields: &[(&str, &str)]) -> Reply {
+        let body: String = form_urlencoded::Serializer::new(String::new()).extend_pairs(fields).finish();
+        self.post_raw(uri, body, "application/x-www-form-urlencoded").await
+    }
+
+    async fn post_raw(&mut self, uri: &str, body: String, kind: &str) -> Reply {
+        let mut builder = Request::post(uri).header("cookie", self.cookie_header()).header("content-type", kind);
+        if let Some(origin) = self.origin {
+            builder = builder.header("origin", origin);
+        }
+        let reply = self.app.send(builder.body(Body::from(body)).expect("request")).await;
+        self.keep(&reply);
+        reply
+    }
+
+    /// The sign-in form's token, from a fresh sign-in page.
+    async fn sign_in_token(&mut self) -> String {
+        let page = self.get("/console/sign-in").await;
+        assert_eq!(page.status, StatusCode::OK);
+        hidden(&page.text(), "token")
+    }
+
+    async fn sign_in_with_key(&mut self, key: &str) -> Reply {
+        let token = self.sign_in_token().await;
+        self.post("/console/sign-in", &[("token", &token), ("key", key)]).await
+    }
+
+    async fn sign_in_with_wallet(&mut self, wallet: &Payer) -> Reply {
+        let token = self.sign_in_token().await;
+        let address = wallet.address().to_string();
+        let message = self.post("/console/sign-in/message", &[("token", &token), ("address", &address)]).await;
+        assert_eq!(message.status, StatusCode::OK, "{}", message.text());
+        let message = message.text();
+        let signature = wallet.sign_message(&message).expect("sign");
+        self.post("/console/sign-in/wallet", &[("token", &token), ("message", &message), ("signature", &signature)])
+            .await
+    }
+
+    /// The CSRF token of a signed-in page.
+    async fn csrf(&mut self) -> String {
+        let page = self.get("/console").await;
+        assert_eq!(page.status, StatusCode::OK, "{}", page.text());
+        hidden(&page.text(), "csrf")
+    }
+}
+
+/// The value of the hidden field `name` in a page.
+fn hidden(html: &str, name: &str) -> String {
+    let marker = format!("name=\"{name}\" value=\"");
+    let start = html.find(&marker).unwrap_or_else(|| panic!("no {name} field in {html}")) + marker.len();
+    html[start..].split('"').next().expect("value").to_owned()
+}
+
+fn location(reply: &Reply) -> &str {
+    reply.headers.get("location").and_then(|v| v.to_str().ok()).unwrap_or_default()
+}
+
+fn other_wallet() -> Payer {
+    Payer::from_key(&format!("0x{}", "11".repeat(32))).expect("key")
+}
+
+#[tokio::test]
+async fn a_key_signs_in_sees_its_balance_and_signs_out_for_good() {
+    let app = TestApp::new().await;
+    let (_, key) = app.account_with_credits("5", &[Scope::Data]).await;
+    let mut browser = Browser::new(&app);
+    let first = browser.get("/console").await;
+    assert_eq!((first.status, location(&first)), (StatusCode::SEE_OTHER, "/console/sign-in"));
+
+    let signed = browser.sign_in_with_key(&key).await;
+    assert_eq!((signed.status, location(&signed)), (StatusCode::SEE_OTHER, "/console"), "{}", signed.text());
+    let cookie = signed.headers.get("set-cookie").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+    for attribute in ["svc_console=", "HttpOnly", "SameSite=Strict", "Path=/console"] {
+        assert!(cookie.contains(attribute), "{attribute} in {cookie}");
+    }
+    assert!(!cookie.contains("Secure"), "plain http on a development run: {cookie}");
+    let overview = browser.get("/console").await;
+    assert_eq!(overview.status, StatusCode::OK);
+    assert!(overview.text().contains("5 USD"), "{}", overview.text());
+    let csp = overview.headers.get("content-security-policy").and_then(|v| v.to_str().ok()).unwrap_or_default();
+    assert!(csp.contains("script-src 'self'") && csp.contains("frame-ancestors 'none'"), "{csp}");
+    assert_eq!(overview.headers["x-frame-options"], "DENY");
+    assert_eq!(overview.headers["cache-control"], "no-store");
+    assert!(!overview.text().contains("<script>"), "no inline script");
+
+    let stolen = browser.cookies.clone();
+    let csrf = browser.csrf().await;
+    let out = browser.post("/console/sign-out", &[("csrf", &csrf)]).await;
+    assert_eq!((out.status, location(&out)), (StatusCode::SEE_OTHER, "/console/sign-in"));
+    browser.cookies = stolen;
+    let after = browser.get("/console").await;
+    assert_eq!(after.status, StatusCode::SEE_OTHER, "the old cookie no longer opens the session");
+}
+
+#[tokio::test]
+async fn forms_without_their_token_or_from_another_site_are_refused() {
+    let app = TestApp::new().await;
+    let (_, key) = app.account_with_credits("1", &[Scope::Data]).await;
+    let mut browser = Browser::new(&app);
+    // Sign-in forms: the token must match the cookie set with the form.
+    let token = browser.sign_in_token().await;
+    let forged = browser.post("/console/sign-in", &[("token", "0000"), ("key", &key)]).await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN);
+    let mut stranger = Browser::new(&app);
+    let no_cookie = stranger.post("/console/sign-in", &[("token", &token), ("key", &key)]).await;
+    assert_eq!(no_cookie.status, StatusCode::FORBIDDEN, "a cross-site form has the token but not the cookie");
+
+    assert_eq!(browser.sign_in_with_key(&key).await.status, StatusCode::SEE_OTHER);
+    let csrf = browser.csrf().await;
+    assert_eq!(browser.post("/console/sign-out", &[]).await.status, StatusCode::FORBIDDEN, "no token");
+    assert_eq!(browser.post("/console/sign-out", &[("csrf", "x")]).await.status, StatusCode::FORBIDDEN);
+    browser.origin = Some("https://evil.example");
+    assert_eq!(browser.post("/console/sign-out", &[("csrf", &csrf)]).await.status, StatusCode::FORBIDDEN);
+    browser.origin = None;
+    assert_eq!(browser.get("/console").await.status, StatusCode::OK, "still signed in after the refusals");
+    let json = browser.post_raw("/console/sign-out", format!("{{\"csrf\":\"{csrf}\"}}"), "application/json").await;
+    assert_eq!(json.status, StatusCode::UNPROCESSABLE_ENTITY, "forms are form-encoded");
+    let huge = browser
+        .post_raw("/console/sign-out", "a=".to_owned() + &"b".repeat(64 * 1024), "application/x-www-form-urlencoded")
+        .await;
+    assert_eq!(huge.status, StatusCode::PAYLOAD_TOO_LARGE);
+}
+
+#[tokio::test]
+async fn wrong_keys_are_refused_alike_and_sign_in_attempts_are_limited() {
+    let app = TestApp::new().await;
+    let (account, key) = app.account_with_credits("1", &[Scope::Data]).await;
+    svc_accounts::views::revoke_key(
+        &app.store,
+        &account,
+        &app.store.api_keys(&account).await.expect("keys")[0].id,
+        crate::support::NOW_MS,
+    )
+    .await
+    .expect("revoke");
+    let mut browser = Browser::new(&app);
+    for wrong in [key.as_str(), "svck_nope", "", "\0", &"x".repeat(5000)] {
+        let reply = browser.sign_in_with_key(wrong).await;
+        assert_eq!(reply.status, StatusCode::UNAUTHORIZED, "{wrong:.20}");
+        assert!(reply.text().contains("not valid (unknown, revoked or expired)"));
+    }
+    let mut refused = None;
+    for _ in 0..20 {
+        let reply = browser.sign_in_with_key("svck_guess").await;
+        if reply.status == StatusCode::TOO_MANY_REQUESTS {
+            refused = Some(reply);
+            break;
+        }
+    }
+    let refused = refused.expect("attempts are limited");
+    assert!(refused.text().contains("Too many sign-in attempts"), "{}", refused.text());
+}
+
+#[tokio::test]
+async fn a_wallet_signs_in_makes_a_key_it_sees_once_and_revokes_it() {
+    let app = TestApp::new().await;
+    let wallet = Payer::from_key(PAYER_KEY).expect("key");
+    let mut browser = Browser::new(&app);
+    let signed = browser.sign_in_with_wallet(&wallet).await;
+    assert_eq!((signed.status, location(&signed)), (StatusCode::SEE_OTHER, "/console"), "{}", signed.text());
+    let page = browser.get("/console/keys").await;
+    assert_eq!(page.status, StatusCode::OK);
+    let html = page.text();
+    assert!(
+        html.contains("Starting, stopping and watching the account&#39;s agent gateway"),
+        "scopes in words: {html}"
+    );
+    let csrf = hidden(&html, "csrf");
+
+    let made = browser
+        .post("/console/keys", &[("csrf", &csrf), ("name", "<b>bot</b>"), ("scopes", "data"), ("expires_in_days", "")])
+        .await;
+    assert_eq!(made.status, StatusCode::CREATED, "{}", made.text());
+    let html = made.text();
+    let start = html.find("svck_").expect("the new key is shown");
+    let secret = format!("svck_{}", &html[start + 5..].chars().take_while(char::is_ascii_hexdigit).collect::<String>());
+    assert_eq!(secret.len(), 69, "{secret}");
+    assert!(html.contains("&#60;b&#62;bot&#60;/b&#62;") && !html.contains("<b>bot</b>"), "names render as text");
+    assert_eq!(browser.get("/console/keys").await.text().matches(&secret).count(), 0, "shown once");
+    let uri = "/api/account";
+    let works = app.call_with(&Method::GET, uri, None, &[("x-api-key", &secret)]).await;
+    assert_eq!(works.status, StatusCode::OK, "{}", works.text());
+
+    let bad = browser.post("/console/keys", &[("csrf", &csrf), ("name", ""), ("expires_in_days", "999")]).await;
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY, "the route's own validation");
+    assert!(bad.text().contains("expires in days"), "{}", bad.text());
+    let nul = browser.post("/console/keys", &[("csrf", &csrf), ("name", "a\0b")]).await;
+    assert_eq!(nul.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", nul.text());
+
+    let key_id = app.store.api_keys(&wallet_account(&app, &wallet).await).await.expect("keys")[0].id.clone();
+    let revoked = browser.post(&format!("/console/keys/{key_id}/revoke"), &[("csrf", &csrf)]).await;
+    assert_eq!(revoked.status, StatusCode::SEE_OTHER, "{}", revoked.text());
+    let refused = app.call_with(&Method::GET, uri, None, &[("x-api-key", &secret)]).await;
+    assert_eq!(refused.status, StatusCode::UNAUTHORIZED);
+}
+
+async fn wallet_account(app: &TestApp, wallet: &Payer) -> String {
+    let address = format!("{:#x}", wallet.address());
+    app.store.account_by_wallet(&address).await.expect("store").expect("account").id
+}
+
+#[tokio::test]
+async fn a_keys_session_does_what_its_key_may_and_ends_with_the_key() {
+    let app = TestApp::new().await;
+    let (account, key) = app.account_with_credits("1", &[Scope::Data, Scope::Gateway, Scope::Agents]).await;
+    let mut browser = Browser::new(&app);
+    assert_eq!(browser.sign_in_with_key(&key).await.status, StatusCode::SEE_OTHER);
+    let page = browser.get("/console/keys").await;
+    assert!(page.text().contains("a key cannot do it"), "{}", page.text());
+    let csrf = browser.csrf().await;
+    let made = browser.post("/console/keys", &[("csrf", &csrf), ("name", "escalate"), ("scopes", "data")]).await;
+    assert_eq!(made.status, StatusCode::UNAUTHORIZED, "{}", made.text());
+    assert_eq!(app.store.api_keys(&account).await.expect("keys").len(), 1, "no key was made");
+
+    // A key that may not read the account opens a session that shows nothing of it.
+    let (_, agents_key) = app.account_with_credits("1", &[Scope::GatewayData]).await;
+    let mut agent = Browser::new(&app);
+    assert_eq!(agent.sign_in_with_key(&agents_key).await.status, StatusCode::SEE_OTHER);
+    assert_eq!(agent.get("/console").await.status, StatusCode::FORBIDDEN);
+
+    let key_id = app.store.api_keys(&account).await.expect("keys")[0].id.clone();
+    svc_accounts::views::revoke_key(&app.store, &account, &key_id, crate::support::NOW_MS).await.expect("revoke");
+    assert_eq!(browser.get("/console").await.status, StatusCode::SEE_OTHER, "the key's revocation ends its session");
+}
+
+#[tokio::test]
+async fn another_accounts_key_is_the_same_404_as_a_missing_one() {
+    let app = TestApp::new().await;
+    let (victim, victims_key) = app.account_with_credits("1", &[Scope::Data]).await;
+    let victims_key_id = app.store.api_keys(&victim).await.expect("keys")[0].id.clone();
+    let mut browser = Browser::new(&app);
+    assert_eq!(browser.sign_in_with_wallet(&other_wallet()).await.status, StatusCode::SEE_OTHER);
+    let csrf = browser.csrf().await;
+    let theirs = browser.post(&format!("/console/keys/{victims_key_id}/revoke"), &[("csrf", &csrf)]).await;
+    let missing = browser.post("/console/keys/key_0123456789abcdef/revoke", &[("csrf", &csrf)]).await;
+    assert_eq!((theirs.status, missing.status), (StatusCode::NOT_FOUND, StatusCode::NOT_FOUND));
+    let strip = |r: &Reply| r.text().replace(&victims_key_id, "ID").replace("key_0123456789abcdef", "ID");
+    assert_eq!(strip(&theirs), strip(&missing), "the same page");
+    let still = app.call_with(&Method::GET, "/api/account", None, &[("x-api-key", &victims_key)]).await;
+    assert_eq!(still.status, StatusCode::OK, "the victim's key lives");
+    assert_eq!(browser.get("/console/nowhere").await.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn a_session_expires_and_a_cookie_cannot_be_fixed_before_sign_in() {
+    let app = TestApp::new().await;
+    let (_, key) = app.account_with_credits("1", &[Scope::Data]).await;
+    let mut browser = Browser::new(&app);
+    browser.cookies.push(("svc_console".into(), "a".repeat(64)));
+    assert_eq!(browser.get("/console").await.status, StatusCode::SEE_OTHER, "a made-up session opens nothing");
+    assert_eq!(browser.sign_in_with_key(&key).await.status, StatusCode::SEE_OTHER);
+    let session = browser.cookies.iter().find(|(k, _)| k == "svc_console").expect("session").1.clone();
+    assert_ne!(session, "a".repeat(64), "sign-in makes a new secret");
+    app.clock.advance_ms(12 * 3600 * 1000 + 1);
+    assert_eq!(browser.get("/console").await.status, StatusCode::SEE_OTHER, "expired");
+}
+
+#[tokio::test]
+async fn the_overview_shows_what_the_account_spent_today() {
+    let app = TestApp::new().await;
+    let (_, key) = app.account_with_credits("1", &[Scope::Data]).await;
+    let uri = format!("/api/svc-tools/launchpad/coin/{}", app.sim.world.coins()[0].mint);
+    let paid = app.call_with(&Method::GET, &uri, None, &[("x-api-key", &key)]).await;
+    assert_eq!(paid.status, StatusCode::OK);
+    let mut browser = Browser::new(&app);
+    assert_eq!(browser.sign_in_with_key(&key).await.status, StatusCode::SEE_OTHER);
+    let html = browser.get("/console").await.text();
+    assert!(html.contains("<rect class=\"data\""), "a bar for today's data spend: {html}");
+    assert!(html.contains("launchpad"), "the call among recent movements: {html}");
+}

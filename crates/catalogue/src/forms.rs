@@ -1,0 +1,205 @@
+//! Every route's input as a form for people: its fields, read from the input's JSON Schema,
+//! and a submitted form turned back into the JSON the route takes. The console draws its
+//! forms from here, so a field, its limits and its words are written once, on the input type.
+
+use serde_json::{Map, Value};
+
+use crate::discovery::inline_schema;
+use crate::route::RouteSpec;
+
+/// One field of a route's form.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FormField {
+    /// The input's field name, also the form control's.
+    pub name: String,
+    /// What it is, from the input type's documentation.
+    pub description: String,
+    /// Whether the route needs it.
+    pub required: bool,
+    /// What control it takes.
+    pub kind: FieldKind,
+}
+
+/// The control a field takes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FieldKind {
+    /// A line of text.
+    Text {
+        /// Fewest characters.
+        min: Option<u64>,
+        /// Most characters.
+        max: Option<u64>,
+    },
+    /// A whole number.
+    Integer {
+        /// Smallest allowed.
+        min: Option<i64>,
+        /// Largest allowed.
+        max: Option<i64>,
+    },
+    /// A yes or no.
+    Boolean,
+    /// One or several of named values, each explained.
+    Choice {
+        /// The values and what each means.
+        options: Vec<Choice>,
+        /// Whether several may be picked.
+        many: bool,
+    },
+    /// Anything else, written as JSON.
+    Json,
+}
+
+/// One value a choice offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Choice {
+    /// The value sent.
+    pub value: String,
+    /// What it means.
+    pub description: String,
+}
+
+/// The fields of `route`'s input, in the input type's order.
+pub fn form_fields(route: &RouteSpec) -> Vec<FormField> {
+    let schema = inline_schema(route.input.schema);
+    let required: Vec<&str> =
+        schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else { return Vec::new() };
+    properties
+        .iter()
+        .map(|(name, field)| FormField {
+            name: name.clone(),
+            description: text(field, "description"),
+            required: required.contains(&name.as_str()),
+            kind: kind_of(field),
+        })
+        .collect()
+}
+
+fn text(schema: &Value, key: &str) -> String {
+    schema.get(key).and_then(Value::as_str).unwrap_or_default().to_owned()
+}
+
+/// The schema's type, `null` aside (an optional field's type is `[T, "null"]`).
+fn type_of(schema: &Value) -> Option<&str> {
+    match schema.get("type")? {
+        Value::String(one) => Some(one),
+        Value::Array(many) => many.iter().filter_map(Value::as_str).find(|t| *t != "null"),
+        _ => None,
+    }
+}
+
+fn kind_of(schema: &Value) -> FieldKind {
+    if let Some(options) = choices(schema) {
+        return FieldKind::Choice { options, many: false };
+    }
+    match type_of(schema) {
+        Some("string") => FieldKind::Text {
+            min: schema.get("minLength").and_then(Value::as_u64),
+            max: schema.get("maxLength").and_then(Value::as_u64),
+        },
+        Some("integer") => FieldKind::Integer {
+            min: schema.get("minimum").and_then(Value::as_i64),
+            max: schema.get("maximum").and_then(Value::as_i64),
+        },
+        Some("boolean") => FieldKind::Boolean,
+        Some("array") => match schema.get("items").and_then(choices) {
+            Some(options) => FieldKind::Choice { options, many: true },
+            None => FieldKind::Json,
+        },
+        _ => FieldKind::Json,
+    }
+}
+
+/// The named values of an enumeration (`enum`, or `oneOf` of documented constants).
+fn choices(schema: &Value) -> Option<Vec<Choice>> {
+    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
+        let options = values.iter().filter_map(Value::as_str);
+        return Some(options.map(|v| Choice { value: v.to_owned(), description: String::new() }).collect());
+    }
+    let variants = schema.get("oneOf").and_then(Value::as_array)?;
+    variants
+        .iter()
+        .map(|v| {
+            let value = v.get("const").and_then(Value::as_str)?;
+            Some(Choice { value: value.to_owned(), description: text(v, "description") })
+        })
+        .collect()
+}
+
+/// Why a submitted form is not the route's input yet: the field, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FormError {
+    /// The field.
+    pub field: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+/// The JSON body a submitted form stands for: each field by its kind; an empty optional field
+/// is left out, so the route applies its default. Pairs of no field of the route are ignored
+/// (the form's own token). What the values mean is left to the route's validation.
+pub fn form_to_json(fields: &[FormField], pairs: &[(String, String)]) -> Result<Value, FormError> {
+    let mut body = Map::new();
+    for field in fields {
+        let values: Vec<&str> = pairs.iter().filter(|(k, _)| *k == field.name).map(|(_, v)| v.as_str()).collect();
+        let first = values.first().copied().unwrap_or_default();
+        let wrong = |message: &str| FormError { field: field.name.clone(), message: message.to_owned() };
+        let value = match &field.kind {
+            FieldKind::Choice { many: true, .. } if values.is_empty() => continue,
+            FieldKind::Choice { many: true, .. } => Value::from(values.clone()),
+            FieldKind::Boolean => Value::Bool(matches!(first, "on" | "true")),
+            _ if first.trim().is_empty() && !field.required => continue,
+            FieldKind::Text { .. } | FieldKind::Choice { many: false, .. } => Value::from(first),
+            FieldKind::Integer { .. } => {
+                Value::from(first.trim().parse::<i64>().map_err(|_| wrong("must be a whole number"))?)
+            }
+            FieldKind::Json => serde_json::from_str(first).map_err(|_| wrong("must be JSON"))?,
+        };
+        body.insert(field.name.clone(), value);
+    }
+    Ok(Value::Object(body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key_form() -> Vec<FormField> {
+        let catalogue = crate::Catalogue::load().expect("catalogue");
+        form_fields(catalogue.get(crate::ids::account::KEY_CREATE).expect("route"))
+    }
+
+    #[test]
+    fn a_routes_form_has_its_inputs_fields_limits_and_words() {
+        let fields = key_form();
+        let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["name", "scopes", "expires_in_days"]);
+        assert!(fields[0].required && !fields[1].required);
+        assert_eq!(fields[0].kind, FieldKind::Text { min: Some(1), max: Some(64) });
+        assert_eq!(fields[2].kind, FieldKind::Integer { min: Some(1), max: Some(365) });
+        let FieldKind::Choice { options, many: true } = &fields[1].kind else { panic!("{:?}", fields[1]) };
+        let gateway = options.iter().find(|o| o.value == "gateway").expect("gateway scope");
+        assert!(gateway.description.contains("agent gateway"), "{gateway:?}");
+    }
+
+    #[test]
+    fn a_submitted_form_becomes_the_routes_json() {
+        let fields = key_form();
+        let pairs = |p: &[(&str, &str)]| -> Vec<(String, String)> {
+            p.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+        };
+        let sent = pairs(&[
+            ("csrf", "x"),
+            ("name", "bot"),
+            ("scopes", "data"),
+            ("scopes", "gateway"),
+            ("expires_in_days", ""),
+        ]);
+        assert_eq!(form_to_json(&fields, &sent), Ok(serde_json::json!({"name": "bot", "scopes": ["data", "gateway"]})));
+        let sent = pairs(&[("name", ""), ("expires_in_days", " 30 ")]);
+        assert_eq!(form_to_json(&fields, &sent), Ok(serde_json::json!({"name": "", "expires_in_days": 30})));
+        let refused = form_to_json(&fields, &pairs(&[("name", "a"), ("expires_in_days", "ten")]));
+        assert_eq!(refused.map_err(|e| e.field), Err("expires_in_days".to_owned()));
+    }
+}

@@ -1,0 +1,115 @@
+//! Sessions of the console: a browser's signed-in state, kept server-side so a sign-out or a
+//! revoked key ends it at once, on every replica.
+
+use crate::batch::Arg;
+use crate::{Store, StoreError, with_pool};
+
+/// A live console session.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct ConsoleSession {
+    /// The account signed in.
+    pub account_id: String,
+    /// The API key it signed in with; `None` for a wallet sign-in.
+    pub key_id: Option<String>,
+    /// The token every form of this session must carry.
+    pub csrf: String,
+    /// When it ends, unix ms.
+    pub expires_at: i64,
+}
+
+/// A session about to be stored.
+#[derive(Debug, Clone)]
+pub struct NewConsoleSession<'a> {
+    /// SHA-256 of the browser's secret, hex.
+    pub hash: &'a str,
+    /// The account signed in.
+    pub account_id: &'a str,
+    /// The API key it signed in with, if any.
+    pub key_id: Option<&'a str>,
+    /// Its CSRF token.
+    pub csrf: &'a str,
+    /// Now, unix ms.
+    pub now_ms: i64,
+    /// When it ends, unix ms.
+    pub expires_at: i64,
+}
+
+impl Store {
+    /// Stores a new session. Expired sessions are swept in the same call, so the table holds
+    /// only live ones (and those of the last moments).
+    pub async fn create_console_session(&self, session: &NewConsoleSession<'_>) -> Result<(), StoreError> {
+        self.write("DELETE FROM console_sessions WHERE expires_at <= $1", vec![Arg::Int(session.now_ms)]).await?;
+        const SQL: &str = "INSERT INTO console_sessions (hash, account_id, key_id, csrf, created_at, expires_at) \
+                           VALUES ($1, $2, $3, $4, $5, $6)";
+        let args = vec![
+            Arg::Text(session.hash.to_owned()),
+            Arg::Text(session.account_id.to_owned()),
+            Arg::OptText(session.key_id.map(str::to_owned)),
+            Arg::Text(session.csrf.to_owned()),
+            Arg::Int(session.now_ms),
+            Arg::Int(session.expires_at),
+        ];
+        self.write(SQL, args).await.map(|_| ())
+    }
+
+    /// The live session whose secret hashes to `hash`.
+    pub async fn console_session(&self, hash: &str, now_ms: i64) -> Result<Option<ConsoleSession>, StoreError> {
+        const SQL: &str =
+            "SELECT account_id, key_id, csrf, expires_at FROM console_sessions WHERE hash = $1 AND expires_at > $2";
+        Ok(with_pool!(&self.db, |p| sqlx::query_as(SQL).bind(hash).bind(now_ms).fetch_optional(p).await)?)
+    }
+
+    /// Ends the session whose secret hashes to `hash`. Returns whether there was one.
+    pub async fn end_console_session(&self, hash: &str) -> Result<bool, StoreError> {
+        const SQL: &str = "DELETE FROM console_sessions WHERE hash = $1";
+        Ok(self.write(SQL, vec![Arg::Text(hash.to_owned())]).await? == 1)
+    }
+}
+
+/// What an account spent on one day, one product, one rail.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct DailySpend {
+    /// Days since the window began (0 is the first).
+    pub day: i64,
+    /// `credits` or `x402`.
+    pub rail: String,
+    /// `data`, `llm` or `sandbox`.
+    pub product: String,
+    /// USDC atomic units: spent less refunded and rebated.
+    pub amount: i64,
+}
+
+impl Store {
+    /// What `account_id` spent each day from `since_ms` on, by product and rail: its credits
+    /// (calls, the LLM proxy, its sandbox; less refunds and rebates) and its wallet's settled
+    /// x402 payments, except those for `purchase_route` (credit purchases: they are spent
+    /// again as credits).
+    pub async fn daily_spend(
+        &self,
+        account_id: &str,
+        wallet: Option<&str>,
+        purchase_route: &str,
+        since_ms: i64,
+    ) -> Result<Vec<DailySpend>, StoreError> {
+        const SQL: &str = "SELECT day, rail, product, CAST(SUM(amount) AS BIGINT) AS amount FROM ( \
+               SELECT (created_at - $2) / 86400000 AS day, 'credits' AS rail, \
+                      CASE WHEN route_id = $3 THEN 'sandbox' WHEN kind = 'llm' THEN 'llm' ELSE 'data' END AS product, \
+                      -delta AS amount \
+               FROM credit_ledger \
+               WHERE account_id = $1 AND created_at >= $2 AND kind IN ('call', 'llm', 'refund', 'rebate') \
+               UNION ALL \
+               SELECT (created_at - $2) / 86400000 AS day, 'x402' AS rail, 'data' AS product, amount \
+               FROM payments \
+               WHERE payer = $4 AND created_at >= $2 AND status = 'settled' AND route_id <> $5 \
+             ) spent GROUP BY day, rail, product ORDER BY day, rail, product";
+        let rows = with_pool!(&self.db, |p| sqlx::query_as(SQL)
+            .bind(account_id)
+            .bind(since_ms)
+            .bind(crate::agentbox::GATEWAY_PRODUCT)
+            .bind(wallet.unwrap_or(""))
+            .bind(purchase_route)
+            .fetch_all(p)
+            .await)?;
+        Ok(rows)
+    }
+}
