@@ -313,3 +313,43 @@ async fn the_overview_shows_what_the_account_spent_today() {
     assert!(html.contains("<rect class=\"data\""), "a bar for today's data spend: {html}");
     assert!(html.contains("launchpad"), "the call among recent movements: {html}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_browsers_at_once_each_get_their_own_session_and_keys() {
+    let app = TestApp::new().await;
+    let mut keys = Vec::new();
+    for n in 0..12 {
+        let (account, key) = app.account_with_credits(&format!("{}", n + 1), &[Scope::Data]).await;
+        keys.push((account, key, format!("{} USD", n + 1)));
+    }
+    let signed_in = futures::future::join_all(keys.iter().map(|(_, key, balance)| {
+        let app = &app;
+        async move {
+            let mut browser = Browser::new(app);
+            assert_eq!(browser.sign_in_with_key(key).await.status, StatusCode::SEE_OTHER);
+            let page = browser.get("/console").await.text();
+            assert!(page.contains(&format!("<strong>{balance}</strong>")), "its own balance: {balance}");
+            browser.cookies.iter().find(|(k, _)| k == "svc_console").expect("session").1.clone()
+        }
+    }))
+    .await;
+    let distinct: std::collections::HashSet<_> = signed_in.iter().collect();
+    assert_eq!(distinct.len(), keys.len(), "a session each");
+
+    let wallet = Payer::from_key(PAYER_KEY).expect("key");
+    let mut owner = Browser::new(&app);
+    assert_eq!(owner.sign_in_with_wallet(&wallet).await.status, StatusCode::SEE_OTHER);
+    let csrf = owner.csrf().await;
+    let cookies = owner.cookies.clone();
+    let made = futures::future::join_all((0..10).map(|n| {
+        let (app, csrf, cookies) = (&app, csrf.clone(), cookies.clone());
+        async move {
+            let mut browser = Browser { app, cookies, origin: Some(BASE_URL) };
+            browser.post("/console/keys", &[("csrf", &csrf), ("name", &format!("bot {n}"))]).await.status
+        }
+    }))
+    .await;
+    assert!(made.iter().all(|s| *s == StatusCode::CREATED), "{made:?}");
+    let account = wallet_account(&app, &wallet).await;
+    assert_eq!(app.store.api_keys(&account).await.expect("keys").len(), 10);
+}
