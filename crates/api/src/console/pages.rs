@@ -236,9 +236,11 @@ pub(super) async fn sign_in_with_wallet(State(state): State<AppState>, request: 
         Ok(pairs) => pairs,
         Err(refused) => return refused,
     };
-    let (message, signature) = (field(&pairs, "message"), field(&pairs, "signature"));
+    // A form sends its line breaks as CRLF (HTML's form encoding); the wallet signed LF.
+    let message = field(&pairs, "message").replace("\r\n", "\n");
+    let signature = field(&pairs, "signature");
     let now = state.clock.now_ms();
-    match svc_accounts::auth::sign_in(&state.store, &state.config.sign_in, message, signature, now).await {
+    match svc_accounts::auth::sign_in(&state.store, &state.config.sign_in, &message, signature, now).await {
         Ok(Ok(account)) => begin(&state, &Holder::SignedIn(account)).await,
         Ok(Err(e)) => sign_in_form(&state, StatusCode::UNAUTHORIZED, Some(format!("The wallet sign-in failed: {e}."))),
         Err(e) => problem(None, &e.into()),

@@ -77,8 +77,9 @@ impl<'a> Browser<'a> {
         assert_eq!(message.status, StatusCode::OK, "{}", message.text());
         let message = message.text();
         let signature = wallet.sign_message(&message).expect("sign");
-        self.post("/console/sign-in/wallet", &[("token", &token), ("message", &message), ("signature", &signature)])
-            .await
+        // As a browser's form sends it: line breaks as CRLF.
+        let sent = message.replace('\n', "\r\n");
+        self.post("/console/sign-in/wallet", &[("token", &token), ("message", &sent), ("signature", &signature)]).await
     }
 
     /// The CSRF token of a signed-in page.

@@ -1,0 +1,115 @@
+// The console in a real browser (Chromium from the distribution, driven by playwright-core):
+// sign in with a key and with a wallet (an EIP-1193 provider injected into the page that signs
+// with a fixed test key), see the balance, make a key, use it, revoke it, sign out; every page
+// screenshotted, no console error anywhere (a Content-Security-Policy violation is one), and
+// no serious or critical accessibility violation (axe-core).
+// Usage: node console.mjs <svc url> <api key of an account with 5 USD> <screenshot dir>
+import { createRequire } from "node:module";
+import { mkdirSync } from "node:fs";
+import { chromium } from "playwright-core";
+import { privateKeyToAccount } from "viem/accounts";
+
+const require = createRequire(import.meta.url);
+const [url, key, shots] = process.argv.slice(2);
+if (!url || !key || !shots) throw new Error("usage: node console.mjs <svc url> <api key> <screenshot dir>");
+mkdirSync(shots, { recursive: true });
+const wallet = privateKeyToAccount("0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d");
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu"],
+});
+const problems = [];
+function check(ok, what) {
+  if (!ok) problems.push(what);
+  console.log(`${ok ? "ok  " : "FAIL"} ${what}`);
+}
+async function opened(context) {
+  const page = await context.newPage();
+  page.on("console", (m) => m.type() === "error" && problems.push(`console error on ${page.url()}: ${m.text()}`));
+  page.on("pageerror", (e) => problems.push(`page error on ${page.url()}: ${e}`));
+  return page;
+}
+async function shot(page, name) {
+  await page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
+}
+async function apiStatus(path, apiKey) {
+  return (await fetch(`${url}${path}`, { headers: { "x-api-key": apiKey } })).status;
+}
+
+try {
+  // 1. With an API key.
+  const byKey = await browser.newContext();
+  let page = await opened(byKey);
+  await page.goto(`${url}/console`);
+  check(page.url() === `${url}/console/sign-in`, "a browser without a session is sent to sign in");
+  await shot(page, "sign-in");
+  await page.fill("#key", key);
+  await page.click("text=Sign in with the key");
+  await page.waitForURL(`${url}/console`);
+  check((await page.textContent(".balance")).includes("5 USD"), "the overview shows the balance");
+  await shot(page, "overview");
+  await page.click("nav >> text=Keys");
+  check((await page.textContent("main")).includes("a key cannot do it"), "a key's session cannot manage keys");
+  await shot(page, "keys-as-key");
+  await page.click("text=Sign out");
+  await page.waitForURL(`${url}/console/sign-in`);
+  await page.goto(`${url}/console`);
+  check(page.url() === `${url}/console/sign-in`, "signed out for good");
+
+  // 2. With a wallet: the page's script asks the injected provider to sign.
+  const byWallet = await browser.newContext();
+  await byWallet.exposeFunction("__svcTestSign", (message) => wallet.signMessage({ message }));
+  await byWallet.addInitScript((address) => {
+    window.ethereum = {
+      request: async ({ method, params }) => {
+        if (method === "eth_requestAccounts") return [address];
+        if (method === "personal_sign") return window.__svcTestSign(params[0]);
+        throw new Error(`unsupported ${method}`);
+      },
+    };
+  }, wallet.address);
+  page = await opened(byWallet);
+  await page.goto(`${url}/console/sign-in`);
+  await page.click("text=Sign in with a wallet");
+  await page.waitForURL(`${url}/console`, { timeout: 10000 }).catch(async (e) => {
+    throw new Error(`the wallet sign-in ended on ${page.url()}: ${await page.textContent("main")}`);
+  });
+  check((await page.textContent("header")).includes(wallet.address.toLowerCase()), "signed in as the wallet");
+  await page.click("nav >> text=Keys");
+  await page.fill("#f-name", "browser <made>");
+  await page.check("input[name=scopes][value=data]");
+  await page.click("text=Make the key");
+  const made = (await page.textContent("code.secret")).trim();
+  check(/^svck_[0-9a-f]{64}$/.test(made), "the new key is shown once");
+  await shot(page, "keys-made");
+  check((await apiStatus("/api/account", made)) === 200, "the new key works on the API");
+  await page.click('button[aria-label="Revoke browser <made>"]');
+  await page.waitForURL(`${url}/console/keys`);
+  check((await page.textContent("main")).includes("revoked"), "the key is listed as revoked");
+  check((await apiStatus("/api/account", made)) === 401, "the revoked key no longer works");
+  await shot(page, "keys-revoked");
+
+  // 3. Accessibility of every page (axe-core, injected, so this context waives the CSP).
+  const audit = await browser.newContext({ bypassCSP: true });
+  page = await audit.newPage();
+  const pages = ["/console/sign-in"];
+  await page.goto(`${url}/console/sign-in`);
+  await page.fill("#key", key);
+  await page.click("text=Sign in with the key");
+  await page.waitForURL(`${url}/console`);
+  pages.push("/console", "/console/keys", "/console/nowhere");
+  for (const path of pages) {
+    await page.goto(`${url}${path}`);
+    await page.addScriptTag({ path: require.resolve("axe-core/axe.min.js") });
+    const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
+    const serious = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+    for (const v of serious) console.log(`  ${path}: ${v.id} (${v.impact}): ${v.help}`);
+    check(serious.length === 0, `${path}: no serious accessibility violation (${result.violations.length} minor)`);
+  }
+} finally {
+  await browser.close();
+}
+for (const p of problems) console.error(`problem: ${p}`);
+if (problems.length) process.exit(1);
+console.log(`the console passed in a real browser; screenshots in ${shots}`);
