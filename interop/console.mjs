@@ -1,6 +1,7 @@
 // The console in a real browser (Chromium from the distribution, driven by playwright-core):
 // sign in with a key and with a wallet (an EIP-1193 provider injected into the page that signs
-// with a fixed test key), see the balance, make a key, use it, revoke it, sign out; every page
+// with a fixed test key), see the balance, the spend chart and the calls, make a key, use it,
+// revoke it, sign out; every page
 // screenshotted, no console error anywhere (a Content-Security-Policy violation is one), and
 // no serious or critical accessibility violation (axe-core).
 // Usage: node console.mjs <svc url> <api key of an account with 5 USD> <screenshot dir>
@@ -38,6 +39,10 @@ async function apiStatus(path, apiKey) {
 }
 
 try {
+  // A call billed in credits first, so the overview and the calls have something to show.
+  const billed = await fetch(`${url}/api/svc-tools/top-picks-lite`, { headers: { "x-api-key": key } });
+  check(billed.status === 200, `a call billed in credits (${billed.status})`);
+
   // 1. With an API key.
   const byKey = await browser.newContext();
   let page = await opened(byKey);
@@ -47,8 +52,16 @@ try {
   await page.fill("#key", key);
   await page.click("text=Sign in with the key");
   await page.waitForURL(`${url}/console`);
-  check((await page.textContent(".balance")).includes("5 USD"), "the overview shows the balance");
+  const balance = (await (await fetch(`${url}/api/account`, { headers: { "x-api-key": key } })).json()).balance;
+  check((await page.textContent(".balance")).includes(`${balance} USD`), `the overview shows the balance (${balance})`);
+  check((await page.$$("svg.chart rect.data")).length === 1, "the chart has today's data spend");
   await shot(page, "overview");
+  await page.click("nav >> text=Calls");
+  check((await page.textContent("main")).includes("alpha.top_picks_lite"), "the call is listed");
+  await shot(page, "calls");
+  await page.click("main table a");
+  check((await page.textContent("main")).includes("charged"), "the call's detail");
+  await shot(page, "call");
   await page.click("nav >> text=Keys");
   check((await page.textContent("main")).includes("a key cannot do it"), "a key's session cannot manage keys");
   await shot(page, "keys-as-key");
@@ -98,7 +111,7 @@ try {
   await page.fill("#key", key);
   await page.click("text=Sign in with the key");
   await page.waitForURL(`${url}/console`);
-  pages.push("/console", "/console/keys", "/console/nowhere");
+  pages.push("/console", "/console/calls", "/console/keys", "/console/nowhere");
   for (const path of pages) {
     await page.goto(`${url}${path}`);
     await page.addScriptTag({ path: require.resolve("axe-core/axe.min.js") });

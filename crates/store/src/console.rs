@@ -113,3 +113,129 @@ impl Store {
         Ok(rows)
     }
 }
+
+/// One paid call of an account, on either rail, as the console lists it.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct CallRow {
+    /// The payment's id (x402) or the ledger entry's (credits).
+    pub id: String,
+    /// The route (or product) paid for.
+    pub route_id: Option<String>,
+    /// `x402` or `credits`.
+    pub rail: String,
+    /// x402: the payment's status; credits: `charged` or `refunded`.
+    pub status: String,
+    /// What it cost, USDC atomic units.
+    pub amount: i64,
+    /// The network paid on (x402).
+    pub network: Option<String>,
+    /// The settling transaction (x402).
+    pub tx_hash: Option<String>,
+    /// Why it failed (x402).
+    pub error: Option<String>,
+    /// The paying wallet (x402).
+    pub payer: Option<String>,
+    /// When, unix ms.
+    pub created_at: i64,
+    /// From the payment's reservation to its end, ms (x402).
+    pub latency_ms: Option<i64>,
+}
+
+/// Which calls to list; an empty field matches every value.
+#[derive(Debug, Clone, Default)]
+pub struct CallFilter<'a> {
+    /// `x402` or `credits`.
+    pub rail: &'a str,
+    /// A route id.
+    pub route: &'a str,
+    /// A status.
+    pub status: &'a str,
+    /// Only calls before this one (its time and id): the next page's start.
+    pub before: Option<(i64, &'a str)>,
+}
+
+/// The columns of a call, from the payments (x402) and from the ledger (credits).
+macro_rules! paid_calls {
+    () => {
+        "SELECT id, route_id, 'x402' AS rail, status, amount, network, tx_hash, error, payer, created_at, \
+         updated_at - created_at AS latency_ms FROM payments"
+    };
+}
+macro_rules! billed_calls {
+    () => {
+        "SELECT id, route_id, 'credits' AS rail, \
+         CASE WHEN EXISTS (SELECT 1 FROM credit_ledger r WHERE r.reference = 'refund:' || c.id) \
+              THEN 'refunded' ELSE 'charged' END AS status, \
+         -delta AS amount, CAST(NULL AS TEXT) AS network, CAST(NULL AS TEXT) AS tx_hash, \
+         CAST(NULL AS TEXT) AS error, CAST(NULL AS TEXT) AS payer, created_at, \
+         CAST(NULL AS BIGINT) AS latency_ms FROM credit_ledger c"
+    };
+}
+
+impl Store {
+    /// `account_id`'s paid calls, newest first, at most `limit`: those billed to its credits and
+    /// those its `wallet` paid over x402 (payments for `purchase_route`, credit purchases, aside),
+    /// as `filter` asks.
+    pub async fn account_calls(
+        &self,
+        account_id: &str,
+        wallet: Option<&str>,
+        purchase_route: &str,
+        filter: &CallFilter<'_>,
+        limit: u32,
+    ) -> Result<Vec<CallRow>, StoreError> {
+        const SQL: &str = concat!(
+            "SELECT * FROM (SELECT * FROM (",
+            paid_calls!(),
+            " WHERE payer = $2 AND route_id <> $3 AND $4 IN ('', 'x402') AND ($5 = '' OR route_id = $5) \
+               AND ($6 = '' OR status = $6) AND (created_at < $7 OR (created_at = $7 AND id < $8)) \
+             ORDER BY created_at DESC, id DESC LIMIT $9) paid \
+             UNION ALL SELECT * FROM (SELECT * FROM (",
+            billed_calls!(),
+            " WHERE account_id = $1 AND kind IN ('call', 'llm') AND $4 IN ('', 'credits') \
+               AND ($5 = '' OR route_id = $5) AND (created_at < $7 OR (created_at = $7 AND id < $8))) billed \
+             WHERE ($6 = '' OR status = $6) ORDER BY created_at DESC, id DESC LIMIT $9) charged) calls \
+             ORDER BY created_at DESC, id DESC LIMIT $9"
+        );
+        // Without a cursor every call is before the end of time.
+        let (before_at, before_id) = filter.before.unwrap_or((i64::MAX, ""));
+        let rows = with_pool!(&self.db, |p| sqlx::query_as(SQL)
+            .bind(account_id)
+            .bind(wallet.unwrap_or(""))
+            .bind(purchase_route)
+            .bind(filter.rail)
+            .bind(filter.route)
+            .bind(filter.status)
+            .bind(before_at)
+            .bind(before_id)
+            .bind(i64::from(limit))
+            .fetch_all(p)
+            .await)?;
+        Ok(rows)
+    }
+
+    /// One paid call of `account_id` or of its `wallet`, by id: `None` for a call of anyone
+    /// else, as for one that does not exist.
+    pub async fn account_call(
+        &self,
+        account_id: &str,
+        wallet: Option<&str>,
+        purchase_route: &str,
+        id: &str,
+    ) -> Result<Option<CallRow>, StoreError> {
+        const SQL: &str = concat!(
+            paid_calls!(),
+            " WHERE id = $4 AND payer = $2 AND route_id <> $3 UNION ALL ",
+            billed_calls!(),
+            " WHERE id = $4 AND account_id = $1 AND kind IN ('call', 'llm')"
+        );
+        let found = with_pool!(&self.db, |p| sqlx::query_as(SQL)
+            .bind(account_id)
+            .bind(wallet.unwrap_or(""))
+            .bind(purchase_route)
+            .bind(id)
+            .fetch_optional(p)
+            .await)?;
+        Ok(found)
+    }
+}

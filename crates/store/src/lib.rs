@@ -49,7 +49,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePo
 
 pub use accounts::{Account, ApiKeyRecord, Debit, LedgerEntry, NewApiKey, NewCredit};
 pub use agentbox::{GatewayCreated, GatewayRecord, NewGateway};
-pub use console::{ConsoleSession, DailySpend, NewConsoleSession};
+pub use console::{CallFilter, CallRow, ConsoleSession, DailySpend, NewConsoleSession};
 pub use error::StoreError;
 pub use llm::{FinishedLlmCall, LlmAccount, LlmCallRecord, LlmCap, LlmHold, LlmUsage, NewLlmCall};
 pub use payments::{ANSWER_WITHHELD, NewPayment, PaymentRecord, PaymentStatus, Reservation};

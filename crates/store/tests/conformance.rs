@@ -1141,3 +1141,65 @@ async fn daily_spend_sums_credits_and_settled_payments_by_day_product_and_rail(s
     let other = store.daily_spend("acc-d", None, "credits.purchase", 0).await.expect("spend");
     assert_eq!(other.len(), 2, "without a wallet, no payments: {other:?}");
 }
+
+conformance!(an_accounts_calls_come_from_both_rails_newest_first_filtered_and_paged);
+async fn an_accounts_calls_come_from_both_rails_newest_first_filtered_and_paged(store: Store) {
+    use svc_store::CallFilter;
+    store.create_account("acc-c", "Cy", Some(PAYER), 0).await.expect("account");
+    store.create_account("acc-o", "Other", None, 0).await.expect("account");
+    for account in ["acc-c", "acc-o"] {
+        let grant = NewCredit {
+            id: if account == "acc-c" { "gc" } else { "go" },
+            account_id: account,
+            amount: 1_000_000,
+            kind: "grant",
+            route_id: None,
+            reference: Some(if account == "acc-c" { "gc" } else { "go" }),
+            now_ms: 1,
+        };
+        store.add_credits(&grant).await.expect("grant");
+    }
+    store.debit_credits("c1", "acc-c", 3_000, "alpha.top_picks", 10).await.expect("debit");
+    store.debit_credits("c2", "acc-c", 2_000, "alpha.exodus", 30).await.expect("debit");
+    let refund = NewCredit {
+        id: "r2",
+        account_id: "acc-c",
+        amount: 2_000,
+        kind: "refund",
+        route_id: Some("alpha.exodus"),
+        reference: Some("refund:c2"),
+        now_ms: 31,
+    };
+    store.add_credits(&refund).await.expect("refund");
+    store.debit_credits("o1", "acc-o", 3_000, "alpha.top_picks", 15).await.expect("debit");
+    store.reserve_payment(&payment("p1", "0x01", 20)).await.expect("reserve");
+    store.finish_payment("p1", PaymentStatus::Settled, Some("0xtx"), None, 25).await.expect("settle");
+
+    let all = store.account_calls("acc-c", Some(PAYER), "credits.purchase", &CallFilter::default(), 10).await;
+    let all = all.expect("calls");
+    let seen: Vec<(&str, &str, &str, i64)> =
+        all.iter().map(|c| (c.id.as_str(), c.rail.as_str(), c.status.as_str(), c.amount)).collect();
+    assert_eq!(
+        seen,
+        [("c2", "credits", "refunded", 2_000), ("p1", "x402", "settled", 500_000), ("c1", "credits", "charged", 3_000)]
+    );
+    assert_eq!((all[1].latency_ms, all[1].tx_hash.as_deref()), (Some(5), Some("0xtx")));
+
+    let page = |filter: CallFilter<'static>, limit| {
+        let store = store.clone();
+        async move {
+            let calls = store.account_calls("acc-c", Some(PAYER), "credits.purchase", &filter, limit).await;
+            calls.expect("calls").into_iter().map(|c| c.id).collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(page(CallFilter { rail: "x402", ..CallFilter::default() }, 10).await, ["p1"]);
+    assert_eq!(page(CallFilter { status: "refunded", ..CallFilter::default() }, 10).await, ["c2"]);
+    assert_eq!(page(CallFilter { route: "alpha.top_picks", ..CallFilter::default() }, 10).await, ["p1", "c1"]);
+    assert_eq!(page(CallFilter::default(), 2).await, ["c2", "p1"]);
+    assert_eq!(page(CallFilter { before: Some((20, "p1")), ..CallFilter::default() }, 2).await, ["c1"]);
+
+    let mine = store.account_call("acc-c", Some(PAYER), "credits.purchase", "p1").await.expect("call");
+    assert_eq!(mine.map(|c| c.rail), Some("x402".to_owned()));
+    assert!(store.account_call("acc-c", Some(PAYER), "credits.purchase", "o1").await.expect("call").is_none());
+    assert!(store.account_call("acc-o", None, "credits.purchase", "p1").await.expect("call").is_none());
+}

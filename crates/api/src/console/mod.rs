@@ -44,6 +44,8 @@ pub(crate) fn router(handlers: &Arc<Handlers>) -> Router<AppState> {
         .route("/console/sign-in/message", post(pages::wallet_message))
         .route("/console/sign-in/wallet", post(pages::sign_in_with_wallet))
         .route("/console/sign-out", post(pages::sign_out))
+        .route("/console/calls", get(pages::calls))
+        .route("/console/calls/{id}", get(pages::call))
         .route("/console/keys", get(pages::keys).post(pages::create_key))
         .route("/console/keys/{key_id}/revoke", post(pages::revoke_key))
         .route("/console/assets/console.css", get(stylesheet))

@@ -464,3 +464,204 @@ fn message_of(err: &ApiError) -> String {
         other => other.to_string(),
     }
 }
+
+// ---- calls --------------------------------------------------------------------------------
+
+/// Calls listed a page.
+const CALLS_PER_PAGE: u32 = 50;
+/// The statuses a call may have, on either rail.
+const STATUSES: [&str; 7] = ["settled", "unsettled", "pending", "failed", "reserved", "charged", "refunded"];
+
+/// The calls page's query: its filters and where the page starts.
+#[derive(Debug, Default, serde::Deserialize)]
+pub(super) struct CallsQuery {
+    #[serde(default)]
+    rail: String,
+    #[serde(default)]
+    route: String,
+    #[serde(default)]
+    status: String,
+    /// `<unix ms>_<id>` of the last call of the page before.
+    #[serde(default)]
+    before: String,
+}
+
+impl CallsQuery {
+    /// The filter it stands for, or why it is not one.
+    fn filter(&self) -> Result<svc_store::CallFilter<'_>, ApiError> {
+        let wrong =
+            |field: &str, message: &str| ApiError::field(vec!["query".into(), field.into()], message, "value_error");
+        if !["", "x402", "credits"].contains(&self.rail.as_str()) {
+            return Err(wrong("rail", "x402 or credits"));
+        }
+        if !self.status.is_empty() && !STATUSES.contains(&self.status.as_str()) {
+            return Err(wrong("status", "one of the statuses listed"));
+        }
+        let route_ok = self.route.len() <= 64
+            && self.route.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | ':'));
+        if !route_ok {
+            return Err(wrong("route", "a route id: letters, digits, dots, dashes, underscores"));
+        }
+        let before = match self.before.split_once('_') {
+            _ if self.before.is_empty() => None,
+            Some((at, id)) if id.len() <= 80 => {
+                Some((at.parse::<i64>().map_err(|_| wrong("before", "a page cursor"))?, id))
+            }
+            _ => return Err(wrong("before", "a page cursor")),
+        };
+        Ok(svc_store::CallFilter { rail: &self.rail, route: &self.route, status: &self.status, before })
+    }
+}
+
+/// A call as a row shows it.
+pub(crate) struct CallView {
+    id: String,
+    at: String,
+    route: String,
+    rail: String,
+    status: String,
+    paid: String,
+    /// What it would have cost at list price, where a discount applied.
+    list_price: Option<String>,
+    payer: Option<String>,
+    network: Option<String>,
+    transaction: Option<String>,
+    explorer: Option<String>,
+    latency: Option<String>,
+    error: Option<String>,
+}
+
+impl CallView {
+    fn of(state: &AppState, call: svc_store::CallRow) -> Self {
+        let paid = u64::try_from(call.amount).unwrap_or(0);
+        let list_price = match call.route_id.as_deref().and_then(|r| state.catalogue.get(r)).map(|r| r.price) {
+            Some(svc_catalogue::PriceRule::Fixed(list)) if call.rail == "x402" && list.atomic() > paid => {
+                Some(list.to_string())
+            }
+            _ => None,
+        };
+        let transaction = call.tx_hash.filter(|t| !t.is_empty());
+        CallView {
+            at: svc_domain::rfc3339(call.created_at),
+            route: call.route_id.unwrap_or_default(),
+            rail: call.rail,
+            status: call.status,
+            paid: Money::from_atomic(paid).to_string(),
+            list_price,
+            payer: call.payer,
+            explorer: call.network.as_deref().zip(transaction.as_deref()).and_then(|(n, t)| explorer(n, t)),
+            network: call.network,
+            transaction,
+            latency: call.latency_ms.map(|ms| format!("{ms} ms")),
+            error: call.error,
+            id: call.id,
+        }
+    }
+}
+
+/// Where a transaction of `network` is seen by anyone, for the networks that have a public
+/// explorer (a local chain has none).
+fn explorer(network: &str, transaction: &str) -> Option<String> {
+    let safe = transaction.chars().all(|c| c.is_ascii_alphanumeric());
+    let base = match network {
+        "eip155:8453" => "https://basescan.org/tx/",
+        "eip155:84532" => "https://sepolia.basescan.org/tx/",
+        "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp" => "https://solscan.io/tx/",
+        "solana:EtWTRABZaYq6iMfeYKouRu166VL2xqa1" => {
+            return safe.then(|| format!("https://solscan.io/tx/{transaction}?cluster=devnet"));
+        }
+        _ => return None,
+    };
+    safe.then(|| format!("{base}{transaction}"))
+}
+
+#[derive(Template)]
+#[template(path = "console/calls.html")]
+struct Calls {
+    frame: Option<Frame>,
+    calls: Vec<CallView>,
+    rail: String,
+    route: String,
+    status: String,
+    /// Each status and whether the filter has it.
+    statuses: Vec<(&'static str, bool)>,
+    /// The next page's address, when there may be one.
+    next: Option<String>,
+}
+
+/// `GET /console/calls`: the account's paid calls, filtered and paged by the URL.
+pub(super) async fn calls(State(state): State<AppState>, headers: HeaderMap, request: Request) -> Response {
+    let session = match signed_in(&state, &headers).await {
+        Ok(session) => session,
+        Err(answer) => return answer,
+    };
+    let frame = || Frame::of(&session, "calls");
+    let query: CallsQuery = match serde_urlencoded::from_str(request.uri().query().unwrap_or_default()) {
+        Ok(query) => query,
+        Err(_) => {
+            return problem(Some(frame()), &ApiError::field(vec!["query".into()], "a malformed query", "value_error"));
+        }
+    };
+    let listed = async {
+        may(&state, &session, "account.credits")?;
+        let filter = query.filter()?;
+        let account = session.holder.account();
+        let wallet = account.wallet.as_deref();
+        let found =
+            state.store.account_calls(&account.id, wallet, ids::credits::PURCHASE, &filter, CALLS_PER_PAGE).await?;
+        Ok::<_, ApiError>(found)
+    }
+    .await;
+    let found = match listed {
+        Ok(found) => found,
+        Err(e) => return problem(Some(frame()), &e),
+    };
+    let next = (found.len() == CALLS_PER_PAGE as usize).then(|| found.last()).flatten().map(|last| {
+        let pairs = [("rail", query.rail.as_str()), ("route", &query.route), ("status", &query.status)];
+        let cursor = format!("{}_{}", last.created_at, last.id);
+        let mut url = form_urlencoded::Serializer::new(String::new());
+        url.extend_pairs(pairs.iter().filter(|(_, v)| !v.is_empty())).append_pair("before", &cursor);
+        format!("/console/calls?{}", url.finish())
+    });
+    let calls = found.into_iter().map(|c| CallView::of(&state, c)).collect();
+    page(
+        StatusCode::OK,
+        &Calls {
+            frame: Some(frame()),
+            calls,
+            rail: query.rail.clone(),
+            route: query.route.clone(),
+            status: query.status.clone(),
+            statuses: STATUSES.iter().map(|s| (*s, query.status == *s)).collect(),
+            next,
+        },
+    )
+}
+
+#[derive(Template)]
+#[template(path = "console/call.html")]
+struct CallDetail {
+    frame: Option<Frame>,
+    call: CallView,
+}
+
+/// `GET /console/calls/{id}`: one call; another account's is the same 404 as none.
+pub(super) async fn call(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>) -> Response {
+    let session = match signed_in(&state, &headers).await {
+        Ok(session) => session,
+        Err(answer) => return answer,
+    };
+    let frame = Frame::of(&session, "calls");
+    let found = async {
+        may(&state, &session, "account.credits")?;
+        let account = session.holder.account();
+        let wallet = account.wallet.as_deref();
+        let found = state.store.account_call(&account.id, wallet, ids::credits::PURCHASE, &id).await?;
+        found.ok_or_else(|| ApiError::Missing("this account has no such call".into()))
+    }
+    .await;
+    match found {
+        Ok(call) => page(StatusCode::OK, &CallDetail { frame: Some(frame), call: CallView::of(&state, call) }),
+        Err(e) => problem(Some(frame), &e),
+    }
+}

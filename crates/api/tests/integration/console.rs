@@ -354,3 +354,56 @@ async fn many_browsers_at_once_each_get_their_own_session_and_keys() {
     let account = wallet_account(&app, &wallet).await;
     assert_eq!(app.store.api_keys(&account).await.expect("keys").len(), 10);
 }
+
+#[tokio::test]
+async fn calls_of_both_rails_are_listed_filtered_paged_and_shown_to_their_account_only() {
+    let app = TestApp::new().await;
+    let wallet = Payer::from_key(PAYER_KEY).expect("key");
+    let mint = app.sim.world.coins()[0].mint.clone();
+    let paid = app.pay_get(&format!("/api/x402/svc-tools/launchpad/coin/{mint}"), 1).await;
+    assert_eq!(paid.status, StatusCode::OK, "{}", paid.text());
+    let mut browser = Browser::new(&app);
+    assert_eq!(browser.sign_in_with_wallet(&wallet).await.status, StatusCode::SEE_OTHER);
+    let account = wallet_account(&app, &wallet).await;
+    svc_accounts::grant_credits(&app.store, &account, "1".parse().expect("usd"), "grant", crate::support::NOW_MS)
+        .await
+        .expect("grant");
+    for n in 0..55 {
+        let entry = format!("cl_{n:04}");
+        let debit = app.store.debit_credits(&entry, &account, 1_000, "alpha.exodus", crate::support::NOW_MS + n);
+        debit.await.expect("debit");
+    }
+
+    let first = browser.get("/console/calls").await;
+    assert_eq!(first.status, StatusCode::OK);
+    let html = first.text();
+    assert_eq!(html.matches("<tr>").count() - 1, 50, "a page of 50 (and the header)");
+    let next = html.split("href=\"").find(|s| s.starts_with("/console/calls?before=")).expect("older calls");
+    let next = next.split('"').next().expect("link").replace("&amp;", "&").replace("&#38;", "&");
+    let rest = browser.get(&next).await.text();
+    assert_eq!(rest.matches("<tr>").count() - 1, 6, "the 5 left and the x402 call, the oldest");
+    assert!(rest.contains("launchpad.coin") || rest.contains("x402"), "{rest}");
+
+    let x402 = browser.get("/console/calls?rail=x402").await.text();
+    assert_eq!(x402.matches("<tr>").count() - 1, 1, "{x402}");
+    let payment = app.store.payments_by_payer(&format!("{:#x}", wallet.address()), 10).await.expect("payments");
+    let detail = browser.get(&format!("/console/calls/{}", payment[0].id)).await;
+    assert_eq!(detail.status, StatusCode::OK);
+    assert!(detail.text().contains(&format!("{:#x}", wallet.address())), "the payer: {}", detail.text());
+
+    for bad in ["status=bogus", "rail=cash", "before=yesterday", "route=%3Cscript%3E", "route=a%00b"] {
+        let reply = browser.get(&format!("/console/calls?{bad}")).await;
+        assert_eq!(reply.status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}");
+        assert!(!reply.text().contains("<script>"), "{bad}");
+    }
+
+    // Another account: the same 404 for this account's call as for none.
+    let (_, key) = app.account_with_credits("1", &[Scope::Data]).await;
+    let mut stranger = Browser::new(&app);
+    assert_eq!(stranger.sign_in_with_key(&key).await.status, StatusCode::SEE_OTHER);
+    let theirs = stranger.get(&format!("/console/calls/{}", payment[0].id)).await;
+    let none = stranger.get("/console/calls/cl_nothing").await;
+    assert_eq!((theirs.status, none.status), (StatusCode::NOT_FOUND, StatusCode::NOT_FOUND));
+    assert_eq!(theirs.text().replace(&payment[0].id, "ID"), none.text().replace("cl_nothing", "ID"));
+    assert_eq!(stranger.get("/console/calls").await.text().matches("<tr>").count(), 0, "none of the other's calls");
+}
