@@ -1,7 +1,7 @@
 // The console in a real browser (Chromium from the distribution, driven by playwright-core):
 // sign in with a key and with a wallet (an EIP-1193 provider injected into the page that signs
 // with a fixed test key), see the balance, the spend chart and the calls, make a key, use it,
-// revoke it, sign out; every page
+// revoke it, start an agent sandbox (a stand-in gateway) and watch its log arrive live, sign out; every page
 // screenshotted, no console error anywhere (a Content-Security-Policy violation is one), and
 // no serious or critical accessibility violation (axe-core).
 // Usage: node console.mjs <svc url> <api key of an account with 5 USD> <screenshot dir>
@@ -62,6 +62,24 @@ try {
   await page.click("main table a");
   check((await page.textContent("main")).includes("charged"), "the call's detail");
   await shot(page, "call");
+  // The agent sandbox: start one (a stand-in gateway), see its log arrive live, stop it.
+  await page.click("nav >> text=Agent sandbox");
+  await shot(page, "sandbox");
+  await page.selectOption("#f-template", "analyst");
+  await page.click("text=Start the agent");
+  await page.waitForURL(`${url}/console/sandbox`);
+  const live = await page
+    .waitForFunction(() => document.querySelector("pre.log")?.textContent.includes("listening on 127.0.0.1:18789"), null, { timeout: 30000 })
+    .then(() => true, () => false);
+  check(live, "the agent's log arrives live in the page");
+  await shot(page, "sandbox-running");
+  await page.reload();
+  await page.waitForFunction(() => document.querySelector("[data-gateway-state]")?.textContent.startsWith("running"), null, { timeout: 30000 });
+  await page.click("text=Stop the agent");
+  const ended = await page
+    .waitForFunction(() => document.querySelector("pre.log")?.textContent.includes("[the agent has ended]"), null, { timeout: 30000 })
+    .then(() => true, () => false);
+  check(ended, "the log says when the agent has ended");
   await page.click("nav >> text=Keys");
   check((await page.textContent("main")).includes("a key cannot do it"), "a key's session cannot manage keys");
   await shot(page, "keys-as-key");
@@ -111,7 +129,7 @@ try {
   await page.fill("#key", key);
   await page.click("text=Sign in with the key");
   await page.waitForURL(`${url}/console`);
-  pages.push("/console", "/console/calls", "/console/keys", "/console/nowhere");
+  pages.push("/console", "/console/calls", "/console/sandbox", "/console/keys", "/console/nowhere");
   for (const path of pages) {
     await page.goto(`${url}${path}`);
     await page.addScriptTag({ path: require.resolve("axe-core/axe.min.js") });

@@ -35,3 +35,20 @@ document.addEventListener("DOMContentLoaded", () => {
     }
   });
 });
+
+// The agent's log, live: the page shows its newest lines; the stream (server-sent events,
+// resumed by the browser where it broke off) sends them again and then every new one.
+document.addEventListener("DOMContentLoaded", () => {
+  const log = document.querySelector("[data-log-source]");
+  if (!log || !window.EventSource) return;
+  const source = new EventSource(log.dataset.logSource);
+  let fresh = true;
+  const append = (text) => {
+    if (fresh) { log.textContent = ""; fresh = false; }
+    const atEnd = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
+    log.append(document.createTextNode(`${text}\n`));
+    if (atEnd) log.scrollTop = log.scrollHeight;
+  };
+  source.onmessage = (event) => append(event.data);
+  source.addEventListener("end", () => { append("[the agent has ended]"); source.close(); });
+});

@@ -47,6 +47,16 @@ async fn logs(
     )
     .await??;
     svc_catalogue::input::check_names(&[], uri.query())?;
+    follow(&state, &account.id, &headers).await
+}
+
+/// The log of `account_id`'s gateway as events, resumed where `Last-Event-ID` says: what the
+/// API's route and the console's page stream, once the caller is known.
+pub(crate) async fn follow(
+    state: &AppState,
+    account_id: &str,
+    headers: &HeaderMap,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>> + use<>>, ApiError> {
     let resume = match headers.get("last-event-id") {
         None => None,
         Some(value) => Some(value.to_str().ok().and_then(|v| v.trim().parse::<u64>().ok()).ok_or_else(|| {
@@ -57,8 +67,8 @@ async fn logs(
             )
         })?),
     };
-    let gateway = state.agentbox.log_target(&account.id).await?;
-    let slot = state.agentbox.open_log_stream(&account.id)?;
+    let gateway = state.agentbox.log_target(account_id).await?;
+    let slot = state.agentbox.open_log_stream(account_id)?;
     let from = match resume {
         Some(position) => position,
         None => state.agentbox.recent_start(&gateway.id, RECENT_LINES).await?,

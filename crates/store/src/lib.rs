@@ -48,7 +48,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 
 pub use accounts::{Account, ApiKeyRecord, Debit, LedgerEntry, NewApiKey, NewCredit};
-pub use agentbox::{GatewayCreated, GatewayRecord, NewGateway};
+pub use agentbox::{ENDED_STATES, GatewayCreated, GatewayRecord, NewGateway};
 pub use console::{CallFilter, CallRow, ConsoleSession, DailySpend, NewConsoleSession};
 pub use error::StoreError;
 pub use llm::{FinishedLlmCall, LlmAccount, LlmCallRecord, LlmCap, LlmHold, LlmUsage, NewLlmCall};

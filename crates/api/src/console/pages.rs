@@ -417,14 +417,7 @@ pub(super) async fn create_key(
         Ok(posted) => posted,
         Err(refused) => return refused,
     };
-    let made = async {
-        let route = state.catalogue.get(ids::account::KEY_CREATE).ok_or(ApiError::NotFound)?;
-        let fields = svc_catalogue::forms::form_fields(route);
-        let body = svc_catalogue::forms::form_to_json(&fields, &pairs)
-            .map_err(|e| ApiError::field(vec!["body".into(), e.field.as_str().into()], e.message, "type_error"))?;
-        act(&state, &handlers, &session, ids::account::KEY_CREATE, &[], Some(&body)).await
-    }
-    .await;
+    let made = form_call(&state, &handlers, &session, ids::account::KEY_CREATE, &[], &pairs).await;
     match made {
         Ok(answer) => {
             let key = answer.get("key").and_then(Value::as_str).map(str::to_owned);
@@ -663,5 +656,140 @@ pub(super) async fn call(State(state): State<AppState>, headers: HeaderMap, Path
     match found {
         Ok(call) => page(StatusCode::OK, &CallDetail { frame: Some(frame), call: CallView::of(&state, call) }),
         Err(e) => problem(Some(frame), &e),
+    }
+}
+
+// ---- sandbox ------------------------------------------------------------------------------
+
+/// Log lines a sandbox page shows before its live stream takes over.
+const RECENT_LOG_LINES: usize = 100;
+
+#[derive(Template)]
+#[template(path = "console/sandbox.html")]
+struct Sandbox {
+    frame: Option<Frame>,
+    /// Why this session cannot see the sandbox, if it cannot.
+    barred: Option<String>,
+    templates: Vec<svc_catalogue::routes::agentbox::TemplateView>,
+    credits_per_minute: String,
+    memory_mb: u64,
+    /// The account's latest gateway, if any.
+    gateway: Option<svc_catalogue::routes::agentbox::GatewayView>,
+    /// Whether it has not ended, so it can be stopped (and no other started).
+    active: bool,
+    /// Its newest log lines.
+    log: Vec<String>,
+    controls: Vec<Control>,
+    bot: Option<svc_catalogue::routes::agentbox::TelegramConfigView>,
+    error: Option<String>,
+}
+
+async fn sandbox_page(state: &AppState, session: &Session, error: Option<String>) -> Sandbox {
+    let listed = state.agentbox.templates();
+    let controls = state
+        .catalogue
+        .get(ids::agentbox::START)
+        .map(|route| svc_catalogue::forms::form_fields(route).iter().map(Control::of).collect())
+        .unwrap_or_default();
+    let mut page = Sandbox {
+        frame: Some(Frame::of(session, "sandbox")),
+        barred: None,
+        templates: listed.templates,
+        credits_per_minute: listed.credits_per_minute.to_string(),
+        memory_mb: listed.memory_mb,
+        gateway: None,
+        active: false,
+        log: Vec::new(),
+        controls,
+        bot: None,
+        error,
+    };
+    if let Err(e) = may(state, session, ids::agentbox::GATEWAY) {
+        page.barred = Some(e.to_string());
+        return page;
+    }
+    let account = &session.holder.account().id;
+    page.gateway = state.agentbox.status(account).await.ok();
+    page.active = page.gateway.as_ref().is_some_and(|g| !svc_store::ENDED_STATES.contains(&g.state.as_str()));
+    if let Some(gateway) = &page.gateway {
+        let start = state.agentbox.recent_start(&gateway.id, RECENT_LOG_LINES).await.unwrap_or(0);
+        if let Ok(chunk) = state.agentbox.read_log(&gateway.id, start).await {
+            page.log = chunk.lines.into_iter().map(|(_, line)| line).collect();
+        }
+    }
+    if may(state, session, ids::agentbox::TELEGRAM_CONFIG).is_ok() {
+        page.bot = state.agentbox.telegram().view(account).await.ok();
+    }
+    page
+}
+
+/// `GET /console/sandbox`: the templates, the account's gateway, its live log.
+pub(super) async fn sandbox(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    match signed_in(&state, &headers).await {
+        Ok(session) => page(StatusCode::OK, &sandbox_page(&state, &session, None).await),
+        Err(answer) => answer,
+    }
+}
+
+/// `POST /console/sandbox/start`: through `POST /api/agentbox/gateway/start`.
+pub(super) async fn start_sandbox(
+    State(state): State<AppState>,
+    Extension(handlers): Extension<Arc<Handlers>>,
+    request: Request,
+) -> Response {
+    sandbox_action(state, handlers, request, ids::agentbox::START).await
+}
+
+/// `POST /console/sandbox/stop`: through `POST /api/agentbox/gateway/stop`.
+pub(super) async fn stop_sandbox(
+    State(state): State<AppState>,
+    Extension(handlers): Extension<Arc<Handlers>>,
+    request: Request,
+) -> Response {
+    sandbox_action(state, handlers, request, ids::agentbox::STOP).await
+}
+
+/// Posts the sandbox form `route` stands for, then shows the page again (with the refusal).
+async fn sandbox_action(state: AppState, handlers: Arc<Handlers>, request: Request, route: &str) -> Response {
+    let (session, pairs) = match posted(&state, request).await {
+        Ok(posted) => posted,
+        Err(refused) => return refused,
+    };
+    match form_call(&state, &handlers, &session, route, &[], &pairs).await {
+        Ok(_) => see_other("/console/sandbox"),
+        Err(e) => page(e.status(), &sandbox_page(&state, &session, Some(message_of(&e))).await),
+    }
+}
+
+/// Calls route `id` with the JSON its form's `pairs` stand for.
+async fn form_call(
+    state: &AppState,
+    handlers: &Handlers,
+    session: &Session,
+    id: &str,
+    path: &[(&str, &str)],
+    pairs: &[(String, String)],
+) -> Result<Value, ApiError> {
+    let route = state.catalogue.get(id).ok_or(ApiError::NotFound)?;
+    let fields = svc_catalogue::forms::form_fields(route);
+    let body = svc_catalogue::forms::form_to_json(&fields, pairs)
+        .map_err(|e| ApiError::field(vec!["body".into(), e.field.as_str().into()], e.message, "type_error"))?;
+    act(state, handlers, session, id, path, Some(&body)).await
+}
+
+/// `GET /console/sandbox/logs`: the gateway's log as server-sent events, for the page's
+/// script; the same stream as `GET /api/agentbox/gateway/logs`, for the session.
+pub(super) async fn sandbox_logs(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let session = match session::current(&state, &headers).await {
+        Ok(Some(session)) => session,
+        Ok(None) => return ApiError::Unauthorized("sign in to the console first").into_response(),
+        Err(e) => return e.into_response(),
+    };
+    if let Err(e) = may(&state, &session, ids::agentbox::GATEWAY) {
+        return e.into_response();
+    }
+    match crate::agentbox_logs::follow(&state, &session.holder.account().id, &headers).await {
+        Ok(events) => events.into_response(),
+        Err(e) => e.into_response(),
     }
 }

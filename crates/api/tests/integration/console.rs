@@ -407,3 +407,38 @@ async fn calls_of_both_rails_are_listed_filtered_paged_and_shown_to_their_accoun
     assert_eq!(theirs.text().replace(&payment[0].id, "ID"), none.text().replace("cl_nothing", "ID"));
     assert_eq!(stranger.get("/console/calls").await.text().matches("<tr>").count(), 0, "none of the other's calls");
 }
+
+#[tokio::test]
+async fn the_sandbox_page_lists_templates_says_why_a_start_fails_and_keeps_to_scopes() {
+    let app = TestApp::new().await;
+    let (_, owner) = app.account_with_credits("5", &[Scope::Gateway]).await;
+    let mut browser = Browser::new(&app);
+    assert_eq!(browser.sign_in_with_key(&owner).await.status, StatusCode::SEE_OTHER);
+    let page = browser.get("/console/sandbox").await;
+    assert_eq!(page.status, StatusCode::OK);
+    let html = page.text();
+    for template in ["trader", "shitcoin-trader", "degen", "analyst"] {
+        assert!(html.contains(&format!("<option value=\"{template}\">")), "{template} in the start form");
+    }
+    assert!(html.contains("No agent has run for this account yet"), "{html}");
+    let csrf = hidden(&html, "csrf");
+    let start = browser.post("/console/sandbox/start", &[("csrf", &csrf), ("template", "trader")]).await;
+    assert_eq!(start.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert!(start.text().contains("not available on this server"), "{}", start.text());
+    let bogus = browser.post("/console/sandbox/start", &[("csrf", &csrf), ("template", "root")]).await;
+    assert_eq!(bogus.status, StatusCode::UNPROCESSABLE_ENTITY, "the route's own validation");
+    let logs = browser.get("/console/sandbox/logs").await;
+    assert_eq!(logs.status, StatusCode::SERVICE_UNAVAILABLE, "{}", logs.text());
+    let mut stranger = Browser::new(&app);
+    assert_eq!(stranger.get("/console/sandbox/logs").await.status, StatusCode::UNAUTHORIZED);
+
+    // A data key may not watch or start the gateway, from the console as over the API.
+    let (_, data) = app.account_with_credits("5", &[Scope::Data]).await;
+    let mut reader = Browser::new(&app);
+    assert_eq!(reader.sign_in_with_key(&data).await.status, StatusCode::SEE_OTHER);
+    assert!(!reader.get("/console/sandbox").await.text().contains("Start the agent"));
+    let csrf = reader.csrf().await;
+    let refused = reader.post("/console/sandbox/start", &[("csrf", &csrf), ("template", "trader")]).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.text());
+    assert_eq!(reader.get("/console/sandbox/logs").await.status, StatusCode::FORBIDDEN);
+}
