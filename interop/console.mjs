@@ -1,7 +1,7 @@
 // The console in a real browser (Chromium from the distribution, driven by playwright-core):
 // sign in with a key and with a wallet (an EIP-1193 provider injected into the page that signs
 // with a fixed test key), see the balance, the spend chart and the calls, make a key, use it,
-// revoke it, start an agent sandbox (a stand-in gateway) and watch its log arrive live, sign out; every page
+// revoke it, buy credits over x402 from the page, start an agent sandbox (a stand-in gateway) and watch its log arrive live, sign out; every page
 // screenshotted, no console error anywhere (a Content-Security-Policy violation is one), and
 // no serious or critical accessibility violation (axe-core).
 // Usage: node console.mjs <svc url> <api key of an account with 5 USD> <screenshot dir>
@@ -27,7 +27,9 @@ function check(ok, what) {
 }
 async function opened(context) {
   const page = await context.newPage();
-  page.on("console", (m) => m.type() === "error" && problems.push(`console error on ${page.url()}: ${m.text()}`));
+  // The browser reports every 4xx as an error; a 402 challenge is how x402 begins, so it is not one.
+  const expected = (m) => m.text().includes("status of 402 (Payment Required)");
+  page.on("console", (m) => m.type() === "error" && !expected(m) && problems.push(`console error on ${page.url()}: ${m.text()}`));
   page.on("pageerror", (e) => problems.push(`page error on ${page.url()}: ${e}`));
   return page;
 }
@@ -91,11 +93,18 @@ try {
   // 2. With a wallet: the page's script asks the injected provider to sign.
   const byWallet = await browser.newContext();
   await byWallet.exposeFunction("__svcTestSign", (message) => wallet.signMessage({ message }));
+  await byWallet.exposeFunction("__svcTestSignTyped", (json) => {
+    const { types, domain, primaryType, message } = JSON.parse(json);
+    delete types.EIP712Domain;
+    const values = { ...message, value: BigInt(message.value), validAfter: BigInt(message.validAfter), validBefore: BigInt(message.validBefore) };
+    return wallet.signTypedData({ types, domain, primaryType, message: values });
+  });
   await byWallet.addInitScript((address) => {
     window.ethereum = {
       request: async ({ method, params }) => {
         if (method === "eth_requestAccounts") return [address];
         if (method === "personal_sign") return window.__svcTestSign(params[0]);
+        if (method === "eth_signTypedData_v4") return window.__svcTestSignTyped(params[1]);
         throw new Error(`unsupported ${method}`);
       },
     };
@@ -121,6 +130,19 @@ try {
   check((await apiStatus("/api/account", made)) === 401, "the revoked key no longer works");
   await shot(page, "keys-revoked");
 
+  // Credits bought from the page: the wallet signs the x402 payment the purchase route asks for.
+  await page.click("nav >> text=Credits");
+  const before = await page.textContent("[data-balance]");
+  await page.fill("#amount", "2.5");
+  await page.click("text=Buy with a wallet");
+  const bought = await page
+    .waitForFunction((was) => document.querySelector("[data-balance]")?.textContent !== was, before, { timeout: 15000 })
+    .then(() => true, () => false);
+  const after = await page.textContent("[data-balance]");
+  check(bought && after.includes("2.5 USD"), `credits bought over x402 from the page (${before} -> ${after})`);
+  check((await page.textContent("main")).includes("purchase"), "the purchase is listed");
+  await shot(page, "credits");
+
   // 3. Accessibility of every page (axe-core, injected, so this context waives the CSP).
   const audit = await browser.newContext({ bypassCSP: true });
   page = await audit.newPage();
@@ -129,7 +151,7 @@ try {
   await page.fill("#key", key);
   await page.click("text=Sign in with the key");
   await page.waitForURL(`${url}/console`);
-  pages.push("/console", "/console/calls", "/console/sandbox", "/console/keys", "/console/nowhere");
+  pages.push("/console", "/console/calls", "/console/credits", "/console/sandbox", "/console/keys", "/console/nowhere");
   for (const path of pages) {
     await page.goto(`${url}${path}`);
     await page.addScriptTag({ path: require.resolve("axe-core/axe.min.js") });

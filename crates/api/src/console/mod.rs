@@ -46,6 +46,7 @@ pub(crate) fn router(handlers: &Arc<Handlers>) -> Router<AppState> {
         .route("/console/sign-out", post(pages::sign_out))
         .route("/console/calls", get(pages::calls))
         .route("/console/calls/{id}", get(pages::call))
+        .route("/console/credits", get(pages::credits))
         .route("/console/keys", get(pages::keys).post(pages::create_key))
         .route("/console/sandbox", get(pages::sandbox))
         .route("/console/sandbox/start", post(pages::start_sandbox))

@@ -793,3 +793,46 @@ pub(super) async fn sandbox_logs(State(state): State<AppState>, headers: HeaderM
         Err(e) => e.into_response(),
     }
 }
+
+// ---- credits ------------------------------------------------------------------------------
+
+#[derive(Template)]
+#[template(path = "console/credits.html")]
+struct Credits {
+    frame: Option<Frame>,
+    barred: Option<String>,
+    account_id: String,
+    balance: String,
+    /// Grants, purchases, refunds and rebates: what added credits.
+    added: Vec<LedgerEntryView>,
+    /// The purchase route's path, which the page's script pays over x402.
+    purchase_path: &'static str,
+}
+
+/// `GET /console/credits`: the balance, buying credits with a wallet, what added credits.
+pub(super) async fn credits(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let session = match signed_in(&state, &headers).await {
+        Ok(session) => session,
+        Err(answer) => return answer,
+    };
+    let account = session.holder.account();
+    let mut credits = Credits {
+        frame: Some(Frame::of(&session, "credits")),
+        barred: None,
+        account_id: account.id.clone(),
+        balance: Money::from_atomic(account.balance).to_string(),
+        added: Vec::new(),
+        purchase_path: state.catalogue.get(ids::credits::PURCHASE).map_or("", |r| r.path),
+    };
+    match may(&state, &session, "account.credits") {
+        Err(e) => credits.barred = Some(e.to_string()),
+        Ok(()) => match svc_accounts::views::credits(&state.store, account, Some(200)).await {
+            Ok(view) => {
+                credits.added =
+                    view.entries.into_iter().filter(|e| !matches!(e.kind.as_str(), "call" | "llm")).collect();
+            }
+            Err(e) => credits.barred = Some(ApiError::from(e).to_string()),
+        },
+    }
+    page(StatusCode::OK, &credits)
+}

@@ -442,3 +442,24 @@ async fn the_sandbox_page_lists_templates_says_why_a_start_fails_and_keeps_to_sc
     assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.text());
     assert_eq!(reader.get("/console/sandbox/logs").await.status, StatusCode::FORBIDDEN);
 }
+
+#[tokio::test]
+async fn the_credits_page_shows_what_added_credits_and_pays_the_purchase_route_for_its_own_account() {
+    let app = TestApp::new().await;
+    let (account, key) = app.account_with_credits("3", &[Scope::Data]).await;
+    let mut browser = Browser::new(&app);
+    assert_eq!(browser.sign_in_with_key(&key).await.status, StatusCode::SEE_OTHER);
+    let html = browser.get("/console/credits").await.text();
+    assert!(html.contains("<strong data-balance>3 USD</strong>"), "{html}");
+    assert!(html.contains("data-purchase-path=\"/api/x402/credits/purchase\""), "the route the API sells credits on");
+    assert!(html.contains(&format!("data-account=\"{account}\"")), "credits go to the session's account");
+    assert!(html.contains(">grant<"), "the grant is listed: {html}");
+    let (_, sandbox) = app.account_with_credits("3", &[Scope::GatewayData]).await;
+    let mut agent = Browser::new(&app);
+    assert_eq!(agent.sign_in_with_key(&sandbox).await.status, StatusCode::SEE_OTHER);
+    let barred = agent.get("/console/credits").await.text();
+    assert!(
+        !barred.contains(">grant<") && !barred.contains("buy-credits") && !barred.contains("data-balance"),
+        "{barred}"
+    );
+}
