@@ -1,12 +1,16 @@
 // The console in a real browser (Chromium from the distribution, driven by playwright-core):
 // sign in with a key and with a wallet (an EIP-1193 provider injected into the page that signs
 // with a fixed test key), see the balance, the spend chart and the calls, make a key, use it,
-// revoke it, buy credits over x402 from the page, start an agent sandbox (a stand-in gateway) and watch its log arrive live, sign out; every page
+// revoke it, buy credits over x402 from the page, register and price a seller agent and see
+// its revenue after a paid invoke, start an agent sandbox (a stand-in gateway) and watch its log arrive live, sign out; every page
 // screenshotted, no console error anywhere (a Content-Security-Policy violation is one), and
 // no serious or critical accessibility violation (axe-core).
 // Usage: node console.mjs <svc url> <api key of an account with 5 USD> <screenshot dir>
 import { createRequire } from "node:module";
+import { execFile } from "node:child_process";
 import { mkdirSync } from "node:fs";
+import { createServer } from "node:http";
+import { promisify } from "node:util";
 import { chromium } from "playwright-core";
 import { privateKeyToAccount } from "viem/accounts";
 
@@ -143,6 +147,41 @@ try {
   check((await page.textContent("main")).includes("purchase"), "the purchase is listed");
   await shot(page, "credits");
 
+  // A seller agent: registered and priced from the page, invoked and paid over x402 (svc pay),
+  // its revenue on its chart.
+  const seller = createServer((request, response) => {
+    request.resume();
+    request.on("end", () => {
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(JSON.stringify({ answer: "whales bought" }));
+    });
+  });
+  await new Promise((done) => seller.listen(0, "127.0.0.1", done));
+  try {
+    await page.click("nav >> text=Seller agents");
+    await page.fill("#new-name", "Flow explainer");
+    await page.fill("#new-endpoint", `http://127.0.0.1:${seller.address().port}/agent`);
+    await page.fill("#new-description", "Answers questions about on-chain flows in plain words.");
+    await page.click("text=Register the agent");
+    check((await page.textContent("code.secret")).startsWith("whsec_"), "the agent's signing secret is shown once");
+    const agent = (await page.textContent("dl.detail code")).trim();
+    await page.check("#x402-enabled");
+    await page.fill("#x402-pricing", JSON.stringify({ model: "per_request", amount: "0.05", currency: "USDC" }));
+    await page.fill("#x402-wallet_address", wallet.address);
+    await page.click("text=Save how it sells");
+    await page.waitForURL(`${url}/console/agents/${agent}`);
+    check((await page.textContent("main")).includes("0.05 USDC a call"), "the agent sells at its price");
+    const env = { ...process.env, SVC_PAYER_KEY: "0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318" };
+    const invoked = await promisify(execFile)(process.env.SVC_BIN, ["pay", "POST", `/x402/agents/${agent}/invoke`, "--body", '{"query":"who bought?"}', "--url", url], { env })
+      .then(() => true, (e) => { console.log(e.stderr); return false; });
+    check(invoked, "the agent is invoked and paid over x402");
+    await page.reload();
+    check((await page.$$("svg.chart rect.revenue")).length === 1, "its revenue is on its chart");
+    await shot(page, "agent");
+  } finally {
+    seller.close();
+  }
+
   // 3. Accessibility of every page (axe-core, injected, so this context waives the CSP).
   const audit = await browser.newContext({ bypassCSP: true });
   page = await audit.newPage();
@@ -151,7 +190,7 @@ try {
   await page.fill("#key", key);
   await page.click("text=Sign in with the key");
   await page.waitForURL(`${url}/console`);
-  pages.push("/console", "/console/calls", "/console/credits", "/console/sandbox", "/console/keys", "/console/nowhere");
+  pages.push("/console", "/console/calls", "/console/credits", "/console/sandbox", "/console/agents", "/console/keys", "/console/nowhere");
   for (const path of pages) {
     await page.goto(`${url}${path}`);
     await page.addScriptTag({ path: require.resolve("axe-core/axe.min.js") });

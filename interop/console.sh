@@ -26,6 +26,9 @@ memory_mb = 128
 pool_size = 0
 probe_interval_secs = 1
 stop_grace_secs = 2
+
+[sellers]
+allow_http_hosts = ["127.0.0.1"]
 TOML
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 SVC_DATA_DIR="$scratch/data" "$svc" serve --listen "127.0.0.1:$port" --config "$scratch/svc.toml" >"$scratch/svc.log" 2>&1 &
@@ -35,4 +38,4 @@ account="$(operator accounts create --name "Console tester")"
 operator credits grant "$account" 5 >/dev/null
 key="$(operator keys create "$account" --scopes data,gateway)"
 shots="${SVC_CONSOLE_SHOTS:-$scratch/shots}"
-node console.mjs "http://127.0.0.1:$port" "$key" "$shots" || { tail -n 40 "$scratch/svc.log" >&2; exit 1; }
+SVC_BIN="$svc" node console.mjs "http://127.0.0.1:$port" "$key" "$shots" || { tail -n 40 "$scratch/svc.log" >&2; exit 1; }

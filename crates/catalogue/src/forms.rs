@@ -46,6 +46,8 @@ pub enum FieldKind {
         /// Whether several may be picked.
         many: bool,
     },
+    /// A list of lines of text (an array of strings).
+    List,
     /// Anything else, written as JSON.
     Json,
 }
@@ -59,14 +61,17 @@ pub struct Choice {
     pub description: String,
 }
 
-/// The fields of `route`'s input, in the input type's order.
+/// The fields of `route`'s input, in the input type's order; path parameters are not fields
+/// (a form's address carries them).
 pub fn form_fields(route: &RouteSpec) -> Vec<FormField> {
+    let in_path: Vec<&str> = route.path_params().collect();
     let schema = inline_schema(route.input.schema);
     let required: Vec<&str> =
         schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else { return Vec::new() };
     properties
         .iter()
+        .filter(|(name, _)| !in_path.contains(&name.as_str()))
         .map(|(name, field)| FormField {
             name: name.clone(),
             description: text(field, "description"),
@@ -103,9 +108,12 @@ fn kind_of(schema: &Value) -> FieldKind {
             max: schema.get("maximum").and_then(Value::as_i64),
         },
         Some("boolean") => FieldKind::Boolean,
-        Some("array") => match schema.get("items").and_then(choices) {
-            Some(options) => FieldKind::Choice { options, many: true },
-            None => FieldKind::Json,
+        Some("array") => match schema.get("items") {
+            Some(items) if choices(items).is_some() => {
+                FieldKind::Choice { options: choices(items).unwrap_or_default(), many: true }
+            }
+            Some(items) if type_of(items) == Some("string") => FieldKind::List,
+            _ => FieldKind::Json,
         },
         _ => FieldKind::Json,
     }
@@ -136,8 +144,8 @@ pub struct FormError {
     pub message: String,
 }
 
-/// The JSON body a submitted form stands for: each field by its kind; an empty optional field
-/// is left out, so the route applies its default. Pairs of no field of the route are ignored
+/// The JSON body a submitted form stands for: each field by its kind (a list, a line an item);
+/// an empty optional field is left out, so the route applies its default. Pairs of no field of the route are ignored
 /// (the form's own token). What the values mean is left to the route's validation.
 pub fn form_to_json(fields: &[FormField], pairs: &[(String, String)]) -> Result<Value, FormError> {
     let mut body = Map::new();
@@ -154,6 +162,7 @@ pub fn form_to_json(fields: &[FormField], pairs: &[(String, String)]) -> Result<
             FieldKind::Integer { .. } => {
                 Value::from(first.trim().parse::<i64>().map_err(|_| wrong("must be a whole number"))?)
             }
+            FieldKind::List => Value::from(first.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>()),
             FieldKind::Json => serde_json::from_str(first).map_err(|_| wrong("must be JSON"))?,
         };
         body.insert(field.name.clone(), value);
@@ -181,6 +190,18 @@ mod tests {
         let FieldKind::Choice { options, many: true } = &fields[1].kind else { panic!("{:?}", fields[1]) };
         let gateway = options.iter().find(|o| o.value == "gateway").expect("gateway scope");
         assert!(gateway.description.contains("agent gateway"), "{gateway:?}");
+    }
+
+    #[test]
+    fn path_parameters_are_not_fields_and_lists_of_text_are_lines() {
+        let catalogue = crate::Catalogue::load().expect("catalogue");
+        let fields = form_fields(catalogue.get(crate::ids::sellers::UPDATE).expect("route"));
+        assert!(fields.iter().all(|f| f.name != "agent_id"), "{fields:?}");
+        let tags = fields.iter().find(|f| f.name == "tags").expect("tags");
+        assert_eq!(tags.kind, FieldKind::List);
+        let sent = vec![("name".to_owned(), "a".to_owned()), ("tags".to_owned(), "defi\r\n\r\n yield \n".to_owned())];
+        let body = form_to_json(&fields, &sent).expect("json");
+        assert_eq!(body["tags"], serde_json::json!(["defi", "yield"]));
     }
 
     #[test]

@@ -239,3 +239,14 @@ impl Store {
         Ok(found)
     }
 }
+
+impl Store {
+    /// What seller agent `agent_id` earned each day from `since_ms` on (net of the fee): the
+    /// days since then, and the amount, USDC atomic units.
+    pub async fn agent_daily_revenue(&self, agent_id: &str, since_ms: i64) -> Result<Vec<(i64, i64)>, StoreError> {
+        const SQL: &str = "SELECT (created_at - $2) / 86400000 AS day, CAST(SUM(net) AS BIGINT) AS amount \
+                           FROM seller_calls WHERE agent_id = $1 AND state = 'earned' AND created_at >= $2 \
+                           GROUP BY (created_at - $2) / 86400000 ORDER BY day";
+        Ok(with_pool!(&self.db, |p| sqlx::query_as(SQL).bind(agent_id).bind(since_ms).fetch_all(p).await)?)
+    }
+}

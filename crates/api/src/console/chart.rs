@@ -1,5 +1,6 @@
-//! The overview's spend chart: a bar a day, stacked by product, drawn as SVG on the server so
-//! it shows without JavaScript. Each bar says its day and amount in a `<title>`.
+//! The console's charts (the overview's spend, a seller agent's revenue): a bar a day, stacked
+//! by kind, drawn as SVG on the server so they show without JavaScript. Each bar says its day
+//! and amount in a `<title>`.
 
 use svc_domain::Money;
 use svc_store::DailySpend;
@@ -7,8 +8,8 @@ use svc_store::DailySpend;
 /// The chart's drawing area, in SVG units.
 const WIDTH: f64 = 600.0;
 const HEIGHT: f64 = 160.0;
-/// The products, bottom to top, with their CSS class.
-const PRODUCTS: [&str; 3] = ["data", "llm", "sandbox"];
+/// The overview's products, bottom to top, each its CSS class.
+pub(crate) const PRODUCTS: &[&str] = &["data", "llm", "sandbox"];
 
 /// One rectangle of the chart.
 #[derive(Debug)]
@@ -37,15 +38,21 @@ pub(crate) struct SpendChart {
 impl SpendChart {
     /// The chart of `spent` over `days` days from `since_ms` (the start of a UTC day).
     pub(crate) fn new(spent: &[DailySpend], since_ms: i64, days: i64) -> Self {
+        let points: Vec<(i64, &str, i64)> = spent.iter().map(|s| (s.day, s.product.as_str(), s.amount)).collect();
+        Self::of(&points, PRODUCTS, since_ms, days)
+    }
+
+    /// The chart of `points` (day from `since_ms`, kind, amount) over `days` days, stacked in
+    /// the order of `kinds`; points of another kind are left out.
+    pub(crate) fn of(points: &[(i64, &str, i64)], kinds: &'static [&'static str], since_ms: i64, days: i64) -> Self {
         let slots = usize::try_from(days).unwrap_or(0);
-        let mut by_day = vec![[0i64; 3]; slots];
-        for s in spent {
-            let (Ok(day), Some(product)) = (usize::try_from(s.day), PRODUCTS.iter().position(|p| *p == s.product))
-            else {
+        let mut by_day = vec![vec![0i64; kinds.len()]; slots];
+        for (day, kind, amount) in points {
+            let (Ok(day), Some(kind)) = (usize::try_from(*day), kinds.iter().position(|k| k == kind)) else {
                 continue;
             };
             if let Some(slot) = by_day.get_mut(day) {
-                slot[product] += s.amount;
+                slot[kind] += amount;
             }
         }
         let top = by_day.iter().map(|d| d.iter().map(|a| (*a).max(0)).sum::<i64>()).max().unwrap_or(0);
@@ -54,7 +61,7 @@ impl SpendChart {
         for (day, amounts) in by_day.iter().enumerate() {
             let mut base = HEIGHT;
             let date = date_of(since_ms + i64::try_from(day).unwrap_or(0) * 86_400_000);
-            for (product, amount) in PRODUCTS.iter().zip(amounts) {
+            for (product, amount) in kinds.iter().zip(amounts) {
                 if *amount <= 0 || top == 0 {
                     continue;
                 }
@@ -66,7 +73,7 @@ impl SpendChart {
                     width: format!("{:.1}", (step - 2.0).max(1.0)),
                     height: format!("{height:.1}"),
                     product,
-                    title: format!("{date}: {} USD on {product}", usd(*amount)),
+                    title: format!("{date}: {} USD, {product}", usd(*amount)),
                 });
             }
         }

@@ -47,6 +47,12 @@ pub(crate) fn router(handlers: &Arc<Handlers>) -> Router<AppState> {
         .route("/console/calls", get(pages::calls))
         .route("/console/calls/{id}", get(pages::call))
         .route("/console/credits", get(pages::credits))
+        .route("/console/agents", get(pages::agents).post(pages::create_agent))
+        .route("/console/agents/{agent_id}", get(pages::agent))
+        .route("/console/agents/{agent_id}/edit", agent_form(pages::AgentForm::Edit))
+        .route("/console/agents/{agent_id}/x402", agent_form(pages::AgentForm::X402))
+        .route("/console/agents/{agent_id}/secret", agent_form(pages::AgentForm::Secret))
+        .route("/console/agents/{agent_id}/withdraw", agent_form(pages::AgentForm::Withdraw))
         .route("/console/keys", get(pages::keys).post(pages::create_key))
         .route("/console/sandbox", get(pages::sandbox))
         .route("/console/sandbox/start", post(pages::start_sandbox))
@@ -58,6 +64,16 @@ pub(crate) fn router(handlers: &Arc<Handlers>) -> Router<AppState> {
         .route("/console/{*rest}", axum::routing::any(not_found))
         .layer(axum::Extension(Arc::clone(handlers)))
         .layer(axum::middleware::map_response(guarded))
+}
+
+/// The POST route of one of a seller agent's forms.
+fn agent_form(form: pages::AgentForm) -> axum::routing::MethodRouter<AppState> {
+    post(
+        move |axum::extract::State(state): axum::extract::State<AppState>,
+              axum::Extension(handlers): axum::Extension<Arc<Handlers>>,
+              axum::extract::Path(id): axum::extract::Path<String>,
+              request: Request| pages::agent_form(state, handlers, id, request, form),
+    )
 }
 
 /// What every console answer carries: no script but svc's own, no framing, no sniffing, no
@@ -154,22 +170,32 @@ fn field<'a>(pairs: &'a [(String, String)], name: &str) -> &'a str {
     pairs.iter().find(|(k, _)| k == name).map_or("", |(_, v)| v.as_str())
 }
 
-/// A form field as a page shows it.
+/// A form field as a page shows it, filled with a current value where there is one.
 #[derive(Debug)]
 pub(crate) struct Control {
     name: String,
     label: String,
     description: String,
     required: bool,
-    /// `text`, `number`, `checkbox`, `checkboxes`, `select` or `json`.
+    /// `text`, `number`, `checkbox`, `checkboxes`, `select`, `list` or `json`.
     kind: &'static str,
     min: Option<i64>,
     max: Option<i64>,
     options: Vec<svc_catalogue::forms::Choice>,
+    /// The current value, as the control holds it (a list a line an item, JSON pretty).
+    value: String,
+    /// The values chosen (checkboxes, select) or whether it is ticked (`on`).
+    chosen: Vec<String>,
 }
 
 impl Control {
     fn of(field: &FormField) -> Self {
+        Self::filled(field, None)
+    }
+
+    /// The control of `field` holding `current`.
+    fn filled(field: &FormField, current: Option<&serde_json::Value>) -> Self {
+        use serde_json::Value;
         let label = field.name.replace('_', " ");
         let label = label[..1].to_uppercase() + &label[1..];
         let (kind, min, max, options) = match &field.kind {
@@ -181,7 +207,24 @@ impl Control {
             FieldKind::Choice { options, many } => {
                 (if *many { "checkboxes" } else { "select" }, None, None, options.clone())
             }
+            FieldKind::List => ("list", None, None, Vec::new()),
             FieldKind::Json => ("json", None, None, Vec::new()),
+        };
+        let current = current.filter(|v| !v.is_null());
+        let text = |v: &Value| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let (value, chosen) = match (kind, current) {
+            (_, None) => (String::new(), Vec::new()),
+            ("list", Some(Value::Array(items))) => (items.iter().map(text).collect::<Vec<_>>().join("\n"), Vec::new()),
+            ("json", Some(v)) => (serde_json::to_string_pretty(v).unwrap_or_default(), Vec::new()),
+            ("checkbox", Some(v)) => {
+                (String::new(), if v == &Value::Bool(true) { vec!["on".into()] } else { Vec::new() })
+            }
+            ("checkboxes", Some(Value::Array(items))) => (String::new(), items.iter().map(text).collect()),
+            ("select", Some(v)) => (String::new(), vec![text(v)]),
+            (_, Some(v)) => (text(v), Vec::new()),
         };
         Control {
             name: field.name.clone(),
@@ -192,6 +235,17 @@ impl Control {
             min,
             max,
             options,
+            value,
+            chosen,
         }
+    }
+
+    /// The controls of route `id`'s form, filled from `current` (an object of the same fields).
+    fn of_route(state: &AppState, id: &str, current: Option<&serde_json::Value>) -> Vec<Control> {
+        let Some(route) = state.catalogue.get(id) else { return Vec::new() };
+        svc_catalogue::forms::form_fields(route)
+            .iter()
+            .map(|field| Control::filled(field, current.and_then(|c| c.get(&field.name))))
+            .collect()
     }
 }

@@ -774,7 +774,9 @@ async fn form_call(
     let fields = svc_catalogue::forms::form_fields(route);
     let body = svc_catalogue::forms::form_to_json(&fields, pairs)
         .map_err(|e| ApiError::field(vec!["body".into(), e.field.as_str().into()], e.message, "type_error"))?;
-    act(state, handlers, session, id, path, Some(&body)).await
+    // A route whose input is all in its path takes no body.
+    let body = (!fields.is_empty()).then_some(body);
+    act(state, handlers, session, id, path, body.as_ref()).await
 }
 
 /// `GET /console/sandbox/logs`: the gateway's log as server-sent events, for the page's
@@ -835,4 +837,218 @@ pub(super) async fn credits(State(state): State<AppState>, headers: HeaderMap) -
         },
     }
     page(StatusCode::OK, &credits)
+}
+
+// ---- seller agents ------------------------------------------------------------------------
+
+/// A seller's agent as the console shows it (from the API's view of it).
+struct AgentRow {
+    id: String,
+    name: String,
+    endpoint: String,
+    invoke_url: String,
+    listed: bool,
+    missing: Vec<String>,
+    /// Whether invokes are sold, and at what price.
+    selling: Option<String>,
+}
+
+impl AgentRow {
+    fn of(view: &Value) -> Self {
+        let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
+        let listing = view.get("listing").cloned().unwrap_or_default();
+        let x402 = view.get("x402").filter(|c| c.get("enabled") == Some(&Value::Bool(true)));
+        AgentRow {
+            id: text(view, "id"),
+            name: text(view, "name"),
+            endpoint: text(view, "endpoint"),
+            invoke_url: text(view, "invoke_url"),
+            listed: listing.get("listed") == Some(&Value::Bool(true)),
+            missing: listing
+                .get("missing")
+                .and_then(Value::as_array)
+                .map(|m| m.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                .unwrap_or_default(),
+            selling: x402.map(|c| format!("{} USDC a call", c["pricing"]["amount"].as_str().unwrap_or("?"))),
+        }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "console/agents.html")]
+struct Agents {
+    frame: Option<Frame>,
+    barred: Option<String>,
+    agents: Vec<AgentRow>,
+    controls: Vec<Control>,
+    error: Option<String>,
+}
+
+async fn agents_page(state: &AppState, handlers: &Handlers, session: &Session, error: Option<String>) -> Agents {
+    let mut page = Agents {
+        frame: Some(Frame::of(session, "agents")),
+        barred: None,
+        agents: Vec::new(),
+        controls: Control::of_route(state, ids::sellers::CREATE, None),
+        error,
+    };
+    match act(state, handlers, session, ids::sellers::LIST, &[], None).await {
+        Ok(list) => {
+            page.agents = list["agents"].as_array().into_iter().flatten().map(AgentRow::of).collect();
+        }
+        Err(e) => page.barred = Some(e.to_string()),
+    }
+    page
+}
+
+/// `GET /console/agents`: the account's seller agents, and a form to register one.
+pub(super) async fn agents(
+    State(state): State<AppState>,
+    Extension(handlers): Extension<Arc<Handlers>>,
+    headers: HeaderMap,
+) -> Response {
+    match signed_in(&state, &headers).await {
+        Ok(session) => page(StatusCode::OK, &agents_page(&state, &handlers, &session, None).await),
+        Err(answer) => answer,
+    }
+}
+
+/// `POST /console/agents`: registers an agent through `POST /agents`; its page then shows the
+/// signing secret, this once.
+pub(super) async fn create_agent(
+    State(state): State<AppState>,
+    Extension(handlers): Extension<Arc<Handlers>>,
+    request: Request,
+) -> Response {
+    let (session, pairs) = match posted(&state, request).await {
+        Ok(posted) => posted,
+        Err(refused) => return refused,
+    };
+    match form_call(&state, &handlers, &session, ids::sellers::CREATE, &[], &pairs).await {
+        Ok(created) => {
+            let id = created["agent"]["id"].as_str().unwrap_or_default().to_owned();
+            let secret = created["signing"]["secret"].as_str().map(str::to_owned);
+            agent_answer(&state, &handlers, &session, &id, StatusCode::CREATED, secret, None).await
+        }
+        Err(e) => page(e.status(), &agents_page(&state, &handlers, &session, Some(message_of(&e))).await),
+    }
+}
+
+#[derive(Template)]
+#[template(path = "console/agent.html")]
+struct AgentPage {
+    frame: Option<Frame>,
+    agent: AgentRow,
+    /// A signing secret just made, shown this once.
+    secret: Option<String>,
+    edit: Vec<Control>,
+    x402: Vec<Control>,
+    withdraw: Vec<Control>,
+    revenue: Option<svc_catalogue::routes::sellers::Revenue>,
+    chart: SpendChart,
+    withdrawals: Vec<svc_catalogue::routes::sellers::WithdrawalView>,
+    error: Option<String>,
+}
+
+/// The page of agent `id`, or the API's answer for it (the same 404 for another's agent as
+/// for none).
+async fn agent_answer(
+    state: &AppState,
+    handlers: &Handlers,
+    session: &Session,
+    id: &str,
+    status: StatusCode,
+    secret: Option<String>,
+    error: Option<String>,
+) -> Response {
+    let frame = Frame::of(session, "agents");
+    let path = [("agent_id", id)];
+    let view = match act(state, handlers, session, ids::sellers::GET, &path, None).await {
+        Ok(view) => view,
+        Err(e) => return problem(Some(frame), &e),
+    };
+    let config = view.get("x402").cloned().filter(|c| !c.is_null()).map(|mut c| {
+        // The config's form takes the network by name or id; the view says its id.
+        c["agent_id"] = Value::from(id);
+        c
+    });
+    let revenue = act(state, handlers, session, ids::sellers::REVENUE, &path, None).await.ok();
+    let withdrawals = act(state, handlers, session, ids::sellers::WITHDRAWALS, &path, None).await.ok();
+    let today = state.clock.now_ms().div_euclid(DAY_MS) * DAY_MS;
+    let since = today - (DAYS - 1) * DAY_MS;
+    let earned = state.store.agent_daily_revenue(id, since).await.unwrap_or_default();
+    let points: Vec<(i64, &str, i64)> = earned.iter().map(|(day, amount)| (*day, "revenue", *amount)).collect();
+    let agent = AgentPage {
+        frame: Some(frame),
+        agent: AgentRow::of(&view),
+        secret,
+        edit: Control::of_route(state, ids::sellers::UPDATE, Some(&view)),
+        x402: Control::of_route(state, ids::sellers::CONFIG_SET, config.as_ref()),
+        withdraw: Control::of_route(state, ids::sellers::WITHDRAW, None),
+        revenue: revenue.and_then(|r| serde_json::from_value(r).ok()),
+        chart: SpendChart::of(&points, &["revenue"], since, DAYS),
+        withdrawals: withdrawals
+            .and_then(|w| serde_json::from_value(w["withdrawals"].clone()).ok())
+            .unwrap_or_default(),
+        error,
+    };
+    page(status, &agent)
+}
+
+/// `GET /console/agents/{agent_id}`.
+pub(super) async fn agent(
+    State(state): State<AppState>,
+    Extension(handlers): Extension<Arc<Handlers>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    match signed_in(&state, &headers).await {
+        Ok(session) => agent_answer(&state, &handlers, &session, &id, StatusCode::OK, None, None).await,
+        Err(answer) => answer,
+    }
+}
+
+/// The forms of an agent's page, each through its API route.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum AgentForm {
+    /// `PATCH /agents/{agent_id}`.
+    Edit,
+    /// `PUT /agents/{agent_id}/x402-config`.
+    X402,
+    /// `POST /agents/{agent_id}/secret`.
+    Secret,
+    /// `POST /agents/{agent_id}/withdrawals`.
+    Withdraw,
+}
+
+/// `POST /console/agents/{agent_id}/<form>`.
+pub(super) async fn agent_form(
+    state: AppState,
+    handlers: Arc<Handlers>,
+    id: String,
+    request: Request,
+    form: AgentForm,
+) -> Response {
+    let (session, pairs) = match posted(&state, request).await {
+        Ok(posted) => posted,
+        Err(refused) => return refused,
+    };
+    let route = match form {
+        AgentForm::Edit => ids::sellers::UPDATE,
+        AgentForm::X402 => ids::sellers::CONFIG_SET,
+        AgentForm::Secret => ids::sellers::ROTATE_SECRET,
+        AgentForm::Withdraw => ids::sellers::WITHDRAW,
+    };
+    let path = [("agent_id", id.as_str())];
+    match form_call(&state, &handlers, &session, route, &path, &pairs).await {
+        Ok(answer) => {
+            let secret = answer["signing"]["secret"].as_str().map(str::to_owned);
+            if secret.is_some() {
+                return agent_answer(&state, &handlers, &session, &id, StatusCode::OK, secret, None).await;
+            }
+            see_other(&format!("/console/agents/{id}"))
+        }
+        Err(ApiError::Missing(m)) => problem(Some(Frame::of(&session, "agents")), &ApiError::Missing(m)),
+        Err(e) => agent_answer(&state, &handlers, &session, &id, e.status(), None, Some(message_of(&e))).await,
+    }
 }

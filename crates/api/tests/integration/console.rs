@@ -463,3 +463,72 @@ async fn the_credits_page_shows_what_added_credits_and_pays_the_purchase_route_f
         "{barred}"
     );
 }
+
+#[tokio::test]
+async fn a_seller_registers_prices_and_watches_an_agent_and_nobody_else_sees_it() {
+    let app = TestApp::new().await;
+    let (_, key) = app.account_with_credits("0", &[Scope::Agents]).await;
+    let mut seller = Browser::new(&app);
+    assert_eq!(seller.sign_in_with_key(&key).await.status, StatusCode::SEE_OTHER);
+    let page = seller.get("/console/agents").await;
+    assert_eq!(page.status, StatusCode::OK);
+    let csrf = hidden(&page.text(), "csrf");
+    let created = seller
+        .post(
+            "/console/agents",
+            &[
+                ("csrf", &csrf),
+                ("name", "<img src=x onerror=alert(1)>"),
+                ("endpoint", "http://127.0.0.1:9/agent"),
+                ("description", "Answers questions about on-chain flows in plain words."),
+                ("tags", "flows\r\nonchain"),
+            ],
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
+    let html = created.text();
+    assert!(html.contains("whsec_"), "the signing secret, shown once");
+    assert!(!html.contains("<img src=x") && html.contains("&#60;img src=x"), "names render as text");
+    let id = html.split("<code>agt_").nth(1).and_then(|s| s.split('<').next()).map(|s| format!("agt_{s}"));
+    let id = id.unwrap_or_else(|| panic!("the agent's id on its page: {html}"));
+    assert!(!seller.get(&format!("/console/agents/{id}")).await.text().contains("whsec_"), "shown once");
+
+    let sold = seller
+        .post(
+            &format!("/console/agents/{id}/x402"),
+            &[
+                ("csrf", &csrf),
+                ("enabled", "on"),
+                ("pricing", r#"{"model": "per_request", "amount": "0.05", "currency": "USDC"}"#),
+                ("wallet_address", "0x209693bc6afc0c5328ba36faf03c514ef312287c"),
+            ],
+        )
+        .await;
+    assert_eq!(sold.status, StatusCode::SEE_OTHER, "{}", sold.text());
+    let detail = seller.get(&format!("/console/agents/{id}")).await.text();
+    assert!(detail.contains("0.05 USDC a call"), "{detail}");
+    assert!(detail.contains("Nothing earned from"), "the revenue chart, empty: {detail}");
+    let bad = seller.post(&format!("/console/agents/{id}/x402"), &[("csrf", &csrf), ("pricing", "{oops")]).await;
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", bad.text());
+    let too_much = seller.post(&format!("/console/agents/{id}/withdraw"), &[("csrf", &csrf), ("amount", "5")]).await;
+    assert!(too_much.status.is_client_error(), "{}", too_much.text());
+    let rotated = seller.post(&format!("/console/agents/{id}/secret"), &[("csrf", &csrf)]).await;
+    assert!(rotated.text().contains("whsec_"), "a new secret, shown once");
+
+    // Another account: the same 404 for this agent as for none, on every form.
+    let (_, other) = app.account_with_credits("0", &[Scope::Agents]).await;
+    let mut stranger = Browser::new(&app);
+    assert_eq!(stranger.sign_in_with_key(&other).await.status, StatusCode::SEE_OTHER);
+    let theirs = stranger.get(&format!("/console/agents/{id}")).await;
+    let none = stranger.get("/console/agents/agt_0000").await;
+    assert_eq!((theirs.status, none.status), (StatusCode::NOT_FOUND, StatusCode::NOT_FOUND));
+    let csrf = stranger.csrf().await;
+    let stolen = stranger.post(&format!("/console/agents/{id}/secret"), &[("csrf", &csrf)]).await;
+    assert_eq!(stolen.status, StatusCode::NOT_FOUND, "{}", stolen.text());
+    assert!(!stolen.text().contains("whsec_"));
+    // A key without the agents scope does not reach them.
+    let (_, data) = app.account_with_credits("0", &[Scope::Data]).await;
+    let mut reader = Browser::new(&app);
+    assert_eq!(reader.sign_in_with_key(&data).await.status, StatusCode::SEE_OTHER);
+    assert!(!reader.get("/console/agents").await.text().contains("Register the agent"));
+}

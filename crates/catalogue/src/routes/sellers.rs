@@ -213,35 +213,35 @@ pub struct AgentPatch {
     /// The agent's id.
     #[garde(length(max = 64))]
     pub agent_id: String,
-    /// See [`AgentRequest::name`].
+    /// A new display name, 1 to 100 characters.
     #[garde(length(chars, min = 1, max = 100))]
     pub name: Option<String>,
-    /// See [`AgentRequest::endpoint`].
+    /// A new HTTPS URL svc POSTs each paid invoke's JSON body to.
     #[garde(length(max = 2048))]
     pub endpoint: Option<String>,
-    /// See [`AgentRequest::description`].
+    /// A new description, for the marketplace (listed from 20 characters; at most 2,000).
     #[garde(length(chars, max = 2000))]
     pub description: Option<String>,
-    /// See [`AgentRequest::category`].
+    /// A new listing category (e.g. `research`, `trading`).
     #[garde(length(chars, max = 50))]
     pub category: Option<String>,
-    /// See [`AgentRequest::tags`].
+    /// New listing tags, at most 20 of at most 32 characters.
     // garde's `inner` on an `Option` reaches the list, schemars' the list's items: each says it its way.
     #[garde(length(max = 20), inner(inner(length(chars, min = 1, max = 32))))]
     #[schemars(inner(length(min = 1, max = 32)))]
     pub tags: Option<Vec<String>>,
-    /// See [`AgentRequest::examples`].
+    /// New examples `{input, output}`, at most 10.
     #[garde(length(max = 10))]
     pub examples: Option<Vec<Example>>,
-    /// See [`AgentRequest::capabilities`].
+    /// What it can do, anew: at most 20 of at most 100 characters.
     // garde's `inner` on an `Option` reaches the list, schemars' the list's items: each says it its way.
     #[garde(length(max = 20), inner(inner(length(chars, min = 1, max = 100))))]
     #[schemars(inner(length(min = 1, max = 100)))]
     pub capabilities: Option<Vec<String>>,
-    /// See [`AgentRequest::input_schema`].
+    /// A new JSON Schema an invoke's body must match (an object schema of at most 4 KiB).
     #[garde(skip)]
     pub input_schema: Option<Value>,
-    /// See [`AgentRequest::timeout_secs`].
+    /// New seconds the endpoint gets to answer, 1 to 60.
     #[garde(range(min = 1, max = 60))]
     pub timeout_secs: Option<u64>,
 }
