@@ -25,6 +25,9 @@ pub struct ApiConfig {
     pub signals: svc_signals::SignalConfig,
     /// Who may reach the MCP server, besides svc's own public host and origin.
     pub mcp: McpAccess,
+    /// Accounts whose wallet sign-ins see the console's operator view: from configuration
+    /// only, never from a request.
+    pub operators: Vec<String>,
 }
 
 /// The hosts (`Host` header) and browser origins (`Origin` header) the MCP server answers
@@ -50,6 +53,7 @@ impl Default for ApiConfig {
             trusted_proxies: Vec::new(),
             signals: svc_signals::SignalConfig::default(),
             mcp: McpAccess::default(),
+            operators: Vec::new(),
         }
     }
 }

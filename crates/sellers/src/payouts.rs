@@ -199,3 +199,49 @@ impl Sellers {
 fn valid_before(row: &Withdrawal) -> i64 {
     row.created_at.div_euclid(1000) + AUTHORIZATION_SECS
 }
+
+/// Why a payout settled by hand (an operator's `svc payouts` or the console's operator view)
+/// is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ByHandError {
+    /// Not a transaction hash.
+    #[error("a transaction hash is 0x and 64 hex digits")]
+    Transaction,
+    /// A reason the seller could not read as one line, or none.
+    #[error("the reason, shown to the seller, {0}")]
+    Reason(String),
+    /// No queued payout by that id (paid, failed, being sent, or none).
+    #[error("no queued payout {0}")]
+    NotQueued(String),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] svc_store::StoreError),
+}
+
+/// Records queued payout `id` as paid outside svc by transaction `tx`.
+pub async fn mark_paid(store: &svc_store::Store, id: &str, tx: &str, now_ms: i64) -> Result<(), ByHandError> {
+    let hex = tx.strip_prefix("0x").filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()));
+    if hex.is_none() {
+        return Err(ByHandError::Transaction);
+    }
+    let step = WithdrawalMove { from: "queued", to: "paid", tx_hash: Some(tx), error: None, now_ms };
+    if !store.move_withdrawal(id, step).await? {
+        return Err(ByHandError::NotQueued(id.to_owned()));
+    }
+    Ok(())
+}
+
+/// Gives up queued payout `id` for `reason` (shown to the seller); its amount goes back to the
+/// agent's balance.
+pub async fn mark_failed(store: &svc_store::Store, id: &str, reason: &str, now_ms: i64) -> Result<(), ByHandError> {
+    let reason = reason.trim();
+    if reason.is_empty() || reason.chars().count() > 200 {
+        return Err(ByHandError::Reason("is 1 to 200 characters".into()));
+    }
+    svc_domain::text::check_line(reason).map_err(|e| ByHandError::Reason(e.to_string()))?;
+    let step = WithdrawalMove { from: "queued", to: "failed", tx_hash: None, error: Some(reason), now_ms };
+    if !store.move_withdrawal(id, step).await? {
+        return Err(ByHandError::NotQueued(id.to_owned()));
+    }
+    Ok(())
+}

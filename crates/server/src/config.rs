@@ -582,6 +582,21 @@ pub struct FileConfig {
     /// Sellers: the platform fee, price bounds, endpoints.
     #[serde(default)]
     pub sellers: crate::sellers::SellersFile,
+    /// The console at `/console`.
+    #[serde(default)]
+    pub console: ConsoleFile,
+}
+
+/// The `[console]` table: the web console for people.
+#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConsoleFile {
+    /// Account ids (`svc accounts create --wallet ...` prints one) whose wallet sign-ins also
+    /// see the operator view: payments pending settlement, payouts to pay by hand, running
+    /// gateways. A key's session never does.
+    #[serde(default)]
+    #[schemars(example = ["acct_0190f5c2d4e37b6a8c9d0e1f2a3b4c5d"])]
+    pub operators: Vec<String>,
 }
 
 /// The `[limits]` table: operators' limits, the contract's values when unset. 0 turns a

@@ -156,7 +156,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let site = sign_in_site(args.public_url.as_deref(), local, args.payments.production)?;
     let store = store::open(&args.store).await?;
     let file = config::FileConfig::read_or_default(args.payments.config.as_deref())?;
-    let config = api_config(&args, &file.limits, site.clone())?;
+    let config = api_config(&args, &file, site.clone())?;
     let services = build_services(&args, file, store.clone(), config, &site, local).await?;
     let state = AppState::new(services).context("configuring the LLM proxy and sellers")?;
     start_background_work(&state).await;
@@ -170,10 +170,11 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The API's settings: the flags where given, else the config file's `[limits]`, else the
-/// contract's defaults.
-fn api_config(args: &ServeArgs, limits: &config::LimitsFile, site: Site) -> anyhow::Result<ApiConfig> {
+/// The API's settings: the flags where given, else the config file's `[limits]` (and
+/// `[console]`), else the contract's defaults.
+fn api_config(args: &ServeArgs, file: &config::FileConfig, site: Site) -> anyhow::Result<ApiConfig> {
     let defaults = ApiConfig::default();
+    let limits = &file.limits;
     Ok(ApiConfig {
         body_limit_bytes: args.body_limit_bytes,
         sign_in: sign_in_config(args.payments.production)?.for_site(site),
@@ -184,6 +185,7 @@ fn api_config(args: &ServeArgs, limits: &config::LimitsFile, site: Site) -> anyh
         trusted_proxies: args.trusted_proxies.clone(),
         signals: svc_signals_config(args.signal_refresh_minutes),
         mcp: svc_api::McpAccess { hosts: args.mcp_allowed_hosts.clone(), origins: args.mcp_allowed_origins.clone() },
+        operators: file.console.operators.clone(),
     })
 }
 
@@ -370,13 +372,14 @@ mod tests {
     #[test]
     fn a_limit_comes_from_its_flag_else_the_config_file_else_the_contract_default() {
         let site = Site::from_url("https://api.example.com").expect("site");
-        let file: config::LimitsFile = toml::from_str("rate_per_minute = 7\npreviews_per_hour = 3").expect("parses");
+        let file: config::FileConfig =
+            toml::from_str("[limits]\nrate_per_minute = 7\npreviews_per_hour = 3").expect("parses");
         let from_file = api_config(&serve_args(&[]), &file, site.clone()).expect("config");
         assert_eq!((from_file.rate_per_minute, from_file.previews_per_hour), (7, 3));
         let from_flag = api_config(&serve_args(&["--rate-per-minute", "9"]), &file, site.clone()).expect("config");
         assert_eq!((from_flag.rate_per_minute, from_flag.previews_per_hour), (9, 3));
         let contract = ApiConfig::default();
-        let neither = api_config(&serve_args(&[]), &config::LimitsFile::default(), site).expect("config");
+        let neither = api_config(&serve_args(&[]), &config::FileConfig::default(), site).expect("config");
         assert_eq!(
             (neither.rate_per_minute, neither.previews_per_hour),
             (contract.rate_per_minute, contract.previews_per_hour)
@@ -403,7 +406,7 @@ mod tests {
     #[test]
     fn a_route_limit_naming_no_paid_route_stops_the_start() {
         let site = Site::from_url("https://api.example.com").expect("site");
-        let typo: config::LimitsFile = toml::from_str("routes = { \"alpha.top_pick\" = 5 }").expect("parses");
+        let typo: config::FileConfig = toml::from_str("[limits]\nroutes = { \"alpha.top_pick\" = 5 }").expect("parses");
         let err = api_config(&serve_args(&[]), &typo, site).expect_err("a typo must not leave a route unlimited");
         assert!(err.to_string().contains("alpha.top_pick"), "{err}");
     }

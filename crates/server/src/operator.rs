@@ -86,31 +86,13 @@ pub(crate) async fn payouts(command: PayoutsCommand) -> anyhow::Result<()> {
             }
         }
         PayoutsCommand::MarkPaid { id, tx, store } => {
-            anyhow::ensure!(
-                tx.len() == 66 && tx.starts_with("0x") && tx[2..].bytes().all(|b| b.is_ascii_hexdigit()),
-                "--tx must be a transaction hash (0x and 64 hex digits)"
-            );
             let store = open_store(&store).await?;
-            let step = svc_store::WithdrawalMove {
-                from: "queued",
-                to: "paid",
-                tx_hash: Some(&tx),
-                error: None,
-                now_ms: SystemClock.now_ms(),
-            };
-            anyhow::ensure!(store.move_withdrawal(&id, step).await?, "no queued payout {id}");
+            svc_sellers::payouts::mark_paid(&store, &id, &tx, SystemClock.now_ms()).await?;
             writeln!(out, "{id} paid by {tx}")?;
         }
         PayoutsCommand::Fail { id, reason, store } => {
             let store = open_store(&store).await?;
-            let step = svc_store::WithdrawalMove {
-                from: "queued",
-                to: "failed",
-                tx_hash: None,
-                error: Some(&reason),
-                now_ms: SystemClock.now_ms(),
-            };
-            anyhow::ensure!(store.move_withdrawal(&id, step).await?, "no queued payout {id}");
+            svc_sellers::payouts::mark_failed(&store, &id, &reason, SystemClock.now_ms()).await?;
             writeln!(out, "{id} failed; its amount is back in the agent's balance")?;
         }
     }

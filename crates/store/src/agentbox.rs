@@ -195,6 +195,14 @@ impl Store {
         rows.into_iter().map(record).collect()
     }
 
+    /// The active gateways on every node, oldest first, at most `limit`: what an operator sees.
+    pub async fn active_gateways(&self, limit: u32) -> Result<Vec<GatewayRecord>, StoreError> {
+        const SQL: &str = select_gateway!("WHERE state NOT IN ('stopped', 'failed') ORDER BY created_at LIMIT $1");
+        let rows: Vec<GatewayRow> =
+            with_pool!(&self.db, |p| sqlx::query_as(SQL).bind(i64::from(limit)).fetch_all(p).await)?;
+        rows.into_iter().map(record).collect()
+    }
+
     /// The memory the active gateways on `node` reserve, MiB.
     pub async fn reserved_gateway_memory(&self, node: &str) -> Result<u64, StoreError> {
         const SQL: &str = "SELECT CAST(COALESCE(SUM(memory_mb), 0) AS BIGINT) FROM agentbox_gateways \

@@ -54,6 +54,9 @@ pub(crate) fn router(handlers: &Arc<Handlers>) -> Router<AppState> {
         .route("/console/agents/{agent_id}/secret", agent_form(pages::AgentForm::Secret))
         .route("/console/agents/{agent_id}/withdraw", agent_form(pages::AgentForm::Withdraw))
         .route("/console/keys", get(pages::keys).post(pages::create_key))
+        .route("/console/operator", get(pages::operator))
+        .route("/console/operator/payouts/{id}/paid", payout_step(pages::PayoutStep::Paid))
+        .route("/console/operator/payouts/{id}/failed", payout_step(pages::PayoutStep::Failed))
         .route("/console/sandbox", get(pages::sandbox))
         .route("/console/sandbox/start", post(pages::start_sandbox))
         .route("/console/sandbox/stop", post(pages::stop_sandbox))
@@ -73,6 +76,15 @@ fn agent_form(form: pages::AgentForm) -> axum::routing::MethodRouter<AppState> {
               axum::Extension(handlers): axum::Extension<Arc<Handlers>>,
               axum::extract::Path(id): axum::extract::Path<String>,
               request: Request| pages::agent_form(state, handlers, id, request, form),
+    )
+}
+
+/// The POST route of an operator's step on a queued payout.
+fn payout_step(step: pages::PayoutStep) -> axum::routing::MethodRouter<AppState> {
+    post(
+        move |axum::extract::State(state): axum::extract::State<AppState>,
+              axum::extract::Path(id): axum::extract::Path<String>,
+              request: Request| pages::settle_payout(state, id, request, step),
     )
 }
 

@@ -31,15 +31,23 @@ pub(crate) struct Frame {
     csrf: String,
     /// The page's place in the navigation.
     here: &'static str,
+    /// Whether the operator view is in the navigation.
+    operator: bool,
 }
 
 impl Frame {
-    fn of(session: &Session, here: &'static str) -> Self {
+    fn of(state: &AppState, session: &Session, here: &'static str) -> Self {
         let signed_in_as = match &session.holder {
             Holder::SignedIn(account) => account.wallet.clone().unwrap_or_default(),
             Holder::Key(key) => format!("key {}…", key.key.prefix),
         };
-        Frame { account: session.holder.account().name.clone(), signed_in_as, csrf: session.csrf.clone(), here }
+        Frame {
+            account: session.holder.account().name.clone(),
+            signed_in_as,
+            csrf: session.csrf.clone(),
+            here,
+            operator: is_operator(state, session),
+        }
     }
 }
 
@@ -95,10 +103,10 @@ async fn posted(state: &AppState, request: Request) -> Result<(Session, Vec<(Str
     let (parts, body) = request.into_parts();
     let headers = &parts.headers;
     let session = signed_in(state, headers).await?;
-    let pairs = form(headers, body).await.map_err(|e| problem(Some(Frame::of(&session, "")), &e))?;
+    let pairs = form(headers, body).await.map_err(|e| problem(Some(Frame::of(state, &session, "")), &e))?;
     if !session::same_origin(state, headers) || !sessions::csrf_matches(&session, field(&pairs, "csrf")) {
         return Err(forbidden(
-            Some(Frame::of(&session, "")),
+            Some(Frame::of(state, &session, "")),
             "This form is out of date or came from another site; reload the page and try again.",
         ));
     }
@@ -297,7 +305,7 @@ pub(super) async fn overview(State(state): State<AppState>, headers: HeaderMap) 
         Ok(session) => session,
         Err(answer) => return answer,
     };
-    let frame = Frame::of(&session, "overview");
+    let frame = Frame::of(&state, &session, "overview");
     match overview_page(&state, &session).await {
         Ok(mut overview) => {
             overview.frame = Some(frame);
@@ -369,7 +377,7 @@ async fn keys_page(state: &AppState, session: &Session, made: Option<String>, er
             Err(e) => (Some(ApiError::from(e).to_string()), Vec::new()),
         },
     };
-    Keys { frame: Some(Frame::of(session, "keys")), barred, keys, controls, made, error }
+    Keys { frame: Some(Frame::of(state, session, "keys")), barred, keys, controls, made, error }
 }
 
 /// A key as its row shows it.
@@ -444,7 +452,7 @@ pub(super) async fn revoke_key(
     match act(&state, &handlers, &session, ids::account::KEY_REVOKE, &[("key_id", &key_id)], None).await {
         Ok(_) => see_other("/console/keys"),
         // Another account's key is the same 404 as one that does not exist.
-        Err(e) => problem(Some(Frame::of(&session, "keys")), &e),
+        Err(e) => problem(Some(Frame::of(&state, &session, "keys")), &e),
     }
 }
 
@@ -588,7 +596,7 @@ pub(super) async fn calls(State(state): State<AppState>, headers: HeaderMap, req
         Ok(session) => session,
         Err(answer) => return answer,
     };
-    let frame = || Frame::of(&session, "calls");
+    let frame = || Frame::of(&state, &session, "calls");
     let query: CallsQuery = match serde_urlencoded::from_str(request.uri().query().unwrap_or_default()) {
         Ok(query) => query,
         Err(_) => {
@@ -644,7 +652,7 @@ pub(super) async fn call(State(state): State<AppState>, headers: HeaderMap, Path
         Ok(session) => session,
         Err(answer) => return answer,
     };
-    let frame = Frame::of(&session, "calls");
+    let frame = Frame::of(&state, &session, "calls");
     let found = async {
         may(&state, &session, "account.credits")?;
         let account = session.holder.account();
@@ -692,7 +700,7 @@ async fn sandbox_page(state: &AppState, session: &Session, error: Option<String>
         .map(|route| svc_catalogue::forms::form_fields(route).iter().map(Control::of).collect())
         .unwrap_or_default();
     let mut page = Sandbox {
-        frame: Some(Frame::of(session, "sandbox")),
+        frame: Some(Frame::of(state, session, "sandbox")),
         barred: None,
         templates: listed.templates,
         credits_per_minute: listed.credits_per_minute.to_string(),
@@ -819,7 +827,7 @@ pub(super) async fn credits(State(state): State<AppState>, headers: HeaderMap) -
     };
     let account = session.holder.account();
     let mut credits = Credits {
-        frame: Some(Frame::of(&session, "credits")),
+        frame: Some(Frame::of(&state, &session, "credits")),
         barred: None,
         account_id: account.id.clone(),
         balance: Money::from_atomic(account.balance).to_string(),
@@ -886,7 +894,7 @@ struct Agents {
 
 async fn agents_page(state: &AppState, handlers: &Handlers, session: &Session, error: Option<String>) -> Agents {
     let mut page = Agents {
-        frame: Some(Frame::of(session, "agents")),
+        frame: Some(Frame::of(state, session, "agents")),
         barred: None,
         agents: Vec::new(),
         controls: Control::of_route(state, ids::sellers::CREATE, None),
@@ -961,7 +969,7 @@ async fn agent_answer(
     secret: Option<String>,
     error: Option<String>,
 ) -> Response {
-    let frame = Frame::of(session, "agents");
+    let frame = Frame::of(state, session, "agents");
     let path = [("agent_id", id)];
     let view = match act(state, handlers, session, ids::sellers::GET, &path, None).await {
         Ok(view) => view,
@@ -1048,7 +1056,158 @@ pub(super) async fn agent_form(
             }
             see_other(&format!("/console/agents/{id}"))
         }
-        Err(ApiError::Missing(m)) => problem(Some(Frame::of(&session, "agents")), &ApiError::Missing(m)),
+        Err(ApiError::Missing(m)) => problem(Some(Frame::of(&state, &session, "agents")), &ApiError::Missing(m)),
         Err(e) => agent_answer(&state, &handlers, &session, &id, e.status(), None, Some(message_of(&e))).await,
+    }
+}
+
+// ---- operator -----------------------------------------------------------------------------
+
+/// Whether the session is an operator's: a wallet sign-in of an account the configuration
+/// names. A key's session never is, whatever its account.
+fn is_operator(state: &AppState, session: &Session) -> bool {
+    matches!(&session.holder, Holder::SignedIn(account) if state.config.operators.contains(&account.id))
+}
+
+/// A payment as the operator view lists it.
+struct PaymentRow {
+    id: String,
+    route: String,
+    network: String,
+    payer: String,
+    amount: String,
+    status: String,
+    transaction: Option<String>,
+    updated: String,
+}
+
+/// A payout as the operator view lists it.
+struct PayoutRow {
+    id: String,
+    agent: String,
+    amount: String,
+    network: String,
+    destination: String,
+    asked: String,
+}
+
+/// A running gateway as the operator view lists it.
+struct GatewayRow {
+    account: String,
+    template: String,
+    state: String,
+    node: String,
+    memory_mb: u64,
+    started: String,
+}
+
+#[derive(Template)]
+#[template(path = "console/operator.html")]
+struct Operator {
+    frame: Option<Frame>,
+    payments: Vec<PaymentRow>,
+    payouts: Vec<PayoutRow>,
+    gateways: Vec<GatewayRow>,
+    error: Option<String>,
+}
+
+/// How long a payment may stay reserved before the operator view counts it as left open.
+const RESERVED_FOR_LONG_MS: i64 = 60_000;
+
+async fn operator_page(state: &AppState, session: &Session, error: Option<String>) -> Result<Operator, ApiError> {
+    let now = state.clock.now_ms();
+    let open = now - RESERVED_FOR_LONG_MS;
+    let payments = state.store.payments_to_reconcile(open, open, None, 100).await?;
+    let payouts = state.store.withdrawals_in("queued", 100).await?;
+    let gateways = state.store.active_gateways(100).await?;
+    let usd = |atomic: i64| Money::from_atomic(u64::try_from(atomic).unwrap_or(0)).to_string();
+    Ok(Operator {
+        frame: Some(Frame::of(state, session, "operator")),
+        payments: payments
+            .into_iter()
+            .map(|p| PaymentRow {
+                amount: Money::from_atomic(p.amount).to_string(),
+                status: p.status.to_string(),
+                updated: svc_domain::rfc3339(p.updated_at),
+                transaction: p.tx_hash.filter(|t| !t.is_empty()),
+                id: p.id,
+                route: p.route_id,
+                network: p.network,
+                payer: p.payer,
+            })
+            .collect(),
+        payouts: payouts
+            .into_iter()
+            .map(|w| PayoutRow {
+                amount: usd(w.amount),
+                asked: svc_domain::rfc3339(w.created_at),
+                id: w.id,
+                agent: w.agent_id,
+                network: w.network,
+                destination: w.destination,
+            })
+            .collect(),
+        gateways: gateways
+            .into_iter()
+            .map(|g| GatewayRow {
+                started: g.started_at.map(svc_domain::rfc3339).unwrap_or_default(),
+                account: g.account_id,
+                template: g.template,
+                state: g.state,
+                node: g.node,
+                memory_mb: g.memory_mb,
+            })
+            .collect(),
+        error,
+    })
+}
+
+/// `GET /console/operator`: for operators; anyone else gets the console's 404.
+pub(super) async fn operator(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let session = match signed_in(&state, &headers).await {
+        Ok(session) => session,
+        Err(answer) => return answer,
+    };
+    if !is_operator(&state, &session) {
+        return page(StatusCode::NOT_FOUND, &Problem::not_found());
+    }
+    match operator_page(&state, &session, None).await {
+        Ok(operator) => page(StatusCode::OK, &operator),
+        Err(e) => problem(Some(Frame::of(&state, &session, "operator")), &e),
+    }
+}
+
+/// What an operator does with a queued payout.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum PayoutStep {
+    /// Paid outside svc, by a transaction.
+    Paid,
+    /// Given up, its amount back in the agent's balance.
+    Failed,
+}
+
+/// `POST /console/operator/payouts/{id}/paid|failed`, as `svc payouts mark-paid|fail` does.
+pub(super) async fn settle_payout(state: AppState, id: String, request: Request, step: PayoutStep) -> Response {
+    let (session, pairs) = match posted(&state, request).await {
+        Ok(posted) => posted,
+        Err(refused) => return refused,
+    };
+    if !is_operator(&state, &session) {
+        return page(StatusCode::NOT_FOUND, &Problem::not_found());
+    }
+    let now = state.clock.now_ms();
+    let done = match step {
+        PayoutStep::Paid => svc_sellers::payouts::mark_paid(&state.store, &id, field(&pairs, "tx"), now).await,
+        PayoutStep::Failed => svc_sellers::payouts::mark_failed(&state.store, &id, field(&pairs, "reason"), now).await,
+    };
+    let (status, why) = match done {
+        Ok(()) => return see_other("/console/operator"),
+        Err(svc_sellers::payouts::ByHandError::NotQueued(_)) => (StatusCode::NOT_FOUND, done.err()),
+        Err(svc_sellers::payouts::ByHandError::Store(e)) => return problem(None, &ApiError::from(e)),
+        Err(e) => (StatusCode::UNPROCESSABLE_ENTITY, Some(e)),
+    };
+    match operator_page(&state, &session, why.map(|e| e.to_string())).await {
+        Ok(operator) => page(status, &operator),
+        Err(e) => problem(Some(Frame::of(&state, &session, "operator")), &e),
     }
 }

@@ -532,3 +532,63 @@ async fn a_seller_registers_prices_and_watches_an_agent_and_nobody_else_sees_it(
     assert_eq!(reader.sign_in_with_key(&data).await.status, StatusCode::SEE_OTHER);
     assert!(!reader.get("/console/agents").await.text().contains("Register the agent"));
 }
+
+#[tokio::test]
+async fn only_an_operators_wallet_sign_in_sees_the_operator_view() {
+    let mut app = TestApp::new().await;
+    let wallet = Payer::from_key(PAYER_KEY).expect("key");
+    let address = format!("{:#x}", wallet.address());
+    let operator = svc_accounts::wallet_account(&app.store, &address, crate::support::NOW_MS).await.expect("account");
+    let key = svc_accounts::issue_key(&app.store, &operator.id, "ops", &[Scope::Data], None, crate::support::NOW_MS);
+    let key = key.await.expect("key").secret;
+    let config = svc_api::ApiConfig { operators: vec![operator.id.clone()], ..svc_api::ApiConfig::default() };
+    app.restart_with(crate::support::Setup { config, ..crate::support::Setup::default() }).await;
+    // A payment a stopped process left reserved: the chain must decide it.
+    let left = svc_store::NewPayment {
+        id: "pay_left".into(),
+        route_id: "alpha.top_picks".into(),
+        network: "eip155:8453".into(),
+        payer: "0x2c75aa27a0e1f0b3e0e1f0b3e0e1f0b3e0e15c23".into(),
+        nonce: "0x01".into(),
+        amount: 500_000,
+        asset: "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913".into(),
+        pay_to: "0x209693bc6afc0c5328ba36faf03c514ef312287c".into(),
+        valid_before: None,
+        now_ms: crate::support::NOW_MS - 3_600_000,
+        holder: None,
+    };
+    app.store.reserve_payment(&left).await.expect("reserve");
+
+    let mut ops = Browser::new(&app);
+    assert_eq!(ops.sign_in_with_wallet(&wallet).await.status, StatusCode::SEE_OTHER);
+    let overview = ops.get("/console").await.text();
+    assert!(overview.contains("href=\"/console/operator\""), "operators see it in the navigation");
+    let page = ops.get("/console/operator").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.text().contains("pay_left"), "{}", page.text());
+    let csrf = hidden(&page.text(), "csrf");
+    let tx = format!("0x{}", "ab".repeat(32));
+    let unknown = ops.post("/console/operator/payouts/wd_none/paid", &[("csrf", &csrf), ("tx", &tx)]).await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND);
+    assert!(unknown.text().contains("no queued payout wd_none"), "{}", unknown.text());
+    let bad = ops.post("/console/operator/payouts/wd_none/paid", &[("csrf", &csrf), ("tx", "0x12")]).await;
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let hidden_text =
+        ops.post("/console/operator/payouts/wd_none/failed", &[("csrf", &csrf), ("reason", "ok\u{200b}")]).await;
+    assert_eq!(hidden_text.status, StatusCode::UNPROCESSABLE_ENTITY, "invisible characters in a reason");
+
+    // The same account through a key, and anyone else: the console's 404, on the page and forms.
+    let not_found = ops.get("/console/nowhere").await.text();
+    for mut stranger in [Browser::new(&app), Browser::new(&app)] {
+        let (_, other) = app.account_with_credits("1", &[Scope::Data]).await;
+        let signed = stranger.sign_in_with_key(if stranger.cookies.is_empty() { &key } else { &other }).await;
+        assert_eq!(signed.status, StatusCode::SEE_OTHER);
+        let page = stranger.get("/console/operator").await;
+        assert_eq!((page.status, page.text()), (StatusCode::NOT_FOUND, not_found.clone()));
+        assert!(!stranger.get("/console").await.text().contains("/console/operator"));
+        let csrf = stranger.csrf().await;
+        let tx = format!("0x{}", "ab".repeat(32));
+        let step = stranger.post("/console/operator/payouts/wd_none/paid", &[("csrf", &csrf), ("tx", &tx)]).await;
+        assert_eq!(step.status, StatusCode::NOT_FOUND);
+    }
+}

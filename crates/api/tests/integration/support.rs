@@ -288,7 +288,12 @@ impl TestApp {
 
     /// svc restarted over the same store, clock and simulated market: nothing in memory kept.
     pub async fn restart(&mut self) {
-        let setup = Setup::default();
+        self.restart_with(Setup::default()).await;
+    }
+
+    /// [`TestApp::restart`], put together as `setup` says (a configuration naming an account
+    /// the test opened, say).
+    pub async fn restart_with(&mut self, setup: Setup) {
         let (router, state) = build(self.store.clone(), self.clock.clone(), &self.sim_base, setup).await;
         self.router = router;
         self.state = state;
