@@ -592,3 +592,23 @@ async fn only_an_operators_wallet_sign_in_sees_the_operator_view() {
         assert_eq!(step.status, StatusCode::NOT_FOUND);
     }
 }
+
+#[tokio::test]
+async fn pages_go_gzipped_to_browsers_that_take_it_and_plain_to_others() {
+    let app = TestApp::new().await;
+    let request = |gzip: bool| {
+        let mut builder = Request::get("/console/sign-in");
+        if gzip {
+            builder = builder.header("accept-encoding", "gzip, deflate, br");
+        }
+        builder.body(Body::empty()).expect("request")
+    };
+    let zipped = app.send(request(true)).await;
+    assert_eq!(zipped.headers["content-encoding"], "gzip");
+    let mut page = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(zipped.body.as_slice()), &mut page).expect("gzip");
+    let plain = app.send(request(false)).await;
+    assert!(plain.headers.get("content-encoding").is_none());
+    assert!(page.contains("Sign in with the key") && page.len() == plain.body.len(), "the same page");
+    assert!(zipped.body.len() < plain.body.len() / 2, "{} of {}", zipped.body.len(), plain.body.len());
+}
