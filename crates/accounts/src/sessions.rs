@@ -33,8 +33,8 @@ pub struct Session {
     pub expires_at: i64,
 }
 
-/// 256 random bits, hex.
-fn random_secret() -> String {
+/// 256 random bits, hex: a session's secret, its CSRF token, the sign-in form's token.
+pub fn random_secret() -> String {
     format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple())
 }
 
@@ -73,9 +73,14 @@ pub async fn end(store: &Store, secret: &str) -> Result<(), StoreError> {
     store.end_console_session(&key_hash(secret)).await.map(|_| ())
 }
 
-/// Whether `presented` is the session's CSRF token, compared in constant time.
+/// Whether `presented` is the session's CSRF token.
 pub fn csrf_matches(session: &Session, presented: &str) -> bool {
+    secrets_match(&session.csrf, presented)
+}
+
+/// Whether `presented` is `expected`, compared in constant time (an empty one never matches).
+pub fn secrets_match(expected: &str, presented: &str) -> bool {
     use subtle::ConstantTimeEq as _;
-    let (a, b) = (session.csrf.as_bytes(), presented.as_bytes());
-    a.len() == b.len() && bool::from(a.ct_eq(b))
+    let (a, b) = (expected.as_bytes(), presented.as_bytes());
+    !a.is_empty() && a.len() == b.len() && bool::from(a.ct_eq(b))
 }

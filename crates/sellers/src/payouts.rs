@@ -220,8 +220,8 @@ pub enum ByHandError {
 
 /// Records queued payout `id` as paid outside svc by transaction `tx`.
 pub async fn mark_paid(store: &svc_store::Store, id: &str, tx: &str, now_ms: i64) -> Result<(), ByHandError> {
-    let hex = tx.strip_prefix("0x").filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()));
-    if hex.is_none() {
+    let hash = tx.strip_prefix("0x").is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()));
+    if !hash {
         return Err(ByHandError::Transaction);
     }
     let step = WithdrawalMove { from: "queued", to: "paid", tx_hash: Some(tx), error: None, now_ms };

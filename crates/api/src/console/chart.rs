@@ -25,6 +25,9 @@ pub(crate) struct Bar {
 /// The chart, ready to draw.
 #[derive(Debug)]
 pub(crate) struct SpendChart {
+    /// The drawing area, in SVG units: the `viewBox`.
+    pub width: f64,
+    pub height: f64,
     pub bars: Vec<Bar>,
     /// The largest day's spend, USD: the top of the scale.
     pub top: String,
@@ -78,6 +81,8 @@ impl SpendChart {
             }
         }
         SpendChart {
+            width: WIDTH,
+            height: HEIGHT,
             empty: bars.is_empty(),
             bars,
             top: usd(top),

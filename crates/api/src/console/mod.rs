@@ -54,6 +54,7 @@ pub(crate) fn router(handlers: &Arc<Handlers>) -> Router<AppState> {
         .route("/console/agents/{agent_id}/secret", agent_form(pages::AgentForm::Secret))
         .route("/console/agents/{agent_id}/withdraw", agent_form(pages::AgentForm::Withdraw))
         .route("/console/keys", get(pages::keys).post(pages::create_key))
+        .route("/console/keys/{key_id}/revoke", post(pages::revoke_key))
         .route("/console/operator", get(pages::operator))
         .route("/console/operator/payouts/{id}/paid", payout_step(pages::PayoutStep::Paid))
         .route("/console/operator/payouts/{id}/failed", payout_step(pages::PayoutStep::Failed))
@@ -61,7 +62,6 @@ pub(crate) fn router(handlers: &Arc<Handlers>) -> Router<AppState> {
         .route("/console/sandbox/start", post(pages::start_sandbox))
         .route("/console/sandbox/stop", post(pages::stop_sandbox))
         .route("/console/sandbox/logs", get(pages::sandbox_logs))
-        .route("/console/keys/{key_id}/revoke", post(pages::revoke_key))
         .route("/console/assets/console.css", get(stylesheet))
         .route("/console/assets/console.js", get(script))
         .route("/console/{*rest}", axum::routing::any(not_found))
@@ -107,9 +107,7 @@ async fn compressed(request: Request, next: axum::middleware::Next) -> Response 
     let Ok(bytes) = axum::body::to_bytes(body, COMPRESS_LIMIT).await else {
         return ApiError::Internal("a console page was too large to send".into()).into_response();
     };
-    use std::io::Write as _;
-    let mut encoder = flate2::write::GzEncoder::new(Vec::with_capacity(bytes.len() / 4), flate2::Compression::fast());
-    let Ok(zipped) = encoder.write_all(&bytes).and_then(|()| encoder.finish()) else {
+    let Ok(zipped) = crate::encoding::gzip_at(&bytes, flate2::Compression::fast()) else {
         return Response::from_parts(parts, Body::from(bytes));
     };
     parts.headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
@@ -160,8 +158,7 @@ fn asset(kind: &'static str, body: &'static str) -> Response {
     response
 }
 
-async fn not_found(request: Request) -> Response {
-    let _ = request;
+async fn not_found() -> Response {
     page(StatusCode::NOT_FOUND, &pages::Problem::not_found())
 }
 
@@ -231,10 +228,6 @@ pub(crate) struct Control {
 }
 
 impl Control {
-    fn of(field: &FormField) -> Self {
-        Self::filled(field, None)
-    }
-
     /// The control of `field` holding `current`.
     fn filled(field: &FormField, current: Option<&serde_json::Value>) -> Self {
         use serde_json::Value;

@@ -69,12 +69,7 @@ impl Problem {
 /// The page for `err`, in the console's shape: its status, its words.
 fn problem(frame: Option<Frame>, err: &ApiError) -> Response {
     let status = err.status();
-    let message = match err {
-        ApiError::Validation(input) => {
-            input.errors.iter().map(|e| format!("{}: {}", place(&e.loc), e.msg)).collect::<Vec<_>>().join("; ")
-        }
-        other => other.to_string(),
-    };
+    let message = message_of(err);
     let title = status.canonical_reason().unwrap_or("Error").to_owned();
     page(status, &Problem { frame, title, message })
 }
@@ -119,7 +114,16 @@ fn forbidden(frame: Option<Frame>, message: &str) -> Response {
 
 /// Whether the session may call route `id`, as over the API.
 fn may(state: &AppState, session: &Session, id: &str) -> Result<(), ApiError> {
-    let route = state.catalogue.get(id).ok_or_else(|| ApiError::Internal(format!("no route {id}")))?;
+    may_call(session, route(state, id)?)
+}
+
+/// The catalogue's route `id`.
+fn route(state: &AppState, id: &str) -> Result<&'static svc_catalogue::RouteSpec, ApiError> {
+    state.catalogue.get(id).ok_or_else(|| ApiError::Internal(format!("no route {id}")))
+}
+
+/// Whether the session may call `route`, as over the API.
+fn may_call(session: &Session, route: &svc_catalogue::RouteSpec) -> Result<(), ApiError> {
     session.holder.may_call(route).map_err(|refusal| match refusal {
         Refusal::NotSignedIn => ApiError::SignIn("this needs the account's wallet: a key cannot do it".into()),
         other => ApiError::from(other),
@@ -136,8 +140,8 @@ async fn act(
     path: &[(&str, &str)],
     body: Option<&Value>,
 ) -> Result<Value, ApiError> {
-    may(state, session, id)?;
-    let route = state.catalogue.get(id).ok_or_else(|| ApiError::Internal(format!("no route {id}")))?;
+    let route = route(state, id)?;
+    may_call(session, route)?;
     let bytes = body.map(|b| b.to_string());
     let raw = RawInput { path, query: None, body: bytes.as_deref().map(str::as_bytes) };
     let input = route.parse_input(&raw)?;
@@ -296,8 +300,13 @@ struct Total {
 }
 
 const DAY_MS: i64 = 86_400_000;
-/// Days the overview's chart covers.
+/// Days the charts cover.
 const DAYS: i64 = 30;
+
+/// Where the charts' window starts: the beginning of the 30th UTC day back, today included.
+fn window_start(state: &AppState) -> i64 {
+    state.clock.now_ms().div_euclid(DAY_MS) * DAY_MS - (DAYS - 1) * DAY_MS
+}
 
 /// `GET /console`.
 pub(super) async fn overview(State(state): State<AppState>, headers: HeaderMap) -> Response {
@@ -318,10 +327,7 @@ pub(super) async fn overview(State(state): State<AppState>, headers: HeaderMap) 
 async fn overview_page(state: &AppState, session: &Session) -> Result<Overview, ApiError> {
     may(state, session, "account.credits")?;
     let account = session.holder.account();
-    let now = state.clock.now_ms();
-    // Days are UTC days; the window starts at the beginning of the 30th day back.
-    let today = now.div_euclid(DAY_MS) * DAY_MS;
-    let since = today - (DAYS - 1) * DAY_MS;
+    let since = window_start(state);
     let spent = state.store.daily_spend(&account.id, account.wallet.as_deref(), ids::credits::PURCHASE, since).await?;
     let sum = |days: i64, keep: &dyn Fn(&svc_store::DailySpend) -> bool| {
         let atomic: i64 = spent.iter().filter(|s| s.day >= DAYS - days && keep(s)).map(|s| s.amount).sum();
@@ -365,11 +371,7 @@ struct Keys {
 }
 
 async fn keys_page(state: &AppState, session: &Session, made: Option<String>, error: Option<String>) -> Keys {
-    let controls = state
-        .catalogue
-        .get(ids::account::KEY_CREATE)
-        .map(|route| svc_catalogue::forms::form_fields(route).iter().map(Control::of).collect())
-        .unwrap_or_default();
+    let controls = Control::of_route(state, ids::account::KEY_CREATE, None);
     let (barred, keys) = match may(state, session, ids::account::KEYS) {
         Err(e) => (Some(e.to_string()), Vec::new()),
         Ok(()) => match svc_accounts::views::keys(&state.store, &session.holder.account().id).await {
@@ -694,11 +696,7 @@ struct Sandbox {
 
 async fn sandbox_page(state: &AppState, session: &Session, error: Option<String>) -> Sandbox {
     let listed = state.agentbox.templates();
-    let controls = state
-        .catalogue
-        .get(ids::agentbox::START)
-        .map(|route| svc_catalogue::forms::form_fields(route).iter().map(Control::of).collect())
-        .unwrap_or_default();
+    let controls = Control::of_route(state, ids::agentbox::START, None);
     let mut page = Sandbox {
         frame: Some(Frame::of(state, session, "sandbox")),
         barred: None,
@@ -778,8 +776,7 @@ async fn form_call(
     path: &[(&str, &str)],
     pairs: &[(String, String)],
 ) -> Result<Value, ApiError> {
-    let route = state.catalogue.get(id).ok_or(ApiError::NotFound)?;
-    let fields = svc_catalogue::forms::form_fields(route);
+    let fields = svc_catalogue::forms::form_fields(route(state, id)?);
     let body = svc_catalogue::forms::form_to_json(&fields, pairs)
         .map_err(|e| ApiError::field(vec!["body".into(), e.field.as_str().into()], e.message, "type_error"))?;
     // A route whose input is all in its path takes no body.
@@ -975,15 +972,9 @@ async fn agent_answer(
         Ok(view) => view,
         Err(e) => return problem(Some(frame), &e),
     };
-    let config = view.get("x402").cloned().filter(|c| !c.is_null()).map(|mut c| {
-        // The config's form takes the network by name or id; the view says its id.
-        c["agent_id"] = Value::from(id);
-        c
-    });
     let revenue = act(state, handlers, session, ids::sellers::REVENUE, &path, None).await.ok();
     let withdrawals = act(state, handlers, session, ids::sellers::WITHDRAWALS, &path, None).await.ok();
-    let today = state.clock.now_ms().div_euclid(DAY_MS) * DAY_MS;
-    let since = today - (DAYS - 1) * DAY_MS;
+    let since = window_start(state);
     let earned = state.store.agent_daily_revenue(id, since).await.unwrap_or_default();
     let points: Vec<(i64, &str, i64)> = earned.iter().map(|(day, amount)| (*day, "revenue", *amount)).collect();
     let agent = AgentPage {
@@ -991,7 +982,7 @@ async fn agent_answer(
         agent: AgentRow::of(&view),
         secret,
         edit: Control::of_route(state, ids::sellers::UPDATE, Some(&view)),
-        x402: Control::of_route(state, ids::sellers::CONFIG_SET, config.as_ref()),
+        x402: Control::of_route(state, ids::sellers::CONFIG_SET, view.get("x402")),
         withdraw: Control::of_route(state, ids::sellers::WITHDRAW, None),
         revenue: revenue.and_then(|r| serde_json::from_value(r).ok()),
         chart: SpendChart::of(&points, &["revenue"], since, DAYS),
@@ -1056,7 +1047,8 @@ pub(super) async fn agent_form(
             }
             see_other(&format!("/console/agents/{id}"))
         }
-        Err(ApiError::Missing(m)) => problem(Some(Frame::of(&state, &session, "agents")), &ApiError::Missing(m)),
+        // Another account's agent is the console's 404, as over the API.
+        Err(e @ ApiError::Missing(_)) => problem(Some(Frame::of(&state, &session, "agents")), &e),
         Err(e) => agent_answer(&state, &handlers, &session, &id, e.status(), None, Some(message_of(&e))).await,
     }
 }
@@ -1200,13 +1192,15 @@ pub(super) async fn settle_payout(state: AppState, id: String, request: Request,
         PayoutStep::Paid => svc_sellers::payouts::mark_paid(&state.store, &id, field(&pairs, "tx"), now).await,
         PayoutStep::Failed => svc_sellers::payouts::mark_failed(&state.store, &id, field(&pairs, "reason"), now).await,
     };
-    let (status, why) = match done {
+    use svc_sellers::payouts::ByHandError;
+    let why = match done {
         Ok(()) => return see_other("/console/operator"),
-        Err(svc_sellers::payouts::ByHandError::NotQueued(_)) => (StatusCode::NOT_FOUND, done.err()),
-        Err(svc_sellers::payouts::ByHandError::Store(e)) => return problem(None, &ApiError::from(e)),
-        Err(e) => (StatusCode::UNPROCESSABLE_ENTITY, Some(e)),
+        Err(ByHandError::Store(e)) => return problem(None, &ApiError::from(e)),
+        Err(why) => why,
     };
-    match operator_page(&state, &session, why.map(|e| e.to_string())).await {
+    let status =
+        if matches!(why, ByHandError::NotQueued(_)) { StatusCode::NOT_FOUND } else { StatusCode::UNPROCESSABLE_ENTITY };
+    match operator_page(&state, &session, Some(why.to_string())).await {
         Ok(operator) => page(status, &operator),
         Err(e) => problem(Some(Frame::of(&state, &session, "operator")), &e),
     }

@@ -84,18 +84,14 @@ pub(super) async fn end(state: &AppState, headers: &HeaderMap) -> Result<HeaderV
 
 /// A new token for the sign-in forms, and the cookie it must match.
 pub(super) fn sign_in_token(state: &AppState) -> (String, HeaderValue) {
-    let token = format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
+    let token = sessions::random_secret();
     let cookie = set_cookie(state, SIGN_IN_COOKIE, token.clone(), Duration::from_secs(3600));
     (token, cookie)
 }
 
 /// Whether a sign-in form's token matches its cookie.
 pub(super) fn sign_in_token_matches(headers: &HeaderMap, presented: &str) -> bool {
-    use subtle::ConstantTimeEq as _;
-    let Some(expected) = cookie(headers, SIGN_IN_COOKIE) else { return false };
-    !presented.is_empty()
-        && expected.len() == presented.len()
-        && bool::from(expected.as_bytes().ct_eq(presented.as_bytes()))
+    cookie(headers, SIGN_IN_COOKIE).is_some_and(|expected| sessions::secrets_match(&expected, presented))
 }
 
 /// Whether a POST comes from svc's own pages, as far as the browser says: an `Origin` other
