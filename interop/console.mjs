@@ -132,7 +132,19 @@ try {
   await page.waitForURL(`${url}/console/keys`);
   check((await page.textContent("main")).includes("revoked"), "the key is listed as revoked");
   check((await apiStatus("/api/account", made)) === 401, "the revoked key no longer works");
+  check((await page.textContent("tbody tr td:nth-child(6)")).trim() !== "never", "the key says when it was last used");
   await shot(page, "keys-revoked");
+
+  // The LLM proxy's token, shown on asking, and its automatic top-up set through its form.
+  await page.click("text=Show the LLM token");
+  const llmToken = (await page.textContent("code.secret")).trim();
+  check(llmToken.startsWith("svc") && llmToken.length > 20, "the LLM token is shown when asked");
+  await page.check("#t-enabled");
+  await page.fill("#t-amount", "5");
+  await page.click("text=Save the top-up");
+  await page.waitForURL(`${url}/console/keys`);
+  check((await page.textContent("main")).includes("On: a proxied call that finds the credits exhausted may buy 5 USD"), "the top-up is on");
+  await shot(page, "keys-llm");
 
   // Credits bought from the page: the wallet signs the x402 payment the purchase route asks for.
   await page.click("nav >> text=Credits");

@@ -239,7 +239,9 @@ async fn live_holder(store: &Store, record: ApiKeyRecord, now_ms: i64) -> Result
     if !live {
         return Ok(None);
     }
-    Ok(store.account(&record.account_id).await?.map(|account| KeyHolder { account, key: record }))
+    let Some(account) = store.account(&record.account_id).await? else { return Ok(None) };
+    store.key_used(&record.id, now_ms).await?;
+    Ok(Some(KeyHolder { account, key: record }))
 }
 
 impl KeyHolder {

@@ -109,6 +109,7 @@ fn key(key: &ApiKeyRecord) -> KeyView {
         created_at: Timestamp(rfc3339(key.created_at)),
         expires_at: key.expires_at.map(|at| Timestamp(rfc3339(at))),
         revoked_at: key.revoked_at.map(|at| Timestamp(rfc3339(at))),
+        last_used_at: key.last_used_at.map(|at| Timestamp(rfc3339(at))),
     }
 }
 
@@ -139,6 +140,7 @@ pub async fn create_key(
         created_at: issued.record.created_at,
         expires_at: issued.record.expires_at,
         revoked_at: None,
+        last_used_at: None,
     };
     Ok(NewKeyResponse { key: issued.secret, details: key(&record) })
 }

@@ -18,6 +18,9 @@ pub struct FormField {
     pub required: bool,
     /// What control it takes.
     pub kind: FieldKind,
+    /// Whether the route never shows the value back (`writeOnly`, a token): typed unseen and
+    /// never filled in.
+    pub secret: bool,
 }
 
 /// The control a field takes.
@@ -48,6 +51,8 @@ pub enum FieldKind {
     },
     /// A list of lines of text (an array of strings).
     List,
+    /// A list of whole numbers, one a line (an array of integers: ids).
+    Numbers,
     /// Anything else, written as JSON.
     Json,
 }
@@ -62,7 +67,7 @@ pub struct Choice {
 }
 
 /// The fields of `route`'s input, in the input type's order; path parameters are not fields
-/// (a form's address carries them).
+/// (a form's address carries them), nor are fields marked `deprecated`.
 pub fn form_fields(route: &RouteSpec) -> Vec<FormField> {
     let in_path: Vec<&str> = route.path_params().collect();
     let schema = inline_schema(route.input.schema);
@@ -72,11 +77,14 @@ pub fn form_fields(route: &RouteSpec) -> Vec<FormField> {
     properties
         .iter()
         .filter(|(name, _)| !in_path.contains(&name.as_str()))
+        // A field the route refuses (kept to answer a common mistake clearly) is no control.
+        .filter(|(_, field)| field.get("deprecated") != Some(&Value::Bool(true)))
         .map(|(name, field)| FormField {
             name: name.clone(),
             description: text(field, "description"),
             required: required.contains(&name.as_str()),
             kind: kind_of(field),
+            secret: field.get("writeOnly") == Some(&Value::Bool(true)),
         })
         .collect()
 }
@@ -113,6 +121,7 @@ fn kind_of(schema: &Value) -> FieldKind {
                 FieldKind::Choice { options: choices(items).unwrap_or_default(), many: true }
             }
             Some(items) if type_of(items) == Some("string") => FieldKind::List,
+            Some(items) if type_of(items) == Some("integer") => FieldKind::Numbers,
             _ => FieldKind::Json,
         },
         _ => FieldKind::Json,
@@ -162,12 +171,23 @@ pub fn form_to_json(fields: &[FormField], pairs: &[(String, String)]) -> Result<
             FieldKind::Integer { .. } => {
                 Value::from(first.trim().parse::<i64>().map_err(|_| wrong("must be a whole number"))?)
             }
-            FieldKind::List => Value::from(first.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>()),
+            FieldKind::List => Value::from(lines(first).collect::<Vec<_>>()),
+            FieldKind::Numbers => Value::from(
+                lines(first)
+                    .map(str::parse::<i64>)
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|_| wrong("must be whole numbers, one a line"))?,
+            ),
             FieldKind::Json => serde_json::from_str(first).map_err(|_| wrong("must be JSON"))?,
         };
         body.insert(field.name.clone(), value);
     }
     Ok(Value::Object(body))
+}
+
+/// The non-blank lines of a text area, trimmed.
+fn lines(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().map(str::trim).filter(|l| !l.is_empty())
 }
 
 #[cfg(test)]
@@ -202,6 +222,26 @@ mod tests {
         let sent = vec![("name".to_owned(), "a".to_owned()), ("tags".to_owned(), "defi\r\n\r\n yield \n".to_owned())];
         let body = form_to_json(&fields, &sent).expect("json");
         assert_eq!(body["tags"], serde_json::json!(["defi", "yield"]));
+    }
+
+    #[test]
+    fn a_token_the_route_never_shows_back_is_a_secret_field() {
+        let catalogue = crate::Catalogue::load().expect("catalogue");
+        let fields = form_fields(catalogue.get(crate::ids::agentbox::TELEGRAM_CONFIG_SET).expect("route"));
+        let secret: Vec<&str> = fields.iter().filter(|f| f.secret).map(|f| f.name.as_str()).collect();
+        assert_eq!(secret, ["bot_token"]);
+        let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["bot_token", "dm_policy", "group_policy", "allowed_groups"],
+            "refused fields are no controls"
+        );
+        assert_eq!(fields[3].kind, FieldKind::Numbers);
+        let sent = vec![("allowed_groups".to_owned(), "-1001\r\n\n 42 \n".to_owned())];
+        assert_eq!(form_to_json(&fields[3..], &sent).expect("json")["allowed_groups"], serde_json::json!([-1001, 42]));
+        let junk = vec![("allowed_groups".to_owned(), "-1001\nabc".to_owned())];
+        assert_eq!(form_to_json(&fields[3..], &junk).expect_err("junk").field, "allowed_groups");
+        assert!(key_form().iter().all(|f| !f.secret));
     }
 
     #[test]

@@ -66,6 +66,8 @@ pub struct ApiKeyRecord {
     pub expires_at: Option<i64>,
     /// Revocation time, unix ms.
     pub revoked_at: Option<i64>,
+    /// When it last authorized a call, unix ms, to the minute ([`Store::key_used`]).
+    pub last_used_at: Option<i64>,
 }
 
 /// One ledger entry.
@@ -139,9 +141,17 @@ macro_rules! select_account {
 /// `SELECT` of every stored key column but the hash, then `$rest`.
 macro_rules! select_key {
     ($rest:literal) => {
-        concat!("SELECT id, account_id, name, prefix, scopes, created_at, expires_at, revoked_at FROM api_keys ", $rest)
+        concat!(
+            "SELECT id, account_id, name, prefix, scopes, created_at, expires_at, revoked_at, last_used_at FROM api_keys ",
+            $rest
+        )
     };
 }
+
+/// How often a key's use is written, ms.
+const KEY_USE_EVERY_MS: i64 = 60_000;
+/// Keys whose last write is remembered before the stale ones are forgotten.
+const KEY_USES_KEPT: usize = 10_000;
 
 impl Store {
     /// Creates an account with no credits. `wallet` must not belong to another account.
@@ -214,6 +224,25 @@ impl Store {
     pub async fn api_keys(&self, account_id: &str) -> Result<Vec<ApiKeyRecord>, StoreError> {
         const SQL: &str = select_key!("WHERE account_id = $1 ORDER BY created_at DESC, id");
         Ok(with_pool!(&self.db, |p| sqlx::query_as(SQL).bind(account_id).fetch_all(p).await)?)
+    }
+
+    /// Notes that key `id` authorized a call at `now_ms`. Written at most once a minute per key
+    /// and process, so a key in a hot loop costs no write per call; "last used" is good to the
+    /// minute.
+    pub async fn key_used(&self, id: &str, now_ms: i64) -> Result<(), StoreError> {
+        const SQL: &str = "UPDATE api_keys SET last_used_at = $2 WHERE id = $1 \
+                           AND (last_used_at IS NULL OR last_used_at < $2)";
+        {
+            let mut written = self.key_uses.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if written.get(id).is_some_and(|&at| now_ms - at < KEY_USE_EVERY_MS) {
+                return Ok(());
+            }
+            if written.len() >= KEY_USES_KEPT {
+                written.retain(|_, at| now_ms - *at < KEY_USE_EVERY_MS);
+            }
+            written.insert(id.to_owned(), now_ms);
+        }
+        self.write(SQL, vec![Arg::Text(id.to_owned()), Arg::Int(now_ms)]).await.map(|_| ())
     }
 
     /// Revokes one of `account_id`'s keys. Returns whether a live key was revoked.

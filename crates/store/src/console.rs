@@ -4,6 +4,9 @@
 use crate::batch::Arg;
 use crate::{Store, StoreError, with_pool};
 
+/// A UTC day, ms.
+const DAY_MS: i64 = 86_400_000;
+
 /// A live console session.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct ConsoleSession {
@@ -69,7 +72,7 @@ impl Store {
 /// What an account spent on one day, one product, one rail.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct DailySpend {
-    /// Days since the window began (0 is the first).
+    /// UTC days since the window's first (0 is the first).
     pub day: i64,
     /// `credits` or `x402`.
     pub rail: String,
@@ -80,10 +83,11 @@ pub struct DailySpend {
 }
 
 impl Store {
-    /// What `account_id` spent each day from `since_ms` on, by product and rail: its credits
-    /// (calls, the LLM proxy, its sandbox; less refunds and rebates) and its wallet's settled
-    /// x402 payments, except those for `purchase_route` (credit purchases: they are spent
-    /// again as credits).
+    /// What `account_id` spent each UTC day from the day of `since_ms` on, by product and rail:
+    /// its credits (calls, the LLM proxy, its sandbox; less refunds and rebates) and its
+    /// wallet's settled x402 payments, except those for `purchase_route` (credit purchases:
+    /// they are spent again as credits). Read from the `daily_spend` roll-up, so the cost is
+    /// the routes used per day, not the calls made.
     pub async fn daily_spend(
         &self,
         account_id: &str,
@@ -91,20 +95,17 @@ impl Store {
         purchase_route: &str,
         since_ms: i64,
     ) -> Result<Vec<DailySpend>, StoreError> {
-        const SQL: &str = "SELECT day, rail, product, CAST(SUM(amount) AS BIGINT) AS amount FROM ( \
-               SELECT (created_at - $2) / 86400000 AS day, 'credits' AS rail, \
-                      CASE WHEN route_id = $3 THEN 'sandbox' WHEN kind = 'llm' THEN 'llm' ELSE 'data' END AS product, \
-                      -delta AS amount \
-               FROM credit_ledger \
-               WHERE account_id = $1 AND created_at >= $2 AND kind IN ('call', 'llm', 'refund', 'rebate') \
-               UNION ALL \
-               SELECT (created_at - $2) / 86400000 AS day, 'x402' AS rail, 'data' AS product, amount \
-               FROM payments \
-               WHERE payer = $4 AND created_at >= $2 AND status = 'settled' AND route_id <> $5 \
-             ) spent GROUP BY day, rail, product ORDER BY day, rail, product";
+        const SQL: &str = "SELECT day - $2 AS day, rail, \
+                 CASE WHEN rail = 'x402' THEN 'data' WHEN route_id = $3 THEN 'sandbox' \
+                      WHEN kind = 'llm' THEN 'llm' ELSE 'data' END AS product, \
+                 CAST(SUM(amount) AS BIGINT) AS amount \
+               FROM daily_spend \
+               WHERE ((owner = $1 AND rail = 'credits') OR (owner = $4 AND rail = 'x402' AND route_id <> $5)) \
+                 AND day >= $2 \
+               GROUP BY 1, 2, 3 ORDER BY 1, 2, 3";
         let rows = with_pool!(&self.db, |p| sqlx::query_as(SQL)
             .bind(account_id)
-            .bind(since_ms)
+            .bind(since_ms.div_euclid(DAY_MS))
             .bind(crate::agentbox::GATEWAY_PRODUCT)
             .bind(wallet.unwrap_or(""))
             .bind(purchase_route)

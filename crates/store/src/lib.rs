@@ -113,6 +113,8 @@ impl std::fmt::Display for Backend {
 #[derive(Clone)]
 pub struct Store {
     pub(crate) db: Db,
+    /// When this process last wrote each key's use (see [`Store::key_used`]).
+    key_uses: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, i64>>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -123,6 +125,10 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
+    fn of(db: Db) -> Store {
+        Store { db, key_uses: Default::default() }
+    }
+
     /// Connects to `sqlite://<path>` (the file is created if missing), `sqlite::memory:`
     /// (tests only: one private in-memory database) or `postgres://…` / `postgresql://…`.
     ///
@@ -154,7 +160,7 @@ impl Store {
             .connect_with(options)
             .await?;
         let batcher = batch::Batcher::spawn(pool.clone(), Arc::default());
-        Ok(Store { db: Db::Sqlite { read: pool.clone(), write: pool, batcher } })
+        Ok(Store::of(Db::Sqlite { read: pool.clone(), write: pool, batcher }))
     }
 
     /// Opens (creating if needed) a SQLite database file in WAL mode: readers never wait for
@@ -189,7 +195,7 @@ impl Store {
         let wrote = Arc::new(tokio::sync::Notify::new());
         let batcher = batch::Batcher::spawn(write.clone(), wrote.clone());
         checkpoint::spawn(checkpointer, wrote, batcher.liveness());
-        Ok(Store { db: Db::Sqlite { read, write, batcher } })
+        Ok(Store::of(Db::Sqlite { read, write, batcher }))
     }
 
     /// Connects to PostgreSQL with explicit options (tests use them to pin a schema).
@@ -199,7 +205,7 @@ impl Store {
             .acquire_timeout(Duration::from_secs(10))
             .connect_with(options)
             .await?;
-        Ok(Store { db: Db::Postgres(pool) })
+        Ok(Store::of(Db::Postgres(pool)))
     }
 
     /// Applies the embedded migrations of the active backend. Idempotent.

@@ -1142,6 +1142,62 @@ async fn daily_spend_sums_credits_and_settled_payments_by_day_product_and_rail(s
     assert_eq!(other.len(), 2, "without a wallet, no payments: {other:?}");
 }
 
+conformance!(the_daily_roll_up_counts_each_of_many_concurrent_debits_and_settlements_once);
+async fn the_daily_roll_up_counts_each_of_many_concurrent_debits_and_settlements_once(store: Store) {
+    store.create_account("acc-r", "Ro", Some(PAYER), 0).await.expect("account");
+    let grant = NewCredit {
+        id: "g",
+        account_id: "acc-r",
+        amount: 1_000_000,
+        kind: "grant",
+        route_id: None,
+        reference: Some("g"),
+        now_ms: 1,
+    };
+    store.add_credits(&grant).await.expect("grant");
+    let mut tasks = Vec::new();
+    for n in 0..40_i64 {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            store.debit_credits(&format!("c{n}"), "acc-r", 1_000, "alpha.top_picks", 100 + n).await.expect("debit");
+            let id = format!("p{n}");
+            store.reserve_payment(&payment(&id, &format!("0x{n:02x}"), 200 + n)).await.expect("reserve");
+            let status = if n % 4 == 0 { PaymentStatus::Failed } else { PaymentStatus::Settled };
+            store.finish_payment(&id, status, None, None, 300 + n).await.expect("finish");
+        }));
+    }
+    for task in tasks {
+        task.await.expect("task");
+    }
+    let spent = store.daily_spend("acc-r", Some(PAYER), "credits.purchase", 0).await.expect("spend");
+    let rows: Vec<(i64, &str, &str, i64)> =
+        spent.iter().map(|s| (s.day, s.rail.as_str(), s.product.as_str(), s.amount)).collect();
+    assert_eq!(rows, [(0, "credits", "data", 40_000), (0, "x402", "data", 30 * 500_000)]);
+}
+
+conformance!(a_keys_use_is_written_at_most_once_a_minute);
+async fn a_keys_use_is_written_at_most_once_a_minute(store: Store) {
+    store.create_account("acc-u", "Uma", None, 0).await.expect("account");
+    let key = NewApiKey {
+        id: "key-u".into(),
+        account_id: "acc-u".into(),
+        name: "bot".into(),
+        prefix: "svc_u".into(),
+        hash: "e".repeat(64),
+        scopes: "data".into(),
+        created_at: 5,
+        expires_at: None,
+    };
+    store.create_api_key(&key).await.expect("key");
+    let last_used = || async { store.api_key("key-u").await.expect("read").expect("key").last_used_at };
+    assert_eq!(last_used().await, None);
+    store.key_used("key-u", 1_000).await.expect("use");
+    store.key_used("key-u", 59_999).await.expect("use");
+    assert_eq!(last_used().await, Some(1_000), "not again within the minute");
+    store.key_used("key-u", 61_000).await.expect("use");
+    assert_eq!(last_used().await, Some(61_000));
+}
+
 conformance!(an_accounts_calls_come_from_both_rails_newest_first_filtered_and_paged);
 async fn an_accounts_calls_come_from_both_rails_newest_first_filtered_and_paged(store: Store) {
     use svc_store::CallFilter;

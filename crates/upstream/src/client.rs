@@ -206,7 +206,9 @@ impl VendorClient {
         }
         .await;
         metrics::counter!("svc_upstream_calls_total", "vendor" => vendor).increment(1);
-        metrics::histogram!("svc_upstream_latency_seconds", "vendor" => vendor).record(started.elapsed().as_secs_f64());
+        let took = started.elapsed();
+        metrics::histogram!("svc_upstream_latency_seconds", "vendor" => vendor).record(took.as_secs_f64());
+        crate::health::record(self.vendor, took, result.as_ref().err().map(ToString::to_string));
         if let Err(err) = &result {
             metrics::counter!("svc_upstream_errors_total", "vendor" => vendor, "kind" => err.kind()).increment(1);
             tracing::warn!(vendor, error = %err, "upstream call failed");

@@ -14,6 +14,7 @@ mod config;
 pub mod defi;
 pub mod enso;
 mod error;
+pub mod health;
 pub mod launchpad;
 pub mod orderbookdex;
 pub mod perpdex;

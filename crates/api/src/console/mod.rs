@@ -55,12 +55,16 @@ pub(crate) fn router(handlers: &Arc<Handlers>) -> Router<AppState> {
         .route("/console/agents/{agent_id}/withdraw", agent_form(pages::AgentForm::Withdraw))
         .route("/console/keys", get(pages::keys).post(pages::create_key))
         .route("/console/keys/{key_id}/revoke", post(pages::revoke_key))
+        .route("/console/keys/llm-token", llm_token(svc_catalogue::ids::account::LLM_TOKEN))
+        .route("/console/keys/llm-token/rotate", llm_token(svc_catalogue::ids::account::LLM_TOKEN_ROTATE))
+        .route("/console/keys/llm-top-up", post(pages::set_llm_top_up))
         .route("/console/operator", get(pages::operator))
         .route("/console/operator/payouts/{id}/paid", payout_step(pages::PayoutStep::Paid))
         .route("/console/operator/payouts/{id}/failed", payout_step(pages::PayoutStep::Failed))
         .route("/console/sandbox", get(pages::sandbox))
         .route("/console/sandbox/start", post(pages::start_sandbox))
         .route("/console/sandbox/stop", post(pages::stop_sandbox))
+        .route("/console/sandbox/chat-bot", post(pages::set_chat_bot))
         .route("/console/sandbox/logs", get(pages::sandbox_logs))
         .route("/console/assets/console.css", get(stylesheet))
         .route("/console/assets/console.js", get(script))
@@ -86,6 +90,15 @@ fn payout_step(step: pages::PayoutStep) -> axum::routing::MethodRouter<AppState>
         move |axum::extract::State(state): axum::extract::State<AppState>,
               axum::extract::Path(id): axum::extract::Path<String>,
               request: Request| pages::settle_payout(state, id, request, step),
+    )
+}
+
+/// `POST` of the LLM token's form: route `id` shows it or rotates it.
+fn llm_token(id: &'static str) -> axum::routing::MethodRouter<AppState> {
+    post(
+        move |axum::extract::State(state): axum::extract::State<AppState>,
+              axum::Extension(handlers): axum::Extension<Arc<crate::handlers::Handlers>>,
+              request: Request| pages::llm_token(state, handlers, request, id),
     )
 }
 
@@ -216,7 +229,7 @@ pub(crate) struct Control {
     label: String,
     description: String,
     required: bool,
-    /// `text`, `number`, `checkbox`, `checkboxes`, `select`, `list` or `json`.
+    /// `text`, `password`, `number`, `checkbox`, `checkboxes`, `select`, `list` or `json`.
     kind: &'static str,
     min: Option<i64>,
     max: Option<i64>,
@@ -242,10 +255,12 @@ impl Control {
             FieldKind::Choice { options, many } => {
                 (if *many { "checkboxes" } else { "select" }, None, None, options.clone())
             }
-            FieldKind::List => ("list", None, None, Vec::new()),
+            FieldKind::List | FieldKind::Numbers => ("list", None, None, Vec::new()),
             FieldKind::Json => ("json", None, None, Vec::new()),
         };
-        let current = current.filter(|v| !v.is_null());
+        let kind = if field.secret && kind == "text" { "password" } else { kind };
+        // A secret is never written into a page, whatever is passed.
+        let current = current.filter(|v| !v.is_null() && !field.secret);
         let text = |v: &Value| match v {
             Value::String(s) => s.clone(),
             other => other.to_string(),

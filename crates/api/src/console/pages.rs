@@ -365,12 +365,35 @@ struct Keys {
     barred: Option<String>,
     keys: Vec<KeyRow>,
     controls: Vec<Control>,
-    /// A key just made, shown this once.
-    made: Option<String>,
+    shown: Shown,
+    llm: Llm,
+}
+
+/// What a keys page shows once: a secret just made, or why a form was refused.
+#[derive(Default)]
+struct Shown {
+    /// An API key just made.
+    key: Option<String>,
+    /// The LLM-proxy token, asked for or just rotated.
+    llm_token: Option<String>,
     error: Option<String>,
 }
 
-async fn keys_page(state: &AppState, session: &Session, made: Option<String>, error: Option<String>) -> Keys {
+/// The LLM proxy's part of the keys page: its token and its automatic top-up.
+struct Llm {
+    /// Why this session cannot see them, if it cannot.
+    barred: Option<String>,
+    /// Where OpenAI SDKs point (`base_url`).
+    base_url: String,
+    /// Whether this session may rotate the token (a wallet sign-in).
+    may_rotate: bool,
+    /// The top-up as it is, in words.
+    top_up: String,
+    /// The top-up's form, filled with it.
+    top_up_controls: Vec<Control>,
+}
+
+async fn keys_page(state: &AppState, handlers: &Handlers, session: &Session, shown: Shown) -> Keys {
     let controls = Control::of_route(state, ids::account::KEY_CREATE, None);
     let (barred, keys) = match may(state, session, ids::account::KEYS) {
         Err(e) => (Some(e.to_string()), Vec::new()),
@@ -379,40 +402,41 @@ async fn keys_page(state: &AppState, session: &Session, made: Option<String>, er
             Err(e) => (Some(ApiError::from(e).to_string()), Vec::new()),
         },
     };
-    Keys { frame: Some(Frame::of(state, session, "keys")), barred, keys, controls, made, error }
+    let llm = llm_part(state, handlers, session).await;
+    Keys { frame: Some(Frame::of(state, session, "keys")), barred, keys, controls, shown, llm }
 }
 
-/// A key as its row shows it.
-struct KeyRow {
-    id: String,
-    name: String,
-    prefix: String,
-    scopes: Vec<String>,
-    created_at: String,
-    expires_at: Option<String>,
-    revoked_at: Option<String>,
-}
-
-impl KeyRow {
-    fn of(key: KeyView) -> Self {
-        // Scopes by the names the API writes them with.
-        let scopes = serde_json::to_value(&key.scopes).ok().and_then(|v| serde_json::from_value(v).ok());
-        KeyRow {
-            id: key.id,
-            name: key.name,
-            prefix: key.prefix,
-            scopes: scopes.unwrap_or_default(),
-            created_at: key.created_at.0,
-            expires_at: key.expires_at.map(|t| t.0),
-            revoked_at: key.revoked_at.map(|t| t.0),
+async fn llm_part(state: &AppState, handlers: &Handlers, session: &Session) -> Llm {
+    let mut llm = Llm {
+        barred: None,
+        base_url: state.config.url("/api/v1/llm"),
+        may_rotate: may(state, session, ids::account::LLM_TOKEN_ROTATE).is_ok(),
+        top_up: String::new(),
+        top_up_controls: Vec::new(),
+    };
+    match act(state, handlers, session, ids::account::LLM_TOP_UP, &[], None).await {
+        Ok(current) => {
+            let amount = current.get("amount").and_then(Value::as_str).unwrap_or("?");
+            llm.top_up = if current.get("enabled").and_then(Value::as_bool) == Some(true) {
+                format!("On: a proxied call that finds the credits exhausted may buy {amount} USD of credits.")
+            } else {
+                "Off: a proxied call that finds the credits exhausted is refused.".into()
+            };
+            llm.top_up_controls = Control::of_route(state, ids::account::LLM_TOP_UP_SET, Some(&current));
         }
+        Err(e) => llm.barred = Some(e.to_string()),
     }
+    llm
 }
 
 /// `GET /console/keys`.
-pub(super) async fn keys(State(state): State<AppState>, headers: HeaderMap) -> Response {
+pub(super) async fn keys(
+    State(state): State<AppState>,
+    Extension(handlers): Extension<Arc<Handlers>>,
+    headers: HeaderMap,
+) -> Response {
     match signed_in(&state, &headers).await {
-        Ok(session) => page(StatusCode::OK, &keys_page(&state, &session, None, None).await),
+        Ok(session) => page(StatusCode::OK, &keys_page(&state, &handlers, &session, Shown::default()).await),
         Err(answer) => answer,
     }
 }
@@ -428,14 +452,78 @@ pub(super) async fn create_key(
         Err(refused) => return refused,
     };
     let made = form_call(&state, &handlers, &session, ids::account::KEY_CREATE, &[], &pairs).await;
-    match made {
+    let (status, shown) = match made {
         Ok(answer) => {
             let key = answer.get("key").and_then(Value::as_str).map(str::to_owned);
-            page(StatusCode::CREATED, &keys_page(&state, &session, key, None).await)
+            (StatusCode::CREATED, Shown { key, ..Shown::default() })
         }
+        Err(e) => (e.status(), Shown { error: Some(message_of(&e)), ..Shown::default() }),
+    };
+    page(status, &keys_page(&state, &handlers, &session, shown).await)
+}
+
+/// `POST /console/keys/llm-token` (through `POST /api/account/llm-token`) and
+/// `POST /console/keys/llm-token/rotate` (through its rotation, route `id`): the token,
+/// shown on the page.
+pub(super) async fn llm_token(state: AppState, handlers: Arc<Handlers>, request: Request, id: &str) -> Response {
+    let (session, _) = match posted(&state, request).await {
+        Ok(posted) => posted,
+        Err(refused) => return refused,
+    };
+    let (status, shown) = match act(&state, &handlers, &session, id, &[], None).await {
+        Ok(answer) => {
+            let token = answer.get("token").and_then(Value::as_str).map(str::to_owned);
+            (StatusCode::OK, Shown { llm_token: token, ..Shown::default() })
+        }
+        Err(e) => (e.status(), Shown { error: Some(message_of(&e)), ..Shown::default() }),
+    };
+    page(status, &keys_page(&state, &handlers, &session, shown).await)
+}
+
+/// `POST /console/keys/llm-top-up`: through `PUT /api/account/llm-top-up`.
+pub(super) async fn set_llm_top_up(
+    State(state): State<AppState>,
+    Extension(handlers): Extension<Arc<Handlers>>,
+    request: Request,
+) -> Response {
+    let (session, pairs) = match posted(&state, request).await {
+        Ok(posted) => posted,
+        Err(refused) => return refused,
+    };
+    match form_call(&state, &handlers, &session, ids::account::LLM_TOP_UP_SET, &[], &pairs).await {
+        Ok(_) => see_other("/console/keys"),
         Err(e) => {
-            let status = e.status();
-            page(status, &keys_page(&state, &session, None, Some(message_of(&e))).await)
+            let shown = Shown { error: Some(message_of(&e)), ..Shown::default() };
+            page(e.status(), &keys_page(&state, &handlers, &session, shown).await)
+        }
+    }
+}
+
+/// A key as its row shows it.
+struct KeyRow {
+    id: String,
+    name: String,
+    prefix: String,
+    scopes: Vec<String>,
+    created_at: String,
+    expires_at: Option<String>,
+    revoked_at: Option<String>,
+    last_used_at: Option<String>,
+}
+
+impl KeyRow {
+    fn of(key: KeyView) -> Self {
+        // Scopes by the names the API writes them with.
+        let scopes = serde_json::to_value(&key.scopes).ok().and_then(|v| serde_json::from_value(v).ok());
+        KeyRow {
+            id: key.id,
+            name: key.name,
+            prefix: key.prefix,
+            scopes: scopes.unwrap_or_default(),
+            created_at: key.created_at.0,
+            expires_at: key.expires_at.map(|t| t.0),
+            revoked_at: key.revoked_at.map(|t| t.0),
+            last_used_at: key.last_used_at.map(|t| t.0),
         }
     }
 }
@@ -691,6 +779,9 @@ struct Sandbox {
     log: Vec<String>,
     controls: Vec<Control>,
     bot: Option<svc_catalogue::routes::agentbox::TelegramConfigView>,
+    /// The chat bot's form, filled with its current settings; empty if this session may not
+    /// change it.
+    bot_controls: Vec<Control>,
     error: Option<String>,
 }
 
@@ -708,6 +799,7 @@ async fn sandbox_page(state: &AppState, session: &Session, error: Option<String>
         log: Vec::new(),
         controls,
         bot: None,
+        bot_controls: Vec::new(),
         error,
     };
     if let Err(e) = may(state, session, ids::agentbox::GATEWAY) {
@@ -725,6 +817,10 @@ async fn sandbox_page(state: &AppState, session: &Session, error: Option<String>
     }
     if may(state, session, ids::agentbox::TELEGRAM_CONFIG).is_ok() {
         page.bot = state.agentbox.telegram().view(account).await.ok();
+    }
+    if may(state, session, ids::agentbox::TELEGRAM_CONFIG_SET).is_ok() {
+        let current = page.bot.as_ref().and_then(|bot| serde_json::to_value(bot).ok());
+        page.bot_controls = Control::of_route(state, ids::agentbox::TELEGRAM_CONFIG_SET, current.as_ref());
     }
     page
 }
@@ -753,6 +849,15 @@ pub(super) async fn stop_sandbox(
     request: Request,
 ) -> Response {
     sandbox_action(state, handlers, request, ids::agentbox::STOP).await
+}
+
+/// `POST /console/sandbox/chat-bot`: through `PUT /api/agentbox/telegram/config`.
+pub(super) async fn set_chat_bot(
+    State(state): State<AppState>,
+    Extension(handlers): Extension<Arc<Handlers>>,
+    request: Request,
+) -> Response {
+    sandbox_action(state, handlers, request, ids::agentbox::TELEGRAM_CONFIG_SET).await
 }
 
 /// Posts the sandbox form `route` stands for, then shows the page again (with the refusal).
@@ -1100,7 +1205,40 @@ struct Operator {
     payments: Vec<PaymentRow>,
     payouts: Vec<PayoutRow>,
     gateways: Vec<GatewayRow>,
+    vendors: Vec<VendorRow>,
+    /// The window vendors' calls are counted over, in words.
+    vendor_window: String,
     error: Option<String>,
+}
+
+/// A vendor's recent answers, as the operator's table shows them.
+struct VendorRow {
+    vendor: &'static str,
+    state: &'static str,
+    calls: u64,
+    failures: u64,
+    median: String,
+    last_ok: String,
+    last_failure: String,
+    why: String,
+}
+
+impl VendorRow {
+    fn of(health: svc_upstream::health::VendorHealth) -> Self {
+        let ago =
+            |d: Option<std::time::Duration>| d.map_or_else(|| "never".into(), |d| format!("{} s ago", d.as_secs()));
+        let (failed, why) = health.last_failure.clone().map_or((None, String::new()), |(at, why)| (Some(at), why));
+        VendorRow {
+            vendor: health.vendor,
+            state: health.state(),
+            calls: health.calls,
+            failures: health.failures,
+            median: health.median.map_or_else(|| "–".into(), |d| format!("{} ms", d.as_millis())),
+            last_ok: ago(health.last_ok),
+            last_failure: ago(failed),
+            why,
+        }
+    }
 }
 
 /// How long a payment may stay reserved before the operator view counts it as left open.
@@ -1150,6 +1288,8 @@ async fn operator_page(state: &AppState, session: &Session, error: Option<String
                 memory_mb: g.memory_mb,
             })
             .collect(),
+        vendors: svc_upstream::health::vendor_health().into_iter().map(VendorRow::of).collect(),
+        vendor_window: format!("{} minutes", svc_upstream::health::WINDOW.as_secs() / 60),
         error,
     })
 }

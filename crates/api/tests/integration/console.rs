@@ -612,3 +612,142 @@ async fn pages_go_gzipped_to_browsers_that_take_it_and_plain_to_others() {
     assert!(page.contains("Sign in with the key") && page.len() == plain.body.len(), "the same page");
     assert!(zipped.body.len() < plain.body.len() / 2, "{} of {}", zipped.body.len(), plain.body.len());
 }
+
+#[tokio::test]
+async fn the_keys_page_says_when_each_key_was_last_used_to_the_minute() {
+    let app = TestApp::new().await;
+    let (account, key) = app.account_with_credits("1", &[Scope::Data]).await;
+    let last_used = || async { app.store.api_keys(&account).await.expect("keys")[0].last_used_at };
+    assert_eq!(last_used().await, None, "a new key was never used");
+    let uri = format!("/api/svc-tools/launchpad/coin/{}", app.sim.world.coins()[0].mint);
+    assert_eq!(app.call_with(&Method::GET, &uri, None, &[("x-api-key", &key)]).await.status, StatusCode::OK);
+    assert_eq!(last_used().await, Some(crate::support::NOW_MS));
+    app.clock.advance_ms(30_000);
+    assert_eq!(app.call_with(&Method::GET, &uri, None, &[("x-api-key", &key)]).await.status, StatusCode::OK);
+    assert_eq!(last_used().await, Some(crate::support::NOW_MS), "written at most once a minute");
+    app.clock.advance_ms(31_000);
+    assert_eq!(app.call_with(&Method::GET, "/api/account", None, &[("x-api-key", &key)]).await.status, StatusCode::OK);
+    assert_eq!(last_used().await, Some(crate::support::NOW_MS + 61_000), "any call the key authorizes counts");
+
+    let listed = svc_accounts::views::keys(&app.store, &account).await.expect("keys");
+    let when = svc_domain::rfc3339(crate::support::NOW_MS + 61_000);
+    let listed = serde_json::to_value(listed).expect("json");
+    assert_eq!(listed["keys"][0]["last_used_at"], when.as_str(), "the API's key list says it too");
+    let mut browser = Browser::new(&app);
+    assert_eq!(browser.sign_in_with_wallet(&other_wallet()).await.status, StatusCode::SEE_OTHER);
+    assert!(!browser.get("/console/keys").await.text().contains(&when), "another account's keys are not listed");
+}
+
+#[tokio::test]
+async fn the_llm_token_is_shown_when_asked_rotated_by_the_wallet_only_and_top_up_set_by_its_route() {
+    let app = TestApp::new().await;
+    let wallet = Payer::from_key(PAYER_KEY).expect("key");
+    let mut browser = Browser::new(&app);
+    assert_eq!(browser.sign_in_with_wallet(&wallet).await.status, StatusCode::SEE_OTHER);
+    let page = browser.get("/console/keys").await.text();
+    assert!(page.contains("Off: a proxied call"), "{page}");
+    assert!(page.contains("Rotate it"), "a wallet sign-in may rotate");
+    let csrf = hidden(&page, "csrf");
+    let token_in = |html: &str| {
+        let start = html.find("class=\"secret\" data-copy>").expect("a token shown") + 25;
+        html[start..].split('<').next().expect("token").to_owned()
+    };
+    let shown = browser.post("/console/keys/llm-token", &[("csrf", &csrf)]).await;
+    assert_eq!(shown.status, StatusCode::OK, "{}", shown.text());
+    let token = token_in(&shown.text());
+    assert!(!browser.get("/console/keys").await.text().contains(&token), "shown only when asked");
+    let again = browser.post("/console/keys/llm-token", &[("csrf", &csrf)]).await;
+    assert_eq!(token_in(&again.text()), token, "the same token until rotated");
+    let rotated = browser.post("/console/keys/llm-token/rotate", &[("csrf", &csrf)]).await;
+    assert_eq!(rotated.status, StatusCode::OK, "{}", rotated.text());
+    let new_token = token_in(&rotated.text());
+    assert_ne!(new_token, token);
+    let app = &app;
+    let chat = |t: String| async move {
+        let body = r#"{"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}"#;
+        let bearer = format!("Bearer {t}");
+        app.call_with(&Method::POST, "/api/v1/llm/chat/completions", Some(body), &[("authorization", &bearer)]).await
+    };
+    assert_eq!(chat(token).await.status, StatusCode::UNAUTHORIZED, "the old token stopped working");
+    let new_works = chat(new_token).await;
+    assert_ne!(new_works.status, StatusCode::UNAUTHORIZED, "{}", new_works.text());
+    let forged = browser.post("/console/keys/llm-token/rotate", &[("csrf", "forged")]).await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN);
+
+    let set = browser.post("/console/keys/llm-top-up", &[("csrf", &csrf), ("enabled", "on"), ("amount", "5")]).await;
+    assert_eq!((set.status, location(&set)), (StatusCode::SEE_OTHER, "/console/keys"), "{}", set.text());
+    let page = browser.get("/console/keys").await.text();
+    assert!(page.contains("On: a proxied call that finds the credits exhausted may buy 5 USD"), "{page}");
+    assert!(page.contains("name=\"enabled\" aria-describedby=\"t-d-enabled\" checked"), "the form shows it: {page}");
+    let bad = browser.post("/console/keys/llm-top-up", &[("csrf", &csrf), ("enabled", "on"), ("amount", "0.5")]).await;
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY, "the route's own validation: {}", bad.text());
+    assert!(bad.text().contains("amount"), "{}", bad.text());
+
+    // A key's session sees the proxy's part as far as its key may, and never rotates.
+    let (_, key) = app.account_with_credits("1", &[Scope::Data]).await;
+    let mut agent = Browser::new(app);
+    assert_eq!(agent.sign_in_with_key(&key).await.status, StatusCode::SEE_OTHER);
+    let page = agent.get("/console/keys").await.text();
+    assert!(page.contains("Rotating the token needs the account's wallet sign-in"), "{page}");
+    let csrf = hidden(&page, "csrf");
+    let refused = agent.post("/console/keys/llm-token/rotate", &[("csrf", &csrf)]).await;
+    assert_eq!(refused.status, StatusCode::UNAUTHORIZED, "{}", refused.text());
+}
+
+#[tokio::test]
+async fn the_chat_bot_is_set_from_the_sandbox_page_and_its_token_never_written_back() {
+    const TOKEN: &str = "7001234567:AAHsimulatedTokenForTheConsoleTest_abc";
+    let app = TestApp::new().await;
+    let (_, key) = app.account_with_credits("1", &[Scope::Gateway]).await;
+    let mut browser = Browser::new(&app);
+    assert_eq!(browser.sign_in_with_key(&key).await.status, StatusCode::SEE_OTHER);
+    let page = browser.get("/console/sandbox").await.text();
+    assert!(page.contains("No chat bot yet"), "{page}");
+    assert!(page.contains("type=\"password\" autocomplete=\"off\""), "the token is typed unseen: {page}");
+    assert!(!page.contains("name=\"webhook_url\""), "a field the route refuses is no control");
+    let csrf = hidden(&page, "csrf");
+    let form = |token: &'static str, groups: &'static str| {
+        [("dm_policy", "open"), ("group_policy", "allowlist"), ("allowed_groups", groups), ("bot_token", token)]
+    };
+    let uri = "/console/sandbox/chat-bot";
+    let with_csrf = |fields: [(&'static str, &'static str); 4]| {
+        let mut all: Vec<(&str, &str)> = vec![("csrf", csrf.as_str())];
+        all.extend(fields);
+        all
+    };
+    let junk = browser.post(uri, &with_csrf(form("not-a-token", "-1001"))).await;
+    assert_eq!(junk.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", junk.text());
+    assert!(junk.text().contains("bot_token"), "{}", junk.text());
+    let groups = browser.post(uri, &with_csrf(form(TOKEN, "-1001\nsoon"))).await;
+    assert_eq!(groups.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", groups.text());
+    let saved = browser.post(uri, &with_csrf(form(TOKEN, "-1001\r\n-1002"))).await;
+    assert_eq!((saved.status, location(&saved)), (StatusCode::SEE_OTHER, "/console/sandbox"), "{}", saved.text());
+    let page = browser.get("/console/sandbox").await.text();
+    assert!(page.contains("<code>-1001</code> <code>-1002</code>"), "{page}");
+    assert!(!page.contains(TOKEN) && !page.contains("AAHsimulated"), "the token is never written back");
+    assert!(app.sim.bot_api.webhook(TOKEN).is_some(), "set through the route: the webhook points at the relay");
+    let stored = app.call_with(&Method::GET, "/api/agentbox/telegram/config", None, &[("x-api-key", &key)]).await;
+    assert_eq!(stored.json()["allowed_groups"], serde_json::json!([-1001, -1002]), "{}", stored.text());
+}
+
+#[tokio::test]
+async fn the_operator_sees_how_each_vendor_answered_lately() {
+    let mut app = TestApp::new().await;
+    let wallet = Payer::from_key(PAYER_KEY).expect("key");
+    let address = format!("{:#x}", wallet.address());
+    let operator = svc_accounts::wallet_account(&app.store, &address, crate::support::NOW_MS).await.expect("account");
+    let config = svc_api::ApiConfig { operators: vec![operator.id.clone()], ..svc_api::ApiConfig::default() };
+    app.restart_with(crate::support::Setup { config, ..crate::support::Setup::default() }).await;
+    let uri = format!("/api/svc-tools/launchpad/coin/{}", app.sim.world.coins()[0].mint);
+    let (_, key) = app.account_with_credits("1", &[Scope::Data]).await;
+    assert_eq!(app.call_with(&Method::GET, &uri, None, &[("x-api-key", &key)]).await.status, StatusCode::OK);
+    let mut ops = Browser::new(&app);
+    assert_eq!(ops.sign_in_with_wallet(&wallet).await.status, StatusCode::SEE_OTHER);
+    let html = ops.get("/console/operator").await.text();
+    let row = html.split("<tr><td>launchpad</td>").nth(1).expect("a launchpad row").split("</tr>").next().unwrap_or("");
+    assert!(row.contains("<span class=\"state ok\">ok</span>"), "{row}");
+    assert!(row.contains(" s ago"), "when it last answered: {row}");
+    for vendor in svc_upstream::Vendor::ALL {
+        assert!(html.contains(&format!("<tr><td>{}</td>", vendor.slug())), "{} listed", vendor.slug());
+    }
+}

@@ -392,6 +392,8 @@ pub struct KeyView {
     pub expires_at: Option<Timestamp>,
     /// When it was revoked.
     pub revoked_at: Option<Timestamp>,
+    /// When it last authorized a call, to the minute; absent if never.
+    pub last_used_at: Option<Timestamp>,
 }
 
 /// What a key may be used for.

@@ -96,6 +96,7 @@ pub fn routes() -> Vec<RouteSpec> {
 pub struct TelegramConfigRequest {
     /// The bot's token from the platform's BotFather (`<bot id>:<secret>`).
     #[garde(skip)]
+    #[schemars(extend("writeOnly" = true))]
     pub bot_token: String,
     /// Who may talk to the agent in direct messages: `open` (anyone who finds the bot).
     #[garde(skip)]
@@ -110,10 +111,12 @@ pub struct TelegramConfigRequest {
     /// Not accepted: see the error it gets.
     #[serde(default)]
     #[garde(skip)]
+    #[schemars(extend("deprecated" = true))]
     pub webhook_url: Option<String>,
     /// Not accepted: see the error it gets.
     #[serde(default, rename = "webhookUrl")]
     #[garde(skip)]
+    #[schemars(extend("deprecated" = true))]
     pub webhook_url_camel: Option<String>,
 }
 
