@@ -24,19 +24,20 @@ pub enum Charged<T, E> {
     },
 }
 
-/// Takes `price` from `account`'s credits for `product`, runs `work`, and gives the price
-/// back if it fails.
+/// Takes `price` from `account`'s credits for `product` (noting `key_id`, the key the call came
+/// with, if any), runs `work`, and gives the price back if it fails.
 pub async fn charge<T, E>(
     store: &Store,
     clock: &dyn Clock,
     account: &str,
+    key_id: Option<&str>,
     price: Money,
     product: &str,
     work: impl Future<Output = Result<T, E>>,
 ) -> Result<Charged<T, E>, StoreError> {
     let entry = format!("cl_{}", uuid::Uuid::now_v7().simple());
     if price > Money::ZERO {
-        match store.debit_credits(&entry, account, price.atomic(), product, clock.now_ms()).await? {
+        match store.debit_credits(&entry, account, price.atomic(), product, key_id, clock.now_ms()).await? {
             Debit::Taken => {}
             Debit::Insufficient { balance } => {
                 return Ok(Charged::Insufficient { balance: Money::from_atomic(balance) });

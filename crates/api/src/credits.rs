@@ -18,35 +18,44 @@ pub(crate) async fn serve(call: Call<'_>, input: ValidInput) -> Result<Response,
     let Call { state, route, parts, .. } = call;
     let now = state.clock.now_ms();
     let accepted = Scope::named(route.twin_key_scopes());
-    let account = payer_account(state, route, &parts.headers, &accepted, now).await?;
+    let (account, key_id) = payer_account(state, route, &parts.headers, &accepted, now).await?;
     let account = &account.id;
     let rate = crate::rate::count(state, route, &format!("account:{account}"), now).await;
     if !rate.allowed {
         return Ok(crate::rate::refused(&rate, now));
     }
-    let response = charge_and_run(call, account, input, now).await.unwrap_or_else(IntoResponse::into_response);
+    let payer = Payer { account, key_id: key_id.as_deref() };
+    let response = charge_and_run(call, payer, input, now).await.unwrap_or_else(IntoResponse::into_response);
     Ok(crate::rate::with_headers(response, &rate, now))
 }
 
-/// The account a credit-billed call is charged to: the holder of an API key with one of
-/// `accepted` scopes, or the owner signed in with a wallet (a sign-in token as bearer). A call
-/// that moves funds takes a key made for trading only, never a sign-in token.
+/// Who pays a credit-billed call: the account, and the key it came with (none for a sign-in
+/// token).
+struct Payer<'a> {
+    account: &'a str,
+    key_id: Option<&'a str>,
+}
+
+/// The account a credit-billed call is charged to, and the key it came with: the holder of an
+/// API key with one of `accepted` scopes, or the owner signed in with a wallet (a sign-in token
+/// as bearer). A call that moves funds takes a key made for trading only, never a sign-in token.
 async fn payer_account(
     state: &crate::state::AppState,
     route: &svc_catalogue::RouteSpec,
     headers: &HeaderMap,
     accepted: &[Scope],
     now: i64,
-) -> Result<svc_store::Account, ApiError> {
+) -> Result<(svc_store::Account, Option<String>), ApiError> {
     let key = presented_key_in(headers);
     let authorization = authorization(headers);
     let token = bearer_token(authorization).filter(|_| key.is_none() && !route.moves_funds);
     if token.is_none() {
-        return Ok(authenticate(&state.store, key, accepted, now).await??.account);
+        let holder = authenticate(&state.store, key, accepted, now).await??;
+        return Ok((holder.account, Some(holder.key.id)));
     }
     let keys = KeysAccepted::WithScope(accepted);
     match calling_account(&state.store, &state.config.sign_in, None, authorization, keys, now).await? {
-        Ok(account) => Ok(account),
+        Ok(account) => Ok((account, None)),
         Err(_) => Err(ApiError::Unauthorized(
             "This bearer token is neither a live API key nor a valid sign-in token (unknown, revoked or expired).",
         )),
@@ -55,12 +64,13 @@ async fn payer_account(
 
 /// Takes the price, less the account's volume discount, runs the handler, and gives the price
 /// back if it fails.
-async fn charge_and_run(call: Call<'_>, account: &str, input: ValidInput, now: i64) -> Result<Response, ApiError> {
+async fn charge_and_run(call: Call<'_>, payer: Payer<'_>, input: ValidInput, now: i64) -> Result<Response, ApiError> {
     let Call { state, handlers, route, parts } = call;
-    let tier = credits::account_tier(&state.store, account, now).await?;
+    let tier = credits::account_tier(&state.store, payer.account, now).await?;
     let price = tier.apply(route.credit_price_for(input.price_units()));
     let work = handlers.call(route.id, state.clone(), input);
-    match credits::charge(&state.store, state.clock.as_ref(), account, price, route.id, work).await? {
+    let clock = state.clock.as_ref();
+    match credits::charge(&state.store, clock, payer.account, payer.key_id, price, route.id, work).await? {
         Charged::Done(answer) => Ok(json_response(answer)),
         Charged::Failed(err) => Err(err),
         Charged::Insufficient { balance } => {

@@ -116,6 +116,8 @@ pub(crate) struct NewDebit<'a> {
     pub(crate) kind: &'a str,
     pub(crate) route_id: &'a str,
     pub(crate) reference: Option<&'a str>,
+    /// The API key the call came with, if it came with one.
+    pub(crate) key_id: Option<&'a str>,
     pub(crate) now_ms: i64,
 }
 
@@ -261,16 +263,18 @@ impl Store {
         account_id: &str,
         amount: u64,
         route_id: &str,
+        key_id: Option<&str>,
         now_ms: i64,
     ) -> Result<Debit, StoreError> {
-        let entry = NewDebit { id: entry_id, account_id, amount, kind: "call", route_id, reference: None, now_ms };
+        let entry =
+            NewDebit { id: entry_id, account_id, amount, kind: "call", route_id, reference: None, key_id, now_ms };
         self.debit(&entry).await
     }
 
     /// Writes a debit entry unless the balance does not cover it.
     pub(crate) async fn debit(&self, entry: &NewDebit<'_>) -> Result<Debit, StoreError> {
-        const SQL: &str = "INSERT INTO credit_ledger (id, account_id, delta, kind, route_id, reference, created_at) \
-                           VALUES ($1, $2, $3, $4, $5, $6, $7)";
+        const SQL: &str = "INSERT INTO credit_ledger (id, account_id, delta, kind, route_id, reference, created_at, \
+                           key_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
         let delta = -to_i64(entry.amount, "debit amount")?;
         let args = vec![
             Arg::Text(entry.id.to_owned()),
@@ -280,6 +284,7 @@ impl Store {
             Arg::Text(entry.route_id.to_owned()),
             Arg::OptText(entry.reference.map(str::to_owned)),
             Arg::Int(entry.now_ms),
+            Arg::OptText(entry.key_id.map(str::to_owned)),
         ];
         match self.write(SQL, args).await {
             Ok(_) => Ok(Debit::Taken),

@@ -287,6 +287,7 @@ impl Store {
             kind: "call",
             route_id: GATEWAY_PRODUCT,
             reference: Some(&reference),
+            key_id: None,
             now_ms,
         };
         match self.debit(&entry).await {

@@ -140,6 +140,8 @@ pub struct CallRow {
     pub created_at: i64,
     /// From the payment's reservation to its end, ms (x402).
     pub latency_ms: Option<i64>,
+    /// The API key it came with (credits; none for a sign-in token or the LLM token).
+    pub key_id: Option<String>,
 }
 
 /// Which calls to list; an empty field matches every value.
@@ -159,7 +161,7 @@ pub struct CallFilter<'a> {
 macro_rules! paid_calls {
     () => {
         "SELECT id, route_id, 'x402' AS rail, status, amount, network, tx_hash, error, payer, created_at, \
-         updated_at - created_at AS latency_ms FROM payments"
+         updated_at - created_at AS latency_ms, CAST(NULL AS TEXT) AS key_id FROM payments"
     };
 }
 macro_rules! billed_calls {
@@ -169,7 +171,7 @@ macro_rules! billed_calls {
               THEN 'refunded' ELSE 'charged' END AS status, \
          -delta AS amount, CAST(NULL AS TEXT) AS network, CAST(NULL AS TEXT) AS tx_hash, \
          CAST(NULL AS TEXT) AS error, CAST(NULL AS TEXT) AS payer, created_at, \
-         CAST(NULL AS BIGINT) AS latency_ms FROM credit_ledger c"
+         CAST(NULL AS BIGINT) AS latency_ms, key_id FROM credit_ledger c"
     };
 }
 

@@ -236,6 +236,7 @@ impl Store {
             kind: "llm",
             route_id: call.alias,
             reference: Some(&format!("llm:{}", call.id)),
+            key_id: None,
             now_ms: call.now_ms,
         };
         match self.debit(&entry).await? {

@@ -422,9 +422,9 @@ async fn credits_are_granted_once_per_reference_and_debits_never_overdraw(store:
     );
     assert_eq!(store.account("acc-1").await.expect("read").expect("exists").balance, 50_000);
 
-    assert_eq!(store.debit_credits("d-1", "acc-1", 30_000, "r", 1_003).await.expect("debit"), Debit::Taken);
+    assert_eq!(store.debit_credits("d-1", "acc-1", 30_000, "r", None, 1_003).await.expect("debit"), Debit::Taken);
     assert_eq!(
-        store.debit_credits("d-2", "acc-1", 30_000, "r", 1_004).await.expect("debit"),
+        store.debit_credits("d-2", "acc-1", 30_000, "r", None, 1_004).await.expect("debit"),
         Debit::Insufficient { balance: 20_000 }
     );
     assert!(
@@ -456,7 +456,7 @@ async fn credits_are_granted_once_per_reference_and_debits_never_overdraw(store:
             .expect("twice")
     );
     assert_eq!(store.account("acc-1").await.expect("read").expect("exists").balance, 50_000);
-    assert_eq!(store.debit_credits("d-3", "acc-1", 20_000, "r", 1_007).await.expect("debit"), Debit::Taken);
+    assert_eq!(store.debit_credits("d-3", "acc-1", 20_000, "r", None, 1_007).await.expect("debit"), Debit::Taken);
     assert_eq!(
         store.credit_calls_since("acc-1", 0).await.expect("calls"),
         (1, 20_000),
@@ -485,7 +485,9 @@ async fn a_hundred_concurrent_debits_on_a_balance_for_ten_take_exactly_ten(store
         .expect("grant");
     let debits = (0..100).map(|i| {
         let store = store.clone();
-        tokio::spawn(async move { store.debit_credits(&format!("d-{i}"), "acc", 20_000, "r", 1).await.expect("debit") })
+        tokio::spawn(async move {
+            store.debit_credits(&format!("d-{i}"), "acc", 20_000, "r", None, 1).await.expect("debit")
+        })
     });
     let outcomes = futures::future::join_all(debits).await;
     let taken = outcomes.iter().filter(|o| matches!(o, Ok(Debit::Taken))).count();
@@ -1120,8 +1122,8 @@ async fn daily_spend_sums_credits_and_settled_payments_by_day_product_and_rail(s
         now_ms,
     };
     store.add_credits(&credit("g", 1_000_000, "grant", 10)).await.expect("grant");
-    store.debit_credits("c1", "acc-d", 3_000, "alpha.top_picks", DAY + 5).await.expect("debit");
-    store.debit_credits("c2", "acc-d", 2_000, "agentbox.gateway", DAY + 6).await.expect("debit");
+    store.debit_credits("c1", "acc-d", 3_000, "alpha.top_picks", None, DAY + 5).await.expect("debit");
+    store.debit_credits("c2", "acc-d", 2_000, "agentbox.gateway", None, DAY + 6).await.expect("debit");
     store.add_credits(&credit("r1", 1_000, "refund", DAY + 7)).await.expect("refund");
     store.reserve_payment(&payment("p1", "0x01", 2 * DAY + 1)).await.expect("reserve");
     store.finish_payment("p1", PaymentStatus::Settled, Some("0xtx"), None, 2 * DAY + 2).await.expect("settle");
@@ -1159,7 +1161,10 @@ async fn the_daily_roll_up_counts_each_of_many_concurrent_debits_and_settlements
     for n in 0..40_i64 {
         let store = store.clone();
         tasks.push(tokio::spawn(async move {
-            store.debit_credits(&format!("c{n}"), "acc-r", 1_000, "alpha.top_picks", 100 + n).await.expect("debit");
+            store
+                .debit_credits(&format!("c{n}"), "acc-r", 1_000, "alpha.top_picks", None, 100 + n)
+                .await
+                .expect("debit");
             let id = format!("p{n}");
             store.reserve_payment(&payment(&id, &format!("0x{n:02x}"), 200 + n)).await.expect("reserve");
             let status = if n % 4 == 0 { PaymentStatus::Failed } else { PaymentStatus::Settled };
@@ -1215,8 +1220,8 @@ async fn an_accounts_calls_come_from_both_rails_newest_first_filtered_and_paged(
         };
         store.add_credits(&grant).await.expect("grant");
     }
-    store.debit_credits("c1", "acc-c", 3_000, "alpha.top_picks", 10).await.expect("debit");
-    store.debit_credits("c2", "acc-c", 2_000, "alpha.exodus", 30).await.expect("debit");
+    store.debit_credits("c1", "acc-c", 3_000, "alpha.top_picks", None, 10).await.expect("debit");
+    store.debit_credits("c2", "acc-c", 2_000, "alpha.exodus", None, 30).await.expect("debit");
     let refund = NewCredit {
         id: "r2",
         account_id: "acc-c",
@@ -1227,7 +1232,7 @@ async fn an_accounts_calls_come_from_both_rails_newest_first_filtered_and_paged(
         now_ms: 31,
     };
     store.add_credits(&refund).await.expect("refund");
-    store.debit_credits("o1", "acc-o", 3_000, "alpha.top_picks", 15).await.expect("debit");
+    store.debit_credits("o1", "acc-o", 3_000, "alpha.top_picks", None, 15).await.expect("debit");
     store.reserve_payment(&payment("p1", "0x01", 20)).await.expect("reserve");
     store.finish_payment("p1", PaymentStatus::Settled, Some("0xtx"), None, 25).await.expect("settle");
 

@@ -615,6 +615,8 @@ pub(crate) struct CallView {
     /// What it would have cost at list price, where a discount applied.
     list_price: Option<String>,
     payer: Option<String>,
+    /// Who paid, in a few words: the wallet (x402), or the key the call came with (credits).
+    by: String,
     network: Option<String>,
     transaction: Option<String>,
     explorer: Option<String>,
@@ -622,8 +624,21 @@ pub(crate) struct CallView {
     error: Option<String>,
 }
 
+/// The names of an account's keys, by id, to say which key a call came with.
+type KeyNames = std::collections::HashMap<String, String>;
+
+async fn key_names(state: &AppState, account_id: &str) -> Result<KeyNames, ApiError> {
+    Ok(state
+        .store
+        .api_keys(account_id)
+        .await?
+        .into_iter()
+        .map(|k| (k.id, format!("{} ({}…)", k.name, k.prefix)))
+        .collect())
+}
+
 impl CallView {
-    fn of(state: &AppState, call: svc_store::CallRow) -> Self {
+    fn of(state: &AppState, call: svc_store::CallRow, keys: &KeyNames) -> Self {
         let paid = u64::try_from(call.amount).unwrap_or(0);
         let list_price = match call.route_id.as_deref().and_then(|r| state.catalogue.get(r)).map(|r| r.price) {
             Some(svc_catalogue::PriceRule::Fixed(list)) if call.rail == "x402" && list.atomic() > paid => {
@@ -632,7 +647,14 @@ impl CallView {
             _ => None,
         };
         let transaction = call.tx_hash.filter(|t| !t.is_empty());
+        let by = match (&call.payer, &call.key_id) {
+            (Some(payer), _) if payer.len() > 12 => format!("{}…{}", &payer[..6], &payer[payer.len() - 4..]),
+            (Some(payer), _) => payer.clone(),
+            (None, Some(key)) => keys.get(key).cloned().unwrap_or_else(|| format!("key {key}")),
+            (None, None) => "no key (a sign-in, the LLM token or the sandbox)".into(),
+        };
         CallView {
+            by,
             at: svc_domain::rfc3339(call.created_at),
             route: call.route_id.unwrap_or_default(),
             rail: call.rail,
@@ -714,7 +736,11 @@ pub(super) async fn calls(State(state): State<AppState>, headers: HeaderMap, req
         url.extend_pairs(pairs.iter().filter(|(_, v)| !v.is_empty())).append_pair("before", &cursor);
         format!("/console/calls?{}", url.finish())
     });
-    let calls = found.into_iter().map(|c| CallView::of(&state, c)).collect();
+    let keys = match key_names(&state, &session.holder.account().id).await {
+        Ok(keys) => keys,
+        Err(e) => return problem(Some(frame()), &e),
+    };
+    let calls = found.into_iter().map(|c| CallView::of(&state, c, &keys)).collect();
     page(
         StatusCode::OK,
         &Calls {
@@ -748,11 +774,12 @@ pub(super) async fn call(State(state): State<AppState>, headers: HeaderMap, Path
         let account = session.holder.account();
         let wallet = account.wallet.as_deref();
         let found = state.store.account_call(&account.id, wallet, ids::credits::PURCHASE, &id).await?;
-        found.ok_or_else(|| ApiError::Missing("this account has no such call".into()))
+        let call = found.ok_or_else(|| ApiError::Missing("this account has no such call".into()))?;
+        Ok::<_, ApiError>(CallView::of(&state, call, &key_names(&state, &account.id).await?))
     }
     .await;
     match found {
-        Ok(call) => page(StatusCode::OK, &CallDetail { frame: Some(frame), call: CallView::of(&state, call) }),
+        Ok(call) => page(StatusCode::OK, &CallDetail { frame: Some(frame), call }),
         Err(e) => problem(Some(frame), &e),
     }
 }

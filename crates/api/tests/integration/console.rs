@@ -370,7 +370,7 @@ async fn calls_of_both_rails_are_listed_filtered_paged_and_shown_to_their_accoun
         .expect("grant");
     for n in 0..55 {
         let entry = format!("cl_{n:04}");
-        let debit = app.store.debit_credits(&entry, &account, 1_000, "alpha.exodus", crate::support::NOW_MS + n);
+        let debit = app.store.debit_credits(&entry, &account, 1_000, "alpha.exodus", None, crate::support::NOW_MS + n);
         debit.await.expect("debit");
     }
 
@@ -750,4 +750,33 @@ async fn the_operator_sees_how_each_vendor_answered_lately() {
     for vendor in svc_upstream::Vendor::ALL {
         assert!(html.contains(&format!("<tr><td>{}</td>", vendor.slug())), "{} listed", vendor.slug());
     }
+}
+
+#[tokio::test]
+async fn a_credit_call_says_which_key_paid_it_and_a_sign_in_says_no_key() {
+    let app = TestApp::new().await;
+    let wallet = Payer::from_key(PAYER_KEY).expect("key");
+    let token = app.sign_in(&wallet).await;
+    let account = wallet_account(&app, &wallet).await;
+    svc_accounts::grant_credits(&app.store, &account, "1".parse().expect("usd"), "grant", crate::support::NOW_MS)
+        .await
+        .expect("grant");
+    let key = svc_accounts::issue_key(&app.store, &account, "<i>trader</i>", &[Scope::Data], None, 1);
+    let key = key.await.expect("key").secret;
+    let uri = format!("/api/svc-tools/launchpad/coin/{}", app.sim.world.coins()[0].mint);
+    assert_eq!(app.call_with(&Method::GET, &uri, None, &[("x-api-key", &key)]).await.status, StatusCode::OK);
+    app.clock.advance_ms(10);
+    let bearer = format!("Bearer {token}");
+    assert_eq!(app.call_with(&Method::GET, &uri, None, &[("authorization", &bearer)]).await.status, StatusCode::OK);
+
+    let mut browser = Browser::new(&app);
+    assert_eq!(browser.sign_in_with_wallet(&wallet).await.status, StatusCode::SEE_OTHER);
+    let html = browser.get("/console/calls").await.text();
+    let rows: Vec<&str> = html.split("<tr>").skip(2).collect();
+    assert_eq!(rows.len(), 2, "{html}");
+    assert!(rows[0].contains("no key (a sign-in"), "the newest, by sign-in token: {}", rows[0]);
+    assert!(rows[1].contains("&#60;i&#62;trader&#60;/i&#62; (svck_"), "by the key, its name as text: {}", rows[1]);
+    let id = rows[1].split("/console/calls/").nth(1).and_then(|s| s.split('"').next()).expect("link");
+    let detail = browser.get(&format!("/console/calls/{id}")).await.text();
+    assert!(detail.contains("<dt>Paid by</dt><dd>&#60;i&#62;trader"), "{detail}");
 }

@@ -150,7 +150,7 @@ async fn the_volume_discount_applies_to_credits_by_the_accounts_trailing_calls()
     let (account, key) = app.account_with_credits("10.00", &[Scope::Data]).await;
     for i in 0..100 {
         let entry = format!("cl_seed{i}");
-        let debit = app.store.debit_credits(&entry, &account, PRICE, "infra.launchpad_coin", NOW_MS - 1000).await;
+        let debit = app.store.debit_credits(&entry, &account, PRICE, "infra.launchpad_coin", None, NOW_MS - 1000).await;
         assert_eq!(debit.expect("store"), svc_store::Debit::Taken);
     }
     let before = app.balance(&account).await;

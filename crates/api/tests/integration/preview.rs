@@ -77,7 +77,8 @@ async fn a_caller_with_an_api_key_sees_its_own_discounted_credit_price() {
     let (account, key) = app.account_with_credits("10", &[svc_accounts::Scope::Data]).await;
     for i in 0..100 {
         let entry = format!("cl_seed{i}");
-        let debit = app.store.debit_credits(&entry, &account, 5_000, "infra.launchpad_coin", crate::support::NOW_MS);
+        let debit =
+            app.store.debit_credits(&entry, &account, 5_000, "infra.launchpad_coin", None, crate::support::NOW_MS);
         assert_eq!(debit.await.expect("store"), svc_store::Debit::Taken);
     }
     let known = app.get_from(ALICE, &preview_uri(&app, 0), &[("x-api-key", &key)]).await.json();

@@ -8,6 +8,9 @@
 --
 -- `api_keys.last_used_at`: when a key last authorized a call, written at most once a minute
 -- per key and process (the key page says "last used"; a minute is all it claims).
+--
+-- `credit_ledger.key_id`: the key a call billed to credits came with (NULL: a sign-in token,
+-- the LLM token, the sandbox's minutes), so the console says which key spent what.
 
 CREATE TABLE daily_spend (
     owner    TEXT NOT NULL,
@@ -60,3 +63,5 @@ FROM payments WHERE status = 'settled'
 GROUP BY payer, created_at / 86400000, route_id;
 
 ALTER TABLE api_keys ADD COLUMN last_used_at BIGINT;
+
+ALTER TABLE credit_ledger ADD COLUMN key_id TEXT;
