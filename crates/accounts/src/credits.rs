@@ -114,6 +114,6 @@ pub fn rebate_reference(payment_id: &str) -> String {
 
 /// An account's volume-discount tier, by its credit-billed calls in the trailing window.
 pub async fn account_tier(store: &Store, account_id: &str, now_ms: i64) -> Result<DiscountTier, StoreError> {
-    let (calls, _) = store.credit_calls_since(account_id, now_ms - DISCOUNT_WINDOW_MS).await?;
+    let calls = store.count_credit_calls_since(account_id, now_ms - DISCOUNT_WINDOW_MS, DiscountTier::TOP_FROM).await?;
     Ok(DiscountTier::for_calls(calls))
 }

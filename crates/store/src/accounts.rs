@@ -342,6 +342,28 @@ impl Store {
         rows.into_iter().map(|(reference, delta)| Ok((reference, crate::to_u64(delta, "credit")?))).collect()
     }
 
+    /// An account's credit-billed calls since `since_ms` inclusive (refunded ones aside), for
+    /// its volume discount, counted up to `at_most`: a tier is decided by the first thousand,
+    /// and a charge must not count a heavy account's every call.
+    pub async fn count_credit_calls_since(
+        &self,
+        account_id: &str,
+        since_ms: i64,
+        at_most: u64,
+    ) -> Result<u64, StoreError> {
+        const SQL: &str = "SELECT COUNT(*) FROM (SELECT 1 FROM credit_ledger c WHERE c.account_id = $1 \
+                           AND c.kind = 'call' AND c.created_at >= $2 \
+                           AND NOT EXISTS (SELECT 1 FROM credit_ledger r WHERE r.reference = 'refund:' || c.id) \
+                           LIMIT $3) AS counted";
+        let n: i64 = with_pool!(&self.db, |p| sqlx::query_scalar(SQL)
+            .bind(account_id)
+            .bind(since_ms)
+            .bind(i64::try_from(at_most).unwrap_or(i64::MAX))
+            .fetch_one(p)
+            .await)?;
+        crate::to_u64(n, "count")
+    }
+
     /// An account's billed calls since `since_ms` that were not refunded, and the credits they
     /// took: the volume-discount window and the usage report.
     pub async fn credit_calls_since(&self, account_id: &str, since_ms: i64) -> Result<(u64, u64), StoreError> {

@@ -464,8 +464,12 @@ async fn credits_are_granted_once_per_reference_and_debits_never_overdraw(store:
     );
     assert_eq!(store.credit_calls_since("acc-1", 1_007).await.expect("calls"), (1, 20_000));
     assert_eq!(store.credit_calls_since("acc-1", 1_008).await.expect("calls"), (0, 0));
+    assert_eq!(store.count_credit_calls_since("acc-1", 0, 10).await.expect("count"), 1, "refunds aside");
+    store.debit_credits("d-4", "acc-1", 1_000, "r", None, 1_008).await.expect("debit");
+    assert_eq!(store.count_credit_calls_since("acc-1", 0, 1).await.expect("count"), 1, "counted up to the cap");
+    assert_eq!(store.count_credit_calls_since("acc-1", 0, 10).await.expect("count"), 2);
     let kinds: Vec<String> = store.ledger("acc-1", 10).await.expect("ledger").into_iter().map(|e| e.kind).collect();
-    assert_eq!(kinds, ["call", "refund", "call", "grant"], "newest first, refused debits leave no entry");
+    assert_eq!(kinds, ["call", "call", "refund", "call", "grant"], "newest first, refused debits leave no entry");
 }
 
 conformance!(a_hundred_concurrent_debits_on_a_balance_for_ten_take_exactly_ten);
