@@ -142,6 +142,8 @@ pub struct CallRow {
     pub latency_ms: Option<i64>,
     /// The API key it came with (credits; none for a sign-in token or the LLM token).
     pub key_id: Option<String>,
+    /// Credits given back to the paying wallet's account for it (x402, a volume rebate).
+    pub rebate: Option<i64>,
 }
 
 /// Which calls to list; an empty field matches every value.
@@ -161,7 +163,9 @@ pub struct CallFilter<'a> {
 macro_rules! paid_calls {
     () => {
         "SELECT id, route_id, 'x402' AS rail, status, amount, network, tx_hash, error, payer, created_at, \
-         updated_at - created_at AS latency_ms, CAST(NULL AS TEXT) AS key_id FROM payments"
+         updated_at - created_at AS latency_ms, CAST(NULL AS TEXT) AS key_id, \
+         (SELECT CAST(r.delta AS BIGINT) FROM credit_ledger r WHERE r.reference = 'rebate:' || payments.id) AS rebate \
+         FROM payments"
     };
 }
 macro_rules! billed_calls {
@@ -171,7 +175,7 @@ macro_rules! billed_calls {
               THEN 'refunded' ELSE 'charged' END AS status, \
          -delta AS amount, CAST(NULL AS TEXT) AS network, CAST(NULL AS TEXT) AS tx_hash, \
          CAST(NULL AS TEXT) AS error, CAST(NULL AS TEXT) AS payer, created_at, \
-         CAST(NULL AS BIGINT) AS latency_ms, key_id FROM credit_ledger c"
+         CAST(NULL AS BIGINT) AS latency_ms, key_id, CAST(NULL AS BIGINT) AS rebate FROM credit_ledger c"
     };
 }
 

@@ -1239,6 +1239,17 @@ async fn an_accounts_calls_come_from_both_rails_newest_first_filtered_and_paged(
     store.debit_credits("o1", "acc-o", 3_000, "alpha.top_picks", None, 15).await.expect("debit");
     store.reserve_payment(&payment("p1", "0x01", 20)).await.expect("reserve");
     store.finish_payment("p1", PaymentStatus::Settled, Some("0xtx"), None, 25).await.expect("settle");
+    let rebate = NewCredit {
+        id: "rb1",
+        account_id: "acc-c",
+        amount: 100_000,
+        kind: "rebate",
+        route_id: Some("alpha.top_picks"),
+        reference: Some("rebate:p1"),
+        now_ms: 26,
+    };
+    store.add_credits(&rebate).await.expect("rebate");
+    store.debit_credits("c3", "acc-c", 1_000, "alpha.exodus", Some("key_k"), 40).await.expect("debit");
 
     let all = store.account_calls("acc-c", Some(PAYER), "credits.purchase", &CallFilter::default(), 10).await;
     let all = all.expect("calls");
@@ -1246,9 +1257,17 @@ async fn an_accounts_calls_come_from_both_rails_newest_first_filtered_and_paged(
         all.iter().map(|c| (c.id.as_str(), c.rail.as_str(), c.status.as_str(), c.amount)).collect();
     assert_eq!(
         seen,
-        [("c2", "credits", "refunded", 2_000), ("p1", "x402", "settled", 500_000), ("c1", "credits", "charged", 3_000)]
+        [
+            ("c3", "credits", "charged", 1_000),
+            ("c2", "credits", "refunded", 2_000),
+            ("p1", "x402", "settled", 500_000),
+            ("c1", "credits", "charged", 3_000)
+        ]
     );
-    assert_eq!((all[1].latency_ms, all[1].tx_hash.as_deref()), (Some(5), Some("0xtx")));
+    assert_eq!((all[2].latency_ms, all[2].tx_hash.as_deref(), all[2].rebate), (Some(5), Some("0xtx"), Some(100_000)));
+    assert_eq!((all[0].key_id.as_deref(), all[0].rebate, all[1].key_id.as_deref()), (Some("key_k"), None, None));
+    let one = store.account_call("acc-c", Some(PAYER), "credits.purchase", "p1").await.expect("call");
+    assert_eq!(one.and_then(|c| c.rebate), Some(100_000), "the call's page says it too");
 
     let page = |filter: CallFilter<'static>, limit| {
         let store = store.clone();
@@ -1260,7 +1279,7 @@ async fn an_accounts_calls_come_from_both_rails_newest_first_filtered_and_paged(
     assert_eq!(page(CallFilter { rail: "x402", ..CallFilter::default() }, 10).await, ["p1"]);
     assert_eq!(page(CallFilter { status: "refunded", ..CallFilter::default() }, 10).await, ["c2"]);
     assert_eq!(page(CallFilter { route: "alpha.top_picks", ..CallFilter::default() }, 10).await, ["p1", "c1"]);
-    assert_eq!(page(CallFilter::default(), 2).await, ["c2", "p1"]);
+    assert_eq!(page(CallFilter::default(), 3).await, ["c3", "c2", "p1"]);
     assert_eq!(page(CallFilter { before: Some((20, "p1")), ..CallFilter::default() }, 2).await, ["c1"]);
 
     let mine = store.account_call("acc-c", Some(PAYER), "credits.purchase", "p1").await.expect("call");

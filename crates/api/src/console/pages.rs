@@ -614,6 +614,8 @@ pub(crate) struct CallView {
     paid: String,
     /// What it would have cost at list price, where a discount applied.
     list_price: Option<String>,
+    /// Credits the wallet's account got back for it (a volume rebate on x402).
+    rebate: Option<String>,
     payer: Option<String>,
     /// Who paid, in a few words: the wallet (x402), or the key the call came with (credits).
     by: String,
@@ -640,12 +642,19 @@ async fn key_names(state: &AppState, account_id: &str) -> Result<KeyNames, ApiEr
 impl CallView {
     fn of(state: &AppState, call: svc_store::CallRow, keys: &KeyNames) -> Self {
         let paid = u64::try_from(call.amount).unwrap_or(0);
-        let list_price = match call.route_id.as_deref().and_then(|r| state.catalogue.get(r)).map(|r| r.price) {
-            Some(svc_catalogue::PriceRule::Fixed(list)) if call.rail == "x402" && list.atomic() > paid => {
-                Some(list.to_string())
+        let route = call.route_id.as_deref().and_then(|r| state.catalogue.get(r));
+        // The list price on the call's rail, where a volume discount took some of it off.
+        let list = match (route, call.rail.as_str()) {
+            (Some(r), "x402") => match r.price {
+                svc_catalogue::PriceRule::Fixed(list) => Some(list),
+                _ => None,
+            },
+            (Some(r), _) if r.billed_as_data && matches!(r.price, svc_catalogue::PriceRule::Fixed(_)) => {
+                Some(r.credit_price)
             }
             _ => None,
         };
+        let list_price = list.filter(|l| l.atomic() > paid).map(|l| l.to_string());
         let transaction = call.tx_hash.filter(|t| !t.is_empty());
         let by = match (&call.payer, &call.key_id) {
             (Some(payer), _) if payer.len() > 12 => format!("{}…{}", &payer[..6], &payer[payer.len() - 4..]),
@@ -661,6 +670,11 @@ impl CallView {
             status: call.status,
             paid: Money::from_atomic(paid).to_string(),
             list_price,
+            rebate: call
+                .rebate
+                .and_then(|r| u64::try_from(r).ok())
+                .filter(|r| *r > 0)
+                .map(|r| Money::from_atomic(r).to_string()),
             payer: call.payer,
             explorer: call.network.as_deref().zip(transaction.as_deref()).and_then(|(n, t)| explorer(n, t)),
             network: call.network,

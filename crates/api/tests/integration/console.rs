@@ -387,9 +387,22 @@ async fn calls_of_both_rails_are_listed_filtered_paged_and_shown_to_their_accoun
     let x402 = browser.get("/console/calls?rail=x402").await.text();
     assert_eq!(x402.matches("<tr>").count() - 1, 1, "{x402}");
     let payment = app.store.payments_by_payer(&format!("{:#x}", wallet.address()), 10).await.expect("payments");
+    let reference = svc_accounts::credits::rebate_reference(&payment[0].id);
+    let rebate = svc_store::NewCredit {
+        id: "cl_rebate",
+        account_id: &account,
+        amount: 10_000,
+        kind: "rebate",
+        route_id: Some("infra.launchpad_coin"),
+        reference: Some(&reference),
+        now_ms: crate::support::NOW_MS,
+    };
+    app.store.add_credits(&rebate).await.expect("rebate");
+    assert!(browser.get("/console/calls?rail=x402").await.text().contains("(rebate 0.01)"), "its rebate in the list");
     let detail = browser.get(&format!("/console/calls/{}", payment[0].id)).await;
     assert_eq!(detail.status, StatusCode::OK);
     assert!(detail.text().contains(&format!("{:#x}", wallet.address())), "the payer: {}", detail.text());
+    assert!(detail.text().contains("<dt>Rebate</dt><dd>0.01 USD"), "{}", detail.text());
 
     for bad in ["status=bogus", "rail=cash", "before=yesterday", "route=%3Cscript%3E", "route=a%00b"] {
         let reply = browser.get(&format!("/console/calls?{bad}")).await;
