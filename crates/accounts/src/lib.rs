@@ -240,7 +240,10 @@ async fn live_holder(store: &Store, record: ApiKeyRecord, now_ms: i64) -> Result
         return Ok(None);
     }
     let Some(account) = store.account(&record.account_id).await? else { return Ok(None) };
-    store.key_used(&record.id, now_ms).await?;
+    // "Last used" is a courtesy: failing to write it refuses no call.
+    if let Err(err) = store.key_used(&record.id, now_ms).await {
+        tracing::warn!(key = %record.id, error = %err, "could not note a key's use");
+    }
     Ok(Some(KeyHolder { account, key: record }))
 }
 
